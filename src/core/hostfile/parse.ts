@@ -1,0 +1,134 @@
+import { endpointId, type Endpoint } from '../endpoint.ts';
+import { makeIssue, type HostfileIssue } from './issue.ts';
+import { checkHost, checkIPv6, checkPort, checkTag, quote } from './validate.ts';
+
+/** Aurora-Swarm's port when a line gives none. */
+export const DEFAULT_PORT = 8000;
+
+export interface ParsedHostfile {
+  endpoints: Endpoint[];
+  errors: HostfileIssue[];
+  warnings: HostfileIssue[];
+  /** 1-based source line of each endpoint, parallel to `endpoints`. */
+  lines: number[];
+}
+
+/** The first column, split into host and the port it carries (`host:port`, `[v6]:port`), if any. */
+type HostColumn = { host: string; port?: string } | { error: string };
+
+function splitHostColumn(token: string): HostColumn {
+  if (token.startsWith('[')) {
+    const m = /^\[([^\]]*)\](?::(.*))?$/s.exec(token);
+    if (!m) return { error: `${quote(token)} is neither [ipv6] nor [ipv6]:port` };
+    const error = checkIPv6(m[1]!);
+    return error ? { error } : m[2] === undefined ? { host: m[1]! } : { host: m[1]!, port: m[2] };
+  }
+  const colon = token.indexOf(':');
+  if (colon < 0) return { host: token };
+  // Two or more colons can only be a bare IPv6 address (checked as a host); a port then needs its own column.
+  if (token.indexOf(':', colon + 1) >= 0) return { host: token };
+  return { host: token.slice(0, colon), port: token.slice(colon + 1) };
+}
+
+interface Line {
+  endpoint?: Endpoint;
+  errors: string[];
+  warnings: string[];
+}
+
+/**
+ * One non-blank, non-comment line: `host [port] key=value...`. As in Aurora-Swarm the second
+ * column is a port only when it is all digits; otherwise it is the first tag.
+ */
+function parseLine(tokens: string[]): Line {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const column = splitHostColumn(tokens[0]!);
+  const rest = tokens.slice(1);
+  let portText: string | undefined;
+  let host = '';
+  if ('error' in column) {
+    errors.push(column.error);
+  } else {
+    host = column.host;
+    const hostError = checkHost(host);
+    if (hostError) errors.push(hostError);
+    portText = column.port;
+  }
+  const portColumn = rest.length > 0 && /^[0-9]+$/.test(rest[0]!) ? rest.shift() : undefined;
+  if (portColumn !== undefined) {
+    if (portText !== undefined) errors.push(`port given twice: in ${quote(tokens[0]!)} and as column ${quote(portColumn)}`);
+    else portText = portColumn;
+  }
+  let port = DEFAULT_PORT;
+  if (portText !== undefined) {
+    const checked = checkPort(portText);
+    if ('error' in checked) errors.push(checked.error);
+    else port = checked.port;
+  }
+
+  const tags = new Map<string, string>();
+  for (const [i, token] of rest.entries()) {
+    const eq = token.indexOf('=');
+    if (eq < 0) {
+      // Aurora-Swarm silently drops such tokens; a typo in a tag should not vanish.
+      const inPortColumn = i === 0 && portText === undefined;
+      errors.push(inPortColumn ? `${quote(token)} is neither a port nor a key=value tag` : `tag ${quote(token)} is not key=value`);
+      continue;
+    }
+    const key = token.slice(0, eq);
+    const value = token.slice(eq + 1);
+    const error = checkTag(key, value);
+    if (error) {
+      errors.push(error);
+      continue;
+    }
+    if (tags.has(key)) warnings.push(`tag ${quote(key)} given twice; the last value wins`);
+    tags.set(key, value);
+  }
+
+  if (errors.length > 0) return { errors, warnings };
+  // fromEntries defines own properties, so even a "__proto__" key is kept as a tag.
+  return { endpoint: { host, port, tags: Object.fromEntries(tags) }, errors, warnings };
+}
+
+/** Identity for duplicate detection: case-insensitive, trailing dot ignored, IPv6 canonicalised. */
+function endpointKey(ep: Endpoint): string {
+  const host = ep.host.includes(':') ? new URL(`http://[${ep.host}]/`).hostname : ep.host.replace(/\.$/, '');
+  return `${host.toLowerCase()} ${ep.port}`;
+}
+
+/**
+ * Parses hostfile text (Aurora-Swarm's TAB-separated format, plus the older `host:port` and
+ * `[ipv6]:port` forms and any whitespace as separator). Never throws: every problem on every
+ * line is collected. Duplicate endpoints (same host, case-insensitive, and port) are warnings,
+ * not errors. File order is kept as in Aurora-Swarm, but where Aurora-Swarm keeps both copies we
+ * drop the later one ("duplicate of line N"), so no server gets twice its share of the work.
+ */
+export function parseHostfile(text: string, file = '<hostfile>'): ParsedHostfile {
+  const result: ParsedHostfile = { endpoints: [], errors: [], warnings: [], lines: [] };
+  const firstLine = new Map<string, number>();
+  const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  source.split('\n').forEach((raw, i) => {
+    const lineNo = i + 1;
+    const line = raw.trim(); // also drops the CR of CRLF
+    if (line === '' || line.startsWith('#')) return;
+    const parsed = parseLine(line.split(/\s+/));
+    for (const message of parsed.errors) result.errors.push(makeIssue(file, lineNo, message));
+    for (const message of parsed.warnings) result.warnings.push(makeIssue(file, lineNo, message));
+    const ep = parsed.endpoint;
+    if (!ep) return;
+    const key = endpointKey(ep);
+    const seen = firstLine.get(key);
+    if (seen !== undefined) {
+      result.warnings.push(makeIssue(file, lineNo, `${endpointId(ep)} is a duplicate of line ${seen}; dropped`));
+      return;
+    }
+    firstLine.set(key, lineNo);
+    result.endpoints.push(ep);
+    result.lines.push(lineNo);
+  });
+  // Lines with errors already explain an empty result; "no endpoints" is for files with none at all.
+  if (result.endpoints.length === 0 && result.errors.length === 0) result.errors.push(makeIssue(file, 0, 'no endpoints'));
+  return result;
+}

@@ -1,0 +1,65 @@
+import { isIP } from 'node:net';
+
+// Checks return an error message, or undefined when the value is fine.
+
+/** Quotes user text in messages, escaping control characters so junk stays readable. */
+export function quote(text: string): string {
+  return JSON.stringify(text);
+}
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+
+/**
+ * Hostnames follow RFC 1123. A single trailing dot (a fully qualified name) is accepted:
+ * DNS, ssh and http all take it. Underscores are rejected: they are not valid in hostnames
+ * and resolvers disagree on them.
+ */
+export function checkHostname(host: string): string | undefined {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name.length > 253) return `host ${quote(host)} is longer than 253 characters`;
+  if (name.includes('_')) return `host ${quote(host)} contains "_", which is not allowed in hostnames (RFC 1123)`;
+  const bad = /[^a-z0-9.-]/i.exec(name);
+  if (bad) return `host ${quote(host)} contains invalid character ${quote(bad[0])}`;
+  const labels = name.split('.');
+  for (const label of labels) {
+    if (label === '') return `host ${quote(host)} has an empty label`;
+    if (label.length > 63) return `host ${quote(host)} has a label longer than 63 characters`;
+    if (!LABEL.test(label)) return `host ${quote(host)} has a label starting or ending with "-"`;
+  }
+  // An all-numeric last label means someone meant an IPv4 address (e.g. 10.0.0.256 or 010.0.0.1).
+  if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return `host ${quote(host)} is not a valid IPv4 address`;
+  return undefined;
+}
+
+/** Any host: a hostname or an IPv4/IPv6 literal (IPv6 without brackets). */
+export function checkHost(host: string): string | undefined {
+  if (host === '') return 'missing host';
+  // Hosts may end up as ssh arguments, where a leading "-" would be read as an option.
+  if (host.startsWith('-')) return `host ${quote(host)} starts with "-": refused, it could be taken for a command-line option`;
+  if (host.includes(':')) return checkIPv6(host);
+  if (isIP(host) === 4) return undefined;
+  return checkHostname(host);
+}
+
+export function checkIPv6(host: string): string | undefined {
+  // Zone ids (fe80::1%eth0) cannot go into an http URL unescaped.
+  if (host.includes('%')) return `host ${quote(host)}: IPv6 zone ids are not supported`;
+  if (isIP(host) !== 6) return `host ${quote(host)} is not a valid IPv6 address`;
+  return undefined;
+}
+
+export type PortCheck = { port: number } | { error: string };
+
+export function checkPort(text: string): PortCheck {
+  const port = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 1 && port <= 65535)) return { error: `port ${quote(text)} is not an integer from 1 to 65535` };
+  return { port };
+}
+
+/** Tag keys may hold anything but whitespace and "="; values anything but whitespace. */
+export function checkTag(key: string, value: string): string | undefined {
+  if (key === '') return `tag ${quote(`${key}=${value}`)} has an empty key`;
+  if (/[\s=]/.test(key)) return `tag key ${quote(key)} contains whitespace or "="`;
+  if (/\s/.test(value)) return `tag value ${quote(value)} contains whitespace`;
+  return undefined;
+}
