@@ -1,0 +1,49 @@
+import { RequestFailure } from './http/failure.ts';
+import { parseModelList, type ServedModel } from './models.ts';
+import type { SwarmPool } from './pool.ts';
+
+export type HealthStatus = 'healthy' | 'unhealthy' | 'down';
+
+export interface EndpointHealthReport {
+  endpoint: string;
+  status: HealthStatus;
+  /** Status of `GET /health`; null when it could not be asked (or the server has none: 404). */
+  healthStatus: number | null;
+  /** Round trip of `GET /health` (or of `/v1/models` when there is no `/health`). */
+  latencyMs: number | null;
+  models: ServedModel[];
+  error: string | null;
+}
+
+/**
+ * Asks every endpoint `GET /health` and `GET /v1/models` (HTTP, not a TCP probe: a tunnel's
+ * forward accepts connections even when vLLM is down). Servers without `/health` (older vLLM,
+ * other OpenAI-compatible servers) count as healthy when `/v1/models` answers.
+ */
+export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<EndpointHealthReport[]> {
+  const timeout = pool.options.lookupTimeoutMs;
+  return Promise.all(
+    pool.endpoints.map(async (state): Promise<EndpointHealthReport> => {
+      const client = pool.client(state.slot);
+      const report: EndpointHealthReport = { endpoint: state.id, status: 'down', healthStatus: null, latencyMs: null, models: [], error: null };
+      try {
+        const health = await client.send('GET', '/health', undefined, timeout, signal);
+        const hasHealth = health.status !== 404;
+        if (hasHealth) {
+          report.healthStatus = health.status;
+          report.latencyMs = health.firstByteAt - health.sentAt;
+        }
+        const models = await client.json('GET', '/v1/models', undefined, timeout, signal);
+        report.models = parseModelList(models.body);
+        report.latencyMs ??= models.firstByteAt - models.sentAt;
+        report.status = !hasHealth || (health.status >= 200 && health.status < 300) ? 'healthy' : 'unhealthy';
+        if (report.status === 'unhealthy') report.error = `/health answered ${health.status}`;
+      } catch (err) {
+        const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', (err as Error).message);
+        report.status = failure.endpointDown || failure.kind === 'timeout' ? 'down' : 'unhealthy';
+        report.error = failure.message;
+      }
+      return report;
+    }),
+  );
+}

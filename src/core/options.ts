@@ -1,0 +1,69 @@
+import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
+import type { Route } from './http/endpoint-client.ts';
+
+/** How the pool talks to the swarm; shared by every run on it. Defaults follow Aurora-Swarm's VLLMPool. */
+export interface PoolOptions {
+  /** vLLM `--api-key`, sent as a Bearer token. */
+  apiKey?: string;
+  /** Requests in flight across the whole pool (a batch holds one slot). */
+  concurrency: number;
+  /** Keep-alive connections per endpoint. */
+  connectionsPerEndpoint: number;
+  /** Deadline of one individual request, and the floor of a batch's. */
+  timeoutMs: number;
+  /** A batch gets `max(timeout, ceil(n / maxNumSeqs) * timeoutPerSequence)`, capped by batchTimeoutCapMs. */
+  timeoutPerSequenceMs: number;
+  batchTimeoutCapMs?: number;
+  /** The servers' `--max-num-seqs`: how many sequences run at once, for wave-scaled timeouts. */
+  maxNumSeqs: number;
+  /** vLLM's VLLM_MAX_COMPLETION_PROMPTS: larger groups are split into several requests. */
+  maxPromptsPerRequest: number;
+  retry: RetryPolicy;
+  /** Re-send the prompts of an endpoint found down to the others that are up. */
+  failover: boolean;
+  /** Deadline of `/v1/models` and `/health` lookups. */
+  lookupTimeoutMs: number;
+  /** Ways to reach endpoints other than their own address (tunnels), keyed by endpointId. */
+  routes?: ReadonlyMap<string, Route>;
+}
+
+export const DEFAULT_POOL_OPTIONS: PoolOptions = {
+  concurrency: 512,
+  connectionsPerEndpoint: 256,
+  timeoutMs: 300_000,
+  timeoutPerSequenceMs: 60_000,
+  maxNumSeqs: 256,
+  maxPromptsPerRequest: 1024,
+  retry: DEFAULT_RETRY,
+  failover: true,
+  lookupTimeoutMs: 10_000,
+};
+
+/** What each request asks for; fixed for one run. */
+export interface GenerationOptions {
+  /** Empty: the first model the endpoints serve. */
+  model?: string;
+  /** Unset: sized from the endpoint's max_model_len with Aurora-Swarm's formula. */
+  maxTokens?: number;
+  /** Budget when sizing: min(defaultMaxTokens, max(128, max_model_len - chars/4 - contextBuffer)). */
+  defaultMaxTokens?: number;
+  contextBuffer?: number;
+  system?: string;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  stop?: string[];
+  n?: number;
+  /** Any other vLLM request field (`reasoning_effort`, `cache_salt`, …). */
+  extra?: Record<string, unknown>;
+  /** Aurora-Swarm's fall-back: a reasoning model's truncated chain of thought becomes the text. */
+  reasoningFallback?: boolean;
+}
+
+/** Request fields the pool owns; an `extra` field must not silently replace them. */
+export const RESERVED_FIELDS = new Set(['model', 'prompt', 'messages', 'max_tokens', 'stream', 'n']);
+
+export function checkExtra(extra: Record<string, unknown> | undefined): void {
+  const clash = Object.keys(extra ?? {}).filter((k) => RESERVED_FIELDS.has(k));
+  if (clash.length) throw new Error(`extra request field(s) ${clash.join(', ')} are set by Swarm Lab itself; use the matching option`);
+}

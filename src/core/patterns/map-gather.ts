@@ -1,0 +1,10 @@
+import { fillTemplate } from '../plan.ts';
+import type { SwarmPool } from '../pool.ts';
+import type { Run } from '../run.ts';
+import { scatterGather, type ScatterOptions } from './scatter-gather.ts';
+
+/** One prompt per item, `{item}` replaced literally; each result's `input.item` names its item. */
+export function mapGather(pool: SwarmPool, items: readonly unknown[], template: string, options: ScatterOptions = {}): Run {
+  const prompts = items.map((item) => ({ prompt: fillTemplate(template, { item: String(item) }), input: { item } }));
+  return scatterGather(pool, prompts, options);
+}

@@ -1,0 +1,20 @@
+import { dispatchBatched, dispatchIndividual } from '../dispatch.ts';
+import { makePlan, type RunOptions } from '../plan.ts';
+import type { SwarmPool } from '../pool.ts';
+import { normalizePrompts, type PromptInput } from '../result.ts';
+import { Run } from '../run.ts';
+
+export interface ScatterOptions extends RunOptions {
+  /** Batch prompting (default): one `/v1/completions` list per endpoint; else one chat request per prompt. */
+  batch?: boolean;
+}
+
+/** Prompt i goes to endpoint i % n; one result per prompt, in input order. */
+export function scatterGather(pool: SwarmPool, prompts: ReadonlyArray<string | PromptInput>, options: ScatterOptions = {}): Run {
+  const batch = options.batch ?? true;
+  return new Run(pool, { pattern: 'scatter-gather', batch }, async (ctx) => {
+    const slots = ctx.reserve(normalizePrompts(prompts));
+    const plan = await makePlan(pool, options, ctx);
+    await (batch ? dispatchBatched : dispatchIndividual)(plan, slots);
+  });
+}

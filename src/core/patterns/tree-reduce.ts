@@ -1,0 +1,59 @@
+import { dispatchIndividual } from '../dispatch.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
+import type { SwarmPool } from '../pool.ts';
+import { Run } from '../run.ts';
+
+export interface TreeReduceInput {
+  /** The leaf prompt; with `items`, a template whose `{item}` takes each item. */
+  prompt: string;
+  /** Must contain `{responses}`; may contain `{level}`. */
+  reducePrompt: string;
+  items?: readonly unknown[];
+  /** Responses merged per reduce prompt (Aurora-Swarm's default: 50). */
+  fanin?: number;
+}
+
+export interface ReduceLevel {
+  level: number;
+  texts: string[];
+}
+
+export interface ReduceOutcome {
+  text: string;
+  /** Level 0: the surviving leaf answers; then what each reduce round produced. */
+  levels: ReduceLevel[];
+}
+
+/**
+ * Aurora-Swarm's tree-reduce: leaves (one per item, or the prompt broadcast to every endpoint),
+ * then rounds that merge `fanin` answers at a time until one is left. Failed and blank answers are
+ * dropped between rounds. Runs on the chat path, as Aurora-Swarm does since its fix for chat models.
+ */
+export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: RunOptions = {}): Run<ReduceOutcome> {
+  const fanin = input.fanin ?? 50;
+  if (!input.reducePrompt.includes('{responses}')) throw new Error('the reduce prompt must contain {responses}, where the answers to merge go');
+  if (!Number.isInteger(fanin) || fanin < 2) throw new Error(`fan-in must be an integer of at least 2 (got ${fanin})`);
+  return new Run(pool, { pattern: 'tree-reduce', batch: false }, async (ctx) => {
+    const plan = await makePlan(pool, options, ctx);
+    const leaves = input.items
+      ? input.items.map((item) => ({ prompt: fillTemplate(input.prompt, { item: String(item) }), input: { item } }))
+      : plan.selection.members.map((m) => ({ prompt: input.prompt, input: { endpoint: m.id } }));
+    let current = survivors(await dispatchIndividual(plan, ctx.reserve(leaves, 0)));
+    const levels: ReduceLevel[] = [{ level: 0, texts: current }];
+    for (let level = 1; current.length > 1; level++) {
+      const prompts = [];
+      for (let i = 0; i < current.length; i += fanin) {
+        const responses = current.slice(i, i + fanin).join('\n---\n');
+        prompts.push({ prompt: fillTemplate(input.reducePrompt, { responses, level: String(level) }), input: { group: i / fanin } });
+      }
+      current = survivors(await dispatchIndividual(plan, ctx.reserve(prompts, level)));
+      levels.push({ level, texts: current });
+    }
+    if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');
+    return { text: current[0]!, levels };
+  });
+}
+
+function survivors(results: ReadonlyArray<{ ok: boolean; text: string }>): string[] {
+  return results.filter((r) => r.ok && r.text.trim()).map((r) => r.text);
+}

@@ -1,0 +1,25 @@
+import type { Plan } from './dispatch.ts';
+import type { GenerationOptions } from './options.ts';
+import type { SwarmPool } from './pool.ts';
+import type { RunContext } from './run.ts';
+
+/** Options every pattern takes: what to ask, and which endpoints may answer. */
+export interface RunOptions extends GenerationOptions {
+  /** Only endpoints carrying all these `key=value` tags. */
+  tags?: Array<[string, string]>;
+}
+
+/** Picks the run's endpoints and model, and tells the run's watchers what was left out. */
+export async function makePlan(pool: SwarmPool, options: RunOptions, ctx: RunContext): Promise<Plan> {
+  const selection = await pool.select(options, options.tags ?? [], ctx.signal);
+  ctx.setModel(selection.model);
+  for (const w of selection.warnings) ctx.warn(w);
+  return { pool, selection, gen: options, ctx };
+}
+
+/** Aurora-Swarm substitutes placeholders literally (never `str.format`); one pass, so inserted text is never rescanned. */
+export function fillTemplate(template: string, values: Record<string, string>): string {
+  const keys = Object.keys(values).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  if (!keys.length) return template;
+  return template.replace(new RegExp(`\\{(${keys.join('|')})\\}`, 'g'), (_, key: string) => values[key]!);
+}

@@ -1,0 +1,198 @@
+import { EventEmitter } from 'node:events';
+import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
+import type { Usage } from './request-shapes.ts';
+import type { PromptInput, PromptResult } from './result.ts';
+import { summarize, type RunSummary, type Tally } from './summary.ts';
+
+export interface RunProgress {
+  total: number;
+  done: number;
+  ok: number;
+  failed: number;
+  cancelled: number;
+  elapsedMs: number;
+}
+
+export interface EndpointEvent {
+  endpoint: string;
+  status: EndpointHealth;
+  reason: string | null;
+}
+
+export interface RunEvents {
+  result: [PromptResult];
+  progress: [RunProgress];
+  endpoint: [EndpointEvent];
+  warning: [string];
+}
+
+/** A prompt the run has taken on, waiting for its one result. */
+export interface Slot extends PromptInput {
+  index: number;
+  queuedMs: number;
+  level?: number;
+}
+
+/** What a pattern gets from its run: the cancel signal, a clock, and the one way to report results. */
+export interface RunContext extends CallContext {
+  /** ms since the run started. */
+  now(): number;
+  /** ms since the run started, for a `performance.now()` reading. */
+  since(perfTime: number): number;
+  /** Takes on prompts (results are owed for each) and returns their slots. */
+  reserve(prompts: readonly PromptInput[], level?: number): Slot[];
+  settle(result: PromptResult): void;
+  addUsage(member: Member, usage: Usage): void;
+  setModel(model: string): void;
+  warn(message: string): void;
+}
+
+export interface RunReport<T> {
+  results: PromptResult[];
+  summary: RunSummary;
+  /** What the pattern made of the results (the final text of a tree-reduce, …). */
+  outcome: T | undefined;
+  /** Why the run stopped short, if it did; every owed result is then failed or cancelled. */
+  error: string | null;
+  cancelled: boolean;
+}
+
+export interface RunMeta {
+  pattern: string;
+  batch: boolean;
+}
+
+/**
+ * The one object every consumer watches: each result the moment it is final, progress, endpoint
+ * changes, warnings; cancel; and the ordered results with a summary at the end. The job starts on
+ * the next turn of the event loop, so listeners attached right after construction miss nothing.
+ */
+export class Run<T = void> {
+  readonly done: Promise<RunReport<T>>;
+  private readonly events = new EventEmitter();
+  private readonly abort = new AbortController();
+  private readonly slots: Slot[] = [];
+  private readonly results: Array<PromptResult | undefined> = [];
+  private readonly tally: Tally = { requests: new Map(), usage: new Map(), model: null };
+  private readonly t0 = performance.now();
+  private counts = { done: 0, ok: 0, failed: 0, cancelled: 0 };
+
+  constructor(
+    private readonly pool: SwarmPool,
+    readonly meta: RunMeta,
+    job: (ctx: RunContext) => Promise<T>,
+  ) {
+    this.done = new Promise((resolve) => setImmediate(() => resolve(this.execute(job))));
+  }
+
+  on<K extends keyof RunEvents>(event: K, listener: (...args: RunEvents[K]) => void): this {
+    this.events.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  off<K extends keyof RunEvents>(event: K, listener: (...args: RunEvents[K]) => void): this {
+    this.events.off(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  /** Stops sending; in-flight requests are aborted. Finished results are kept, the rest become `cancelled`. */
+  cancel(): void {
+    this.abort.abort();
+  }
+
+  get cancelled(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  get progress(): RunProgress {
+    return { total: this.slots.length, ...this.counts, elapsedMs: performance.now() - this.t0 };
+  }
+
+  private async execute(job: (ctx: RunContext) => Promise<T>): Promise<RunReport<T>> {
+    const unsubscribe = this.pool.onStatus((s) =>
+      this.events.emit('endpoint', { endpoint: s.id, status: s.status, reason: s.reason } satisfies EndpointEvent),
+    );
+    let outcome: T | undefined;
+    let error: string | null = null;
+    try {
+      outcome = await job(this.context());
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    } finally {
+      unsubscribe();
+    }
+    // Every prompt taken on gets exactly one result, whatever stopped the job.
+    for (const slot of this.slots) {
+      if (this.results[slot.index]) continue;
+      const cancelled = this.cancelled;
+      this.settle(unfinished(slot, cancelled ? 'cancelled' : 'failed', cancelled ? 'cancelled' : (error ?? 'not sent'), performance.now() - this.t0));
+    }
+    const results = this.results as PromptResult[];
+    const wallMs = performance.now() - this.t0;
+    return {
+      results,
+      summary: summarize(results, this.tally, wallMs, this.meta),
+      outcome,
+      error: this.cancelled && !error ? 'cancelled' : error,
+      cancelled: this.cancelled,
+    };
+  }
+
+  private context(): RunContext {
+    const signal = this.abort.signal;
+    return {
+      signal,
+      now: () => performance.now() - this.t0,
+      since: (t) => t - this.t0,
+      reserve: (prompts, level) => {
+        const queuedMs = performance.now() - this.t0;
+        const made = prompts.map((p, i) => ({ ...p, index: this.slots.length + i, queuedMs, ...(level === undefined ? {} : { level }) }));
+        this.slots.push(...made);
+        this.results.length = this.slots.length;
+        return made;
+      },
+      settle: (result) => this.settle(result),
+      onRequest: (member) => this.tally.requests.set(member.id, (this.tally.requests.get(member.id) ?? 0) + 1),
+      addUsage: (member, usage) => {
+        const had = this.tally.usage.get(member.id) ?? { promptTokens: 0, completionTokens: 0 };
+        this.tally.usage.set(member.id, {
+          promptTokens: had.promptTokens + usage.promptTokens,
+          completionTokens: had.completionTokens + usage.completionTokens,
+        });
+      },
+      setModel: (model) => {
+        this.tally.model = model;
+      },
+      warn: (message) => this.events.emit('warning', message),
+    };
+  }
+
+  private settle(result: PromptResult): void {
+    if (this.results[result.index]) throw new Error(`prompt ${result.index} settled twice`);
+    this.results[result.index] = result;
+    this.counts.done++;
+    this.counts[result.status === 'ok' ? 'ok' : result.status]++;
+    this.events.emit('result', result);
+    this.events.emit('progress', this.progress);
+  }
+}
+
+/** A result for a prompt that never got an answer. */
+export function unfinished(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0): PromptResult {
+  return {
+    index: slot.index,
+    status,
+    ok: false,
+    text: '',
+    reasoning: null,
+    error,
+    endpoint,
+    finishReason: null,
+    promptTokens: null,
+    completionTokens: null,
+    attempts,
+    timings: { queuedMs: slot.queuedMs, sentMs: null, firstByteMs: null, doneMs },
+    input: slot.input ?? {},
+    ...(slot.level === undefined ? {} : { level: slot.level }),
+  };
+}
