@@ -1,0 +1,111 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Command } from 'commander';
+import { parseHostfile, scatterGather, SwarmPool, type Endpoint } from '../../core/index.ts';
+import type { SimStats } from '../../sim/server.ts';
+import type { SimIpcMessage } from './sim.ts';
+
+const SIM = { overheadMs: 2, ttftMs: 20, tpotMs: 1 };
+const MAX_TOKENS = 32;
+const ROUNDS = 3;
+
+interface Arm {
+  wallMs: number[];
+  requests: number;
+  idealMs: number[];
+}
+
+/** `npm run bench`: ratios measured in one run, the simulator in its own process. */
+export function benchCommand(): Command {
+  return new Command('bench')
+    .description('benchmark batched vs individual on the simulator: HTTP requests, wall time, wall / ideal makespan, peak RSS')
+    .option('--quick', 'only the 20 × 4 scenario')
+    .action(async (flags: { quick?: boolean }) => {
+      const say = (line = '') => process.stdout.write(`${line}\n`);
+      say(`swarm bench: simulator in a child process (${SIM.overheadMs} ms serialized per HTTP request, ttft ${SIM.ttftMs} ms, tpot ${SIM.tpotMs} ms), max_tokens ${MAX_TOKENS}`);
+      say(`each scenario: a warm-up, then ${ROUNDS} rounds alternating batched/individual; medians shown`);
+      const scenarios: Array<[number, number]> = flags.quick ? [[20, 4]] : [[20, 4], [10_000, 100]];
+      let simRssKb = 0;
+      for (const [prompts, endpoints] of scenarios) {
+        const { batched, individual, rssKb } = await scenario(prompts, endpoints);
+        simRssKb = Math.max(simRssKb, rssKb);
+        say();
+        say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints`);
+        say(`  HTTP requests   batched ${batched.requests.toLocaleString('en-US')} · individual ${individual.requests.toLocaleString('en-US')} → ${(individual.requests / batched.requests).toFixed(1)}× fewer batched`);
+        say(`  wall time       batched ${s(median(batched.wallMs))} · individual ${s(median(individual.wallMs))} → individual / batched = ${(median(individual.wallMs) / median(batched.wallMs)).toFixed(2)}×`);
+        say(`  batched wall / ideal makespan (simulator's modeled work) = ${(median(batched.wallMs) / median(batched.idealMs)).toFixed(2)}×`);
+        say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
+      }
+      say();
+      say(`peak RSS: swarm client ${mb(process.resourceUsage().maxRSS)} · simulator process ${mb(simRssKb)}`);
+    });
+}
+
+async function scenario(promptCount: number, endpointCount: number): Promise<{ batched: Arm; individual: Arm; rssKb: number }> {
+  const sim = await startSimProcess(endpointCount);
+  const pool = new SwarmPool(sim.endpoints);
+  try {
+    const prompts = Array.from({ length: promptCount }, (_, i) => `Prompt ${i}: say something about ${i}.`);
+    await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1 }).done;
+    await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1, batch: false }).done;
+    const arms = { batched: { wallMs: [], requests: 0, idealMs: [] } as Arm, individual: { wallMs: [], requests: 0, idealMs: [] } as Arm };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const batch of round % 2 ? [false, true] : [true, false]) {
+        const before = await sim.stats();
+        const report = await scatterGather(pool, prompts, { batch, maxTokens: MAX_TOKENS }).done;
+        if (report.summary.ok !== promptCount) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? report.results.find((r) => !r.ok)?.error})`);
+        const after = await sim.stats();
+        const arm = batch ? arms.batched : arms.individual;
+        arm.wallMs.push(report.summary.wallMs);
+        arm.requests = report.summary.httpRequests;
+        arm.idealMs.push(idealMakespan(before.servers, after.servers));
+      }
+    }
+    return { ...arms, rssKb: (await sim.stats()).maxRssKb };
+  } finally {
+    await pool.close();
+    await sim.stop();
+  }
+}
+
+/** The longest any one server was modeled busy: its serialized front-end time plus its sequences' running time. */
+function idealMakespan(before: SimStats[], after: SimStats[]): number {
+  return Math.max(
+    ...after.map((a, i) => {
+      const requests = a.generationRequests - before[i]!.generationRequests;
+      return a.busyMs - before[i]!.busyMs + requests * SIM.overheadMs;
+    }),
+  );
+}
+
+interface SimProcess {
+  endpoints: Endpoint[];
+  stats(): Promise<Extract<SimIpcMessage, { type: 'stats' }>>;
+  stop(): Promise<void>;
+}
+
+async function startSimProcess(endpoints: number): Promise<SimProcess> {
+  const args = ['sim', '--endpoints', String(endpoints), '--reply', 'lorem', '--request-overhead-ms', String(SIM.overheadMs), '--ttft-ms', String(SIM.ttftMs), '--tpot-ms', String(SIM.tpotMs)];
+  const child: ChildProcess = fork(process.argv[1]!, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const [ready] = (await once(child, 'message')) as [SimIpcMessage];
+  if (ready.type !== 'ready') throw new Error('simulator did not report ready');
+  const endpointList = parseHostfile(ready.endpoints.join('\n')).endpoints;
+  return {
+    endpoints: endpointList,
+    stats: async () => {
+      child.send({ type: 'stats' });
+      const [m] = (await once(child, 'message')) as [SimIpcMessage];
+      if (m.type !== 'stats') throw new Error('unexpected message from simulator');
+      return m;
+    },
+    stop: async () => {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
+const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;

@@ -1,0 +1,48 @@
+import { Command } from 'commander';
+import { scatterGather, SwarmPool, type RunReport } from '../../core/index.ts';
+import { startSimCluster } from '../../sim/cluster.ts';
+import { formatComparison } from '../format.ts';
+
+const ENDPOINTS = 4;
+const PROMPTS = 512;
+const MAX_TOKENS = 32;
+
+/** The main job on the embedded default: a local simulated swarm, the same prompts batched and one by one. */
+export function demoCommand(): Command {
+  return new Command('demo')
+    .description(`start ${ENDPOINTS} simulated vLLM servers in-process and scatter ${PROMPTS} prompts batched and individually, side by side`)
+    .action(async () => {
+      const cluster = await startSimCluster(ENDPOINTS, { reply: 'lorem' });
+      const pool = new SwarmPool(cluster.endpoints);
+      try {
+        const prompts = Array.from({ length: PROMPTS }, (_, i) => `Question ${i}: name one property of the number ${i}.`);
+        const say = (line: string) => process.stdout.write(`${line}\n`);
+        say(`Swarm Lab demo: ${PROMPTS} prompts over ${ENDPOINTS} simulated vLLM endpoints (${cluster.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')})`);
+        // A small warm-up so neither arm pays for first connections.
+        await scatterGather(pool, prompts.slice(0, ENDPOINTS), { maxTokens: 1 }).done;
+        const run = async (batch: boolean) => {
+          const report = await scatterGather(pool, prompts, { batch, maxTokens: MAX_TOKENS }).done;
+          if (report.error) throw new Error(report.error);
+          return report;
+        };
+        const batched = await run(true);
+        const individual = await run(false);
+        say('');
+        say(formatComparison(batched.summary, individual.summary, ['batched', 'individual']));
+        say('');
+        say('first answers, in input order (batched):');
+        for (const r of batched.results.slice(0, 3)) say(`  #${r.index} ${r.endpoint}: ${preview(r)}`);
+        say('');
+        say('Next: `swarm sim --endpoints 4 --hostfile sim.hostfile` in one terminal, then');
+        say('      `swarm scatter --hostfile sim.hostfile --prompts prompts.txt --out results.jsonl` in another.');
+      } finally {
+        await pool.close();
+        await cluster.close();
+      }
+    });
+}
+
+function preview(r: RunReport<void>['results'][number]): string {
+  const text = r.ok ? r.text : `[${r.status}] ${r.error}`;
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

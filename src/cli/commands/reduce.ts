@@ -1,0 +1,63 @@
+import { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { parsePrompts, treeReduce, type Run, type ReduceOutcome } from '../../core/index.ts';
+import { CliError, EXIT } from '../exit.ts';
+import { formatSummary } from '../format.ts';
+import { onInterrupt } from '../interrupt.ts';
+import { addGenerationOptions, addSwarmOptions, int, openPool, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { showProgress } from '../progress.ts';
+
+interface ReduceFlags extends SwarmFlags, GenerationFlags {
+  prompt: string;
+  reducePrompt: string;
+  items?: string;
+  fanin: number;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function reduceCommand(): Command {
+  const cmd = new Command('reduce')
+    .description('tree-reduce: leaf answers, then rounds merging --fanin answers at a time until one is left; prints the final text')
+    .requiredOption('--prompt <text>', 'leaf prompt; with --items, {item} takes each item')
+    .requiredOption('--reduce-prompt <text>', 'merge prompt: {responses} takes the answers (joined by ---), {level} the round')
+    .option('--items <file>', 'one item per non-blank line (or JSONL with a "prompt" field); without it the prompt is broadcast to every endpoint')
+    .option('--fanin <k>', 'answers merged per reduce prompt', int('--fanin', 2), 50)
+    .option('--json', 'print {text, levels} as JSON')
+    .option('--quiet', 'no progress or summary on stderr');
+  addSwarmOptions(cmd);
+  addGenerationOptions(cmd);
+  return cmd.action(async (flags: ReduceFlags) => {
+    const items = flags.items ? await readItems(flags.items) : undefined;
+    const pool = await openPool(flags);
+    let run: Run<ReduceOutcome>;
+    try {
+      run = treeReduce(pool, { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin, ...(items ? { items } : {}) }, runOptions(flags));
+    } catch (err) {
+      await pool.close();
+      throw new CliError((err as Error).message);
+    }
+    const stopBar = flags.quiet ? () => {} : showProgress(run, 'tree-reduce');
+    const interrupt = onInterrupt(() => run.cancel());
+    const report = await run.done;
+    stopBar();
+    interrupt.dispose();
+    await pool.close();
+    if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
+    const outcome = report.outcome;
+    if (outcome) process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${outcome.text}\n`);
+    else process.stderr.write(`error: ${report.error}\n`);
+    process.exitCode = interrupt.interrupted() ? EXIT.interrupted : outcome ? EXIT.ok : EXIT.failed;
+  });
+}
+
+async function readItems(path: string): Promise<string[]> {
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read items ${path}: ${err.code ?? err.message}`);
+  });
+  try {
+    return parsePrompts(text, path).map((p) => p.prompt);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}

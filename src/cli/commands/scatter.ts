@@ -1,0 +1,47 @@
+import { Command } from 'commander';
+import { loadPrompts, PromptFileError, scatterGather } from '../../core/index.ts';
+import { CliError, EXIT } from '../exit.ts';
+import { formatSummary } from '../format.ts';
+import { onInterrupt } from '../interrupt.ts';
+import { addGenerationOptions, addSwarmOptions, openPool, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { OrderedJsonlWriter } from '../ordered-writer.ts';
+import { showProgress } from '../progress.ts';
+
+interface ScatterFlags extends SwarmFlags, GenerationFlags {
+  prompts: string;
+  batch: boolean;
+  out?: string;
+  quiet?: boolean;
+}
+
+export function scatterCommand(): Command {
+  const cmd = new Command('scatter')
+    .description('send every prompt to the swarm (prompt i → endpoint i % n) and write one result per prompt, in input order')
+    .requiredOption('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
+    .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts (default)", true)
+    .option('--no-batch', 'one /v1/chat/completions request per prompt')
+    .option('--out <file>', 'results JSONL (default: stdout)')
+    .option('--quiet', 'no progress bar or summary on stderr');
+  addSwarmOptions(cmd);
+  addGenerationOptions(cmd);
+  return cmd.action(async (flags: ScatterFlags) => {
+    const prompts = await loadPrompts(flags.prompts).catch((err: unknown) => {
+      throw err instanceof PromptFileError ? new CliError(err.message) : err;
+    });
+    const pool = await openPool(flags);
+    const run = scatterGather(pool, prompts, { ...runOptions(flags), batch: flags.batch });
+    const writer = new OrderedJsonlWriter(flags.out);
+    run.on('result', (r) => writer.add(r));
+    const stopBar = flags.quiet ? () => {} : showProgress(run, flags.batch ? 'batched' : 'individual');
+    const interrupt = onInterrupt(() => run.cancel());
+    const report = await run.done;
+    stopBar();
+    interrupt.dispose();
+    await writer.close();
+    await pool.close();
+    if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
+    if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
+    if (interrupt.interrupted()) process.exitCode = EXIT.interrupted;
+    else process.exitCode = report.summary.ok === report.summary.prompts ? EXIT.ok : EXIT.failed;
+  });
+}

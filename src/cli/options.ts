@@ -1,0 +1,118 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { HostfileError, loadHostfile, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
+import { CliError } from './exit.ts';
+
+/** Options of every command that reads a hostfile and talks to the swarm. */
+export interface SwarmFlags {
+  hostfile: string;
+  model?: string;
+  tag: Array<[string, string]>;
+  concurrency?: number;
+  timeout?: number;
+}
+
+export interface GenerationFlags {
+  maxTokens?: number;
+  system?: string;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  stop: string[];
+  n?: number;
+  param: Record<string, unknown>;
+  reasoningFallback?: boolean;
+}
+
+export function int(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+export function num(name: string, min: number, max = Number.POSITIVE_INFINITY) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function collectTag(value: string, previous: Array<[string, string]>): Array<[string, string]> {
+  try {
+    return [...previous, parseTagFilter(value)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+/** `--param key=value`: the value is JSON when it parses (numbers, booleans, objects), else a string. */
+function collectParam(value: string, previous: Record<string, unknown>): Record<string, unknown> {
+  const eq = value.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError(`"${value}" must look like key=value`);
+  const raw = value.slice(eq + 1);
+  let parsed: unknown = raw;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    // a plain string
+  }
+  return { ...previous, [value.slice(0, eq)]: parsed };
+}
+
+export function addSwarmOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
+    .option('--model <name>', 'model to use (default: the first one the endpoints serve)')
+    .option('--tag <key=value>', 'only endpoints with this tag (repeatable)', collectTag, [])
+    .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1), 512)
+    .option('--timeout <seconds>', 'deadline of one request; batches scale it by their waves', num('--timeout', 0.001), 300);
+}
+
+export function addGenerationOptions(cmd: Command): Command {
+  return cmd
+    .option('--max-tokens <n>', 'max_tokens per answer (default: sized from max_model_len, at most 512)', int('--max-tokens', 1))
+    .option('--system <text>', 'system prompt (batch mode prepends it to each prompt)')
+    .option('--temperature <t>', 'sampling temperature', num('--temperature', 0))
+    .option('--top-p <p>', 'nucleus sampling', num('--top-p', 0, 1))
+    .option('--seed <s>', 'sampling seed', int('--seed', 0))
+    .option('--stop <text>', 'stop string (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
+    .option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)', collectParam, {})
+    .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)");
+}
+
+export async function readHostfile(path: string): Promise<Endpoint[]> {
+  try {
+    const { endpoints, warnings } = await loadHostfile(path);
+    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    return endpoints;
+  } catch (err) {
+    throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
+  }
+}
+
+/** A pool over the hostfile; the API key comes from SWARM_API_KEY only (never a flag in shell history). */
+export async function openPool(flags: SwarmFlags, extra: Partial<PoolOptions> = {}): Promise<SwarmPool> {
+  const endpoints = await readHostfile(flags.hostfile);
+  const options: Partial<PoolOptions> = { ...extra };
+  if (flags.concurrency) options.concurrency = flags.concurrency;
+  if (flags.timeout) options.timeoutMs = flags.timeout * 1000;
+  const apiKey = process.env.SWARM_API_KEY;
+  if (apiKey) options.apiKey = apiKey;
+  return new SwarmPool(endpoints, options);
+}
+
+export function runOptions(flags: SwarmFlags & GenerationFlags): RunOptions {
+  const o: RunOptions = { tags: flags.tag, stop: flags.stop, extra: flags.param };
+  if (flags.model) o.model = flags.model;
+  if (flags.maxTokens !== undefined) o.maxTokens = flags.maxTokens;
+  if (flags.system !== undefined) o.system = flags.system;
+  if (flags.temperature !== undefined) o.temperature = flags.temperature;
+  if (flags.topP !== undefined) o.topP = flags.topP;
+  if (flags.seed !== undefined) o.seed = flags.seed;
+  if (flags.n !== undefined) o.n = flags.n;
+  if (flags.reasoningFallback) o.reasoningFallback = true;
+  return o;
+}

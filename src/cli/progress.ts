@@ -1,0 +1,32 @@
+import cliProgress from 'cli-progress';
+import type { Run } from '../core/index.ts';
+
+/**
+ * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress), and warnings and
+ * endpoints going down as lines either way. Returns a function that stops the bar.
+ */
+export function showProgress(run: Run<unknown>, label: string): () => void {
+  const log = (line: string) => (bars ? bars.log(`${line}\n`) : process.stderr.write(`${line}\n`));
+  const bars = process.stderr.isTTY
+    ? new cliProgress.MultiBar(
+        {
+          stream: process.stderr,
+          format: `${label} [{bar}] {value}/{total} · ok {ok} · failed {failed} · {secs} s`,
+          hideCursor: true,
+          fps: 10,
+          formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? Number(v).toLocaleString('en-US') : String(v)),
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : null;
+  const bar = bars?.create(0, 0, { ok: 0, failed: 0, secs: '0.0' });
+  run.on('progress', (p) => {
+    bar?.setTotal(p.total);
+    bar?.update(p.done, { ok: p.ok, failed: p.failed, secs: (p.elapsedMs / 1000).toFixed(1) });
+  });
+  run.on('warning', (w) => log(`warning: ${w}`));
+  run.on('endpoint', (e) => {
+    if (e.status === 'down') log(`endpoint ${e.endpoint} down: ${e.reason ?? 'unreachable'}`);
+  });
+  return () => bars?.stop();
+}
