@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { parsePrompts, percentile, sizeMaxTokens } from '../src/core/index.ts';
+import { serverErrorMessage } from '../src/core/http/failure.ts';
+import { fillTemplate } from '../src/core/plan.ts';
+import { chatBody, completionsBody, readChat, readCompletions } from '../src/core/request-shapes.ts';
+import { backoffDelay, DEFAULT_RETRY } from '../src/core/retry.ts';
+import { SwarmPool } from '../src/core/pool.ts';
+
+describe('request shapes', () => {
+  it('builds chat and list-prompt bodies with options and extra fields, ours winning', () => {
+    const gen = { system: 'be brief', temperature: 0.2, topP: 0.9, seed: 1, stop: ['\n'], n: 2, extra: { reasoning_effort: 'low', cache_salt: 's' } };
+    assert.deepEqual(chatBody('q', gen, 'm', 64), {
+      reasoning_effort: 'low', cache_salt: 's', model: 'm', max_tokens: 64, temperature: 0.2, top_p: 0.9, seed: 1, stop: ['\n'], n: 2,
+      messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'q' }],
+    });
+    assert.deepEqual(completionsBody(['a', 'b'], { system: 'S' }, 'm', 8).prompt, ['S\n\na', 'S\n\nb']);
+  });
+
+  it('refuses extra fields that would replace the pool\'s own', async () => {
+    const pool = new SwarmPool([]);
+    await assert.rejects(pool.select({ extra: { prompt: 'x' } }, [], new AbortController().signal), /prompt are set by Swarm Lab itself/);
+  });
+
+  it('matches list-prompt choices by index = prompt·n + j and names missing ones', () => {
+    const body = { choices: [{ index: 3, text: 'b1' }, { index: 0, text: 'a0' }, { index: 2, text: 'b0' }, { index: 1, text: 'a1' }] };
+    assert.deepEqual(readCompletions(body, 2, 2).map((a) => (a instanceof Error ? a.message : [a.text, a.texts])), [['a0', ['a0', 'a1']], ['b0', ['b0', 'b1']]]);
+    const short = readCompletions({ choices: [{ index: 0, text: 'x', finish_reason: 'stop' }] }, 2, 1);
+    assert.equal((short[0] as { text: string }).text, 'x');
+    assert.equal((short[1] as Error).message, 'no choice with index 1 in the response (server returned 1 choices for 2)');
+  });
+
+  it('reads reasoning from either field, never as the answer', () => {
+    assert.deepEqual(readChat({ choices: [{ index: 0, message: { content: null, reasoning_content: 'hmm' }, finish_reason: 'length' }] }), { text: null, reasoning: 'hmm', finishReason: 'length' });
+    assert.throws(() => readChat({ object: 'x' }), /no choices \(keys: object\)/);
+  });
+});
+
+describe('server error bodies', () => {
+  it('reads nested, flat, FastAPI and plain bodies', () => {
+    assert.equal(serverErrorMessage(400, '{"error":{"message":"too long","type":"BadRequestError","code":400}}'), 'HTTP 400: too long');
+    assert.equal(serverErrorMessage(400, '{"object":"error","message":"too long","type":"BadRequestError","code":400}'), 'HTTP 400: too long');
+    assert.equal(serverErrorMessage(404, '{"detail":"Not Found"}'), 'HTTP 404: Not Found');
+    assert.equal(serverErrorMessage(502, 'Bad Gateway'), 'HTTP 502: Bad Gateway');
+    assert.equal(serverErrorMessage(503, ''), 'HTTP 503');
+  });
+});
+
+describe('sizing and timing', () => {
+  it("follows Aurora-Swarm's max_tokens formula", () => {
+    assert.equal(sizeMaxTokens(400, 8192, 512, 512), 512);
+    assert.equal(sizeMaxTokens(400, 700, 512, 512), 128);
+    assert.equal(sizeMaxTokens(4000, 2048, 1024, 512), 536);
+  });
+
+  it('scales a batch timeout by its waves, with an optional cap', () => {
+    const pool = new SwarmPool([], { timeoutMs: 300_000, timeoutPerSequenceMs: 60_000, maxNumSeqs: 256 });
+    assert.equal(pool.batchTimeoutMs(500), 300_000); // 2 waves → max(300, 120) s
+    assert.equal(pool.batchTimeoutMs(2000), 480_000); // 8 waves
+    assert.equal(new SwarmPool([], { batchTimeoutCapMs: 400_000 }).batchTimeoutMs(2000), 400_000);
+  });
+
+  it('keeps backoff within [0, min(max, base·2^(n-1))]', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (n, r) => {
+        const d = backoffDelay(n, DEFAULT_RETRY, () => r);
+        return d >= 0 && d <= Math.min(DEFAULT_RETRY.maxDelayMs, DEFAULT_RETRY.baseDelayMs * 2 ** (n - 1));
+      }),
+    );
+  });
+
+  it('computes percentiles as numpy does', () => {
+    assert.equal(percentile([1, 2, 3, 4], 50), 2.5);
+    assert.equal(percentile([10], 99), 10);
+    assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 99), 9.91);
+  });
+});
+
+describe('templates', () => {
+  it('substitutes literally in one pass', () => {
+    assert.equal(fillTemplate('{a} {b} {c}', { a: '{b}', b: '$1' }), '{b} $1 {c}');
+  });
+});
+
+describe('prompt files', () => {
+  it('reads text prompts, skipping blank lines, index counting prompts', () => {
+    assert.deepEqual(parsePrompts('a\n\n  \nb\r\nc\n', 'p.txt').map((p) => p.prompt), ['a', 'b', 'c']);
+  });
+
+  it('reads JSONL, other fields into input, errors naming file and line', () => {
+    assert.deepEqual(parsePrompts('{"prompt":"x","id":1}\n\n{"prompt":"y"}\n', 'p.jsonl'), [{ prompt: 'x', input: { id: 1 } }, { prompt: 'y', input: {} }]);
+    assert.throws(() => parsePrompts('{"prompt":"x"}\n{oops\n{"id":2}\n', 'p.jsonl'), (err: Error) => {
+      assert.match(err.message, /^p\.jsonl:2: not valid JSON/m);
+      assert.match(err.message, /^p\.jsonl:3: "prompt" must be a string/m);
+      return true;
+    });
+    assert.throws(() => parsePrompts('\n\n', 'empty.txt'), /empty\.txt: no prompts/);
+  });
+});
