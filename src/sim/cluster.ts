@@ -1,0 +1,24 @@
+import type { Endpoint } from '../core/endpoint.ts';
+import type { SimOptions } from './options.ts';
+import { SimServer } from './server.ts';
+
+export interface SimCluster {
+  servers: SimServer[];
+  endpoints: Endpoint[];
+  close(): Promise<void>;
+}
+
+/** Starts `count` identical simulated servers on free ports; if one fails to start, the rest are closed. */
+export async function startSimCluster(count: number, options: Partial<SimOptions> = {}): Promise<SimCluster> {
+  const servers = Array.from({ length: count }, () => new SimServer(options));
+  const close = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => s.close()));
+  };
+  const started = await Promise.allSettled(servers.map((s) => s.start()));
+  const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) {
+    await close();
+    throw failure.reason;
+  }
+  return { servers, endpoints: servers.map((s) => s.endpoint), close };
+}

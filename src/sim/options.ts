@@ -1,0 +1,92 @@
+/** Knobs of one simulated vLLM server. Defaults mirror a small, fast, healthy server. */
+export interface SimOptions {
+  /** Served model name (`--served-model-name`). */
+  model: string;
+  /** Context window; reported in /v1/models and enforced per prompt. */
+  maxModelLen: number;
+  /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS). */
+  maxPrompts: number;
+  /** Sequences in flight per server (`--max-num-seqs`); the rest queue. */
+  maxNumSeqs: number;
+  /**
+   * Fixed cost per HTTP generation request, serialized per server: vLLM's API server is one
+   * Python process, so each request occupies the front end before its sequences are scheduled.
+   */
+  requestOverheadMs: number;
+  /** Time to first token per sequence. */
+  ttftMs: number;
+  /** Time per output token per sequence. */
+  tpotMs: number;
+  /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
+  reply: 'echo' | 'lorem';
+  /** Chat reasoning field, by vLLM version: `reasoning` (>=0.17) or `reasoning_content` (older). */
+  reasoning: 'none' | 'reasoning' | 'reasoning_content';
+  /** Seeds fault decisions, lorem text and choice shuffling. */
+  seed: number;
+  /** Probability 0..1 that a generation request is answered with `faultStatus`. */
+  faultRate: number;
+  faultStatus: number;
+  /** Faults, hangs and `healthStatus` apply only after this many generation requests. */
+  faultAfter: number;
+  /** After this many generation requests every connection is reset; undefined = never. */
+  dieAfter?: number;
+  /** Generation requests (after `faultAfter`) are accepted but never answered. */
+  hang: boolean;
+  /** Multiplies ttft and tpot. */
+  slowFactor: number;
+  /** Status of GET /health (after `faultAfter`). */
+  healthStatus: number;
+  /** Nothing listens for this long after start(): clients see connection refused, as while vLLM loads. */
+  bootMs: number;
+  /** Return choices out of array order (index fields stay correct). */
+  shuffleChoices: boolean;
+  /** vLLM >=0.10.1 nests errors under `error`; older versions send a flat `object:"error"` body. */
+  errorFormat: 'nested' | 'flat';
+}
+
+export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
+  model: 'sim-model',
+  maxModelLen: 8192,
+  maxPrompts: 1024,
+  maxNumSeqs: 256,
+  requestOverheadMs: 2,
+  ttftMs: 20,
+  tpotMs: 1,
+  reply: 'echo',
+  reasoning: 'none',
+  seed: 0,
+  faultRate: 0,
+  faultStatus: 500,
+  faultAfter: 0,
+  hang: false,
+  slowFactor: 1,
+  healthStatus: 200,
+  bootMs: 0,
+  shuffleChoices: false,
+  errorFormat: 'nested',
+});
+
+/** Defaults overlaid with the given options; `undefined` values keep the default. Throws RangeError on nonsense. */
+export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions {
+  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
+  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...given };
+  const atLeast = (name: keyof SimOptions, min: number, integer = true): void => {
+    const v = o[name];
+    if (typeof v !== 'number' || !(v >= min) || (integer && !Number.isInteger(v))) {
+      throw new RangeError(`sim option ${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(v)}`);
+    }
+  };
+  atLeast('maxModelLen', 1);
+  atLeast('maxPrompts', 1);
+  atLeast('maxNumSeqs', 1);
+  atLeast('faultAfter', 0);
+  if (o.dieAfter !== undefined) atLeast('dieAfter', 0);
+  for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
+  if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
+  const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {
+    if (!Number.isInteger(o[name]) || o[name] < min || o[name] > 599) throw new RangeError(`sim option ${name} must be an HTTP status ${min}..599, got ${o[name]}`);
+  };
+  status('faultStatus', 400);
+  status('healthStatus', 200);
+  return o;
+}

@@ -1,0 +1,170 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import type { Endpoint } from '../core/endpoint.ts';
+import { chatApi } from './chat.ts';
+import { completionsApi } from './completions.ts';
+import { Engine } from './engine.ts';
+import { SimError } from './errors.ts';
+import { FaultInjector } from './faults.ts';
+import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
+import { readBody, sendJson, sendText } from './http.ts';
+import { Metrics } from './metrics.ts';
+import { modelList } from './models.ts';
+import { resolveSimOptions, type SimOptions } from './options.ts';
+import { parseBody } from './validation.ts';
+
+export interface SimStats {
+  /** Keyed `${method} ${path} ${status}`, e.g. 'POST /v1/completions 200'. */
+  httpRequests: Record<string, number>;
+  /** POST completions + chat received (including rejected, faulted and reset ones). */
+  generationRequests: number;
+  /** Prompts across generation requests that parsed. */
+  promptsReceived: number;
+  /** Modeled busy time: union of intervals in which >= 1 sequence was running. */
+  busyMs: number;
+}
+
+const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions']);
+
+/** One simulated vLLM OpenAI-compatible server on 127.0.0.1. */
+export class SimServer {
+  readonly host = '127.0.0.1' as const;
+  private readonly options: SimOptions;
+  private readonly http: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly faults: FaultInjector;
+  private readonly context: GenerationContext;
+  private readonly apis: ReadonlyMap<string, GenerationApi>;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private portNumber = 0;
+  private started = false;
+  private bootTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: Partial<SimOptions> = {}) {
+    this.options = resolveSimOptions(options);
+    this.faults = new FaultInjector(this.options);
+    this.context = {
+      options: this.options,
+      engine: new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs),
+      metrics: new Metrics(this.options.model, KNOWN_PATHS),
+    };
+    this.apis = new Map([
+      ['/v1/completions', completionsApi(this.options)],
+      ['/v1/chat/completions', chatApi(this.options)],
+    ]);
+    this.http = createServer((req, res) => this.route(req, res));
+    // Clients keep pooled connections; long batches must not be cut by server-side timeouts.
+    this.http.keepAliveTimeout = 65_000;
+    this.http.headersTimeout = 66_000;
+    this.http.requestTimeout = 0;
+    this.http.on('connection', (socket: Socket) => {
+      if (this.faults.isDead) return void socket.resetAndDestroy();
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  get port(): number {
+    return this.portNumber;
+  }
+
+  get endpoint(): Endpoint {
+    return { host: this.host, port: this.portNumber, tags: {} };
+  }
+
+  /**
+   * Listens on `port` (0 = picked by the OS). With bootMs the port is chosen now but nothing
+   * listens until bootMs elapsed, so clients see connection refused, as while vLLM loads a model.
+   */
+  async start(port = 0): Promise<void> {
+    if (this.started) throw new Error('SimServer already started');
+    this.started = true;
+    if (this.options.bootMs <= 0) return this.listen(port);
+    this.portNumber = port || (await freePort(this.host));
+    this.bootTimer = setTimeout(() => {
+      this.bootTimer = undefined;
+      this.listen(this.portNumber).catch((err: Error) => process.emitWarning(`sim server failed to listen after boot: ${err.message}`));
+    }, this.options.bootMs);
+  }
+
+  stats(): SimStats {
+    const { metrics, engine } = this.context;
+    return {
+      httpRequests: metrics.httpRequests(),
+      generationRequests: this.faults.generationRequests,
+      promptsReceived: metrics.promptsReceived,
+      busyMs: engine.busyMs(),
+    };
+  }
+
+  /** Stops listening and drops every connection, hung requests included; their slots and timers go with them. */
+  async close(): Promise<void> {
+    clearTimeout(this.bootTimer);
+    this.bootTimer = undefined;
+    const closed = this.http.listening ? new Promise<void>((resolve) => this.http.close(() => resolve())) : Promise.resolve();
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  private listen(port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(port, this.host, () => {
+        this.http.off('error', reject);
+        this.portNumber = (this.http.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    if (this.faults.isDead) return void req.socket.resetAndDestroy();
+    const method = req.method ?? 'GET';
+    const path = (req.url ?? '/').split('?')[0]!;
+    res.once('finish', () => this.context.metrics.recordHttp(method, path, res.statusCode));
+    const api = this.apis.get(path);
+    if (api && method === 'POST') return void this.generate(api, req, res);
+    if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
+    if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
+    if (method === 'GET' && path === '/metrics') {
+      const { engine } = this.context;
+      const text = this.context.metrics.render({ running: engine.running, waiting: engine.waiting, capacity: this.options.maxNumSeqs });
+      return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
+    }
+    // FastAPI's answers for unknown routes and wrong methods.
+    if (KNOWN_PATHS.has(path)) sendJson(res, 405, { detail: 'Method Not Allowed' });
+    else sendJson(res, 404, { detail: 'Not Found' });
+  }
+
+  private async generate(api: GenerationApi, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const verdict = this.faults.onGenerationRequest();
+    if (verdict === 'die') return void req.socket.resetAndDestroy();
+    let text: string;
+    try {
+      text = await readBody(req);
+    } catch {
+      return; // the client went away mid-body
+    }
+    if (verdict === 'hang') return; // held open until the client or close() drops it
+    try {
+      if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
+      serveGeneration(api, parseBody(text), res, this.context);
+    } catch (err) {
+      if (res.headersSent) return void res.destroy();
+      const error = err instanceof SimError ? err : new SimError(500, String(err));
+      sendJson(res, error.status, error.body(this.options.errorFormat));
+    }
+  }
+}
+
+/** A port the OS considers free right now, for servers that start listening later. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}

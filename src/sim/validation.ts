@@ -1,0 +1,73 @@
+import { badRequest, SimError } from './errors.ts';
+
+/** A parsed JSON request body: vLLM accepts (and ignores) fields it does not know. */
+export type Body = Record<string, unknown>;
+
+export function parseBody(text: string): Body {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`Invalid JSON in request body: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('Request body must be a JSON object');
+  return value as Body;
+}
+
+/** An optional integer field; null counts as absent (vLLM normalizes `max_tokens: null` to the default). */
+export function optionalInt(body: Body, key: string, min: number): number | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`'${key}' must be an integer, got ${JSON.stringify(v)}`, key);
+  if (v < min) throw badRequest(`${key} must be at least ${min}, got ${v}.`, key);
+  return v;
+}
+
+export function optionalBool(body: Body, key: string): boolean {
+  const v = body[key] ?? false;
+  if (typeof v !== 'boolean') throw badRequest(`'${key}' must be a boolean, got ${JSON.stringify(v)}`, key);
+  return v;
+}
+
+/** `stream_options.include_usage`; vLLM rejects stream_options without stream. */
+export function includeUsage(body: Body, stream: boolean): boolean {
+  const options = body['stream_options'];
+  if (options === undefined || options === null) return false;
+  if (!stream) throw badRequest('Stream options can only be defined when `stream=True`.', 'stream_options');
+  if (typeof options !== 'object') throw badRequest(`'stream_options' must be an object`, 'stream_options');
+  return (options as Body)['include_usage'] === true;
+}
+
+/** The `model` field, if it names one. */
+export function requestedModel(body: Body): string | undefined {
+  const model = body['model'];
+  if (model === undefined || model === null || model === '') return undefined;
+  if (typeof model !== 'string') throw badRequest(`'model' must be a string`, 'model');
+  return model;
+}
+
+/** Empty or missing model means the served one, as in vLLM's `_is_model_supported`. */
+export function checkModel(requested: string | undefined, served: string): void {
+  if (requested !== undefined && requested !== served) throw new SimError(404, `The model \`${requested}\` does not exist.`);
+}
+
+/**
+ * The output budget of one prompt, rejecting prompts that do not fit (pre-0.11 vLLM wording).
+ * Without an explicit budget the rest of the context is used, as vLLM chat does.
+ */
+export function outputBudget(promptTokens: number, maxTokens: number | undefined, maxModelLen: number): number {
+  const prefix = `This model's maximum context length is ${maxModelLen} tokens. However, you requested`;
+  if (maxTokens === undefined) {
+    if (promptTokens >= maxModelLen) {
+      throw badRequest(`${prefix} ${promptTokens} tokens in the messages, Please reduce the length of the messages.`);
+    }
+    return maxModelLen - promptTokens;
+  }
+  if (promptTokens + maxTokens > maxModelLen) {
+    throw badRequest(
+      `${prefix} ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). ` +
+        'Please reduce the length of the messages or completion.',
+    );
+  }
+  return maxTokens;
+}
