@@ -39,6 +39,16 @@ describe('batch mode', () => {
     assert.equal(sim.servers[0]!.stats().generationRequests, 3);
   });
 
+  it("learns a server's lower prompt-list cap from its 400 and splits to fit", async () => {
+    const sim = await fx.sim(1, { maxPrompts: 4 });
+    const pool = fx.pool(sim.endpoints);
+    const report = await scatterGather(pool, prompts(10), { maxTokens: 50 }).done;
+    assert.deepEqual(texts(report.results), prompts(10).map((p) => `completion: ${p}`));
+    assert.deepEqual(sim.servers[0]!.stats().httpRequests, { 'GET /v1/models 200': 1, 'POST /v1/completions 400': 1, 'POST /v1/completions 200': 3 });
+    await scatterGather(pool, prompts(10), { maxTokens: 50 }).done;
+    assert.equal(sim.servers[0]!.stats().httpRequests['POST /v1/completions 400'], 1, 'the cap is remembered');
+  });
+
   it('fails exactly the prompts of a batch the server rejects, each with the server message', async () => {
     const sim = await fx.sim(2, { maxModelLen: 300 });
     const list = prompts(6);

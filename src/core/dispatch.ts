@@ -1,4 +1,4 @@
-import type { Member, Selection, Sent, SwarmPool } from './pool.ts';
+import { chunk, type Member, type Selection, type Sent, type SwarmPool } from './pool.ts';
 import { RequestFailure } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
 import type { Answer } from './request-shapes.ts';
@@ -42,10 +42,7 @@ export async function dispatchBatched(plan: Plan, slots: readonly Slot[]): Promi
   const members = selection.members;
   const groups = members.map(() => [] as Slot[]);
   slots.forEach((slot, i) => groups[i % members.length]!.push(slot));
-  const cap = pool.options.maxPromptsPerRequest;
-  const chunks = groups.flatMap((group, m) =>
-    Array.from({ length: Math.ceil(group.length / cap) }, (_, c) => ({ member: members[m]!, slots: group.slice(c * cap, (c + 1) * cap) })),
-  );
+  const chunks = groups.flatMap((group, m) => chunk(group, pool.options.maxPromptsPerRequest).map((part) => ({ member: members[m]!, slots: part })));
   const done = await Promise.all(
     chunks.map((chunk) =>
       pool.limit(() =>

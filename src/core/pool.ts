@@ -6,7 +6,7 @@ import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
-import { withRetries } from './retry.ts';
+import { attemptsOf, withRetries } from './retry.ts';
 
 export type EndpointHealth = 'unknown' | 'up' | 'down';
 
@@ -63,6 +63,7 @@ export class SwarmPool {
   private readonly states: EndpointState[];
   private readonly clients: EndpointClient[];
   private readonly lookups = new Map<number, Promise<void>>();
+  private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
 
   constructor(endpoints: readonly Endpoint[], options: Partial<PoolOptions> = {}) {
@@ -179,12 +180,29 @@ export class SwarmPool {
     return this.post(member, '/v1/chat/completions', body, this.options.timeoutMs, ctx, readChat);
   }
 
-  /** A list of prompts in one `POST /v1/completions`, with a timeout scaled by the waves it needs. */
-  complete(member: Member, model: string, prompts: string[], gen: GenerationOptions, ctx: CallContext): Promise<Sent<Array<Answer | Error>>> {
+  /**
+   * A list of prompts in one `POST /v1/completions`, with a timeout scaled by the waves it needs.
+   * A server whose prompt-list cap is below ours says so in its 400; the list is then split to fit
+   * and the cap remembered for that endpoint.
+   */
+  async complete(member: Member, model: string, prompts: string[], gen: GenerationOptions, ctx: CallContext): Promise<Sent<Array<Answer | Error>>> {
+    const cap = this.learnedCaps.get(member.slot);
+    if (cap !== undefined && prompts.length > cap) {
+      const parts = await Promise.all(chunk(prompts, cap).map((part) => this.complete(member, model, part, gen, ctx)));
+      return mergeSent(parts);
+    }
     const longest = prompts.reduce((m, p) => Math.max(m, p.length), 0);
     const body = completionsBody(prompts, gen, model, this.maxTokens(member, gen, longest));
     const n = gen.n ?? 1;
-    return this.post(member, '/v1/completions', body, this.batchTimeoutMs(prompts.length * n), ctx, (b) => readCompletions(b, prompts.length, n));
+    try {
+      return await this.post(member, '/v1/completions', body, this.batchTimeoutMs(prompts.length * n), ctx, (b) => readCompletions(b, prompts.length, n));
+    } catch (err) {
+      const serverCap = err instanceof RequestFailure && err.status === 400 ? /maximum allowed count of (\d+)/.exec(err.message) : null;
+      if (!serverCap || Number(serverCap[1]) < 1 || Number(serverCap[1]) >= prompts.length) throw err;
+      this.learnedCaps.set(member.slot, Number(serverCap[1]));
+      const retried = await this.complete(member, model, prompts, gen, ctx);
+      return { ...retried, attempts: retried.attempts + attemptsOf(err) };
+    }
   }
 
   /** Aurora-Swarm's wave-scaled batch timeout: max(timeout, ceil(n / maxNumSeqs) · per-sequence), optionally capped. */
@@ -232,6 +250,24 @@ export class SwarmPool {
   async close(): Promise<void> {
     await Promise.all(this.clients.map((c) => c.close()));
   }
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+}
+
+/** One Sent for several requests made in place of one: answers in order, attempts and usage summed. */
+function mergeSent<T>(parts: Array<Sent<T[]>>): Sent<T[]> {
+  const usage = parts.every((p) => p.usage)
+    ? { promptTokens: parts.reduce((s, p) => s + p.usage!.promptTokens, 0), completionTokens: parts.reduce((s, p) => s + p.usage!.completionTokens, 0) }
+    : null;
+  return {
+    value: parts.flatMap((p) => p.value),
+    attempts: parts.reduce((s, p) => s + p.attempts, 0),
+    sentAt: Math.min(...parts.map((p) => p.sentAt)),
+    firstByteAt: Math.max(...parts.map((p) => p.firstByteAt)),
+    usage,
+  };
 }
 
 function maxModelLenOf(state: EndpointState, model: string): number | null {
