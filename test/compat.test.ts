@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { checkHealth, FALLBACK_MAX_MODEL_LEN, scatterGather, type Endpoint } from '../src/core/index.ts';
+import { Fixture } from './helpers/swarm.ts';
+
+/**
+ * A minimal OpenAI-compatible server that is not vLLM (or is an old one): no `/health`, no
+ * `max_model_len`, no `usage`. It stands in for third-party servers, not for our own code.
+ */
+function plainServer(): Promise<{ server: Server; endpoint: Endpoint; bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/v1/models') return send(200, { object: 'list', data: [{ id: 'plain', object: 'model' }] });
+      const body = raw ? JSON.parse(raw) : {};
+      bodies.push(body);
+      if (req.url === '/v1/chat/completions') return send(200, { choices: [{ index: 0, message: { role: 'assistant', content: `chat:${body.messages.at(-1).content}` }, finish_reason: 'stop' }] });
+      if (req.url === '/v1/completions') return send(200, { choices: body.prompt.map((p: string, index: number) => ({ index, text: `list:${p}`, finish_reason: 'stop' })) });
+      send(404, { detail: 'Not Found' });
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, bodies, endpoint: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, tags: {} } })));
+}
+
+describe('servers other than current vLLM', () => {
+  const fx = new Fixture();
+  let plain: Awaited<ReturnType<typeof plainServer>>;
+  before(async () => (plain = await plainServer()));
+  after(async () => {
+    await fx.close();
+    plain.server.closeAllConnections();
+    await new Promise((r) => plain.server.close(r));
+  });
+
+  it('scatters both ways without usage or max_model_len, saying it falls back to a default context length', async () => {
+    const pool = fx.pool([plain.endpoint]);
+    const run = scatterGather(pool, ['a', 'b'], {});
+    const warnings: string[] = [];
+    run.on('warning', (w) => warnings.push(w));
+    const batched = await run.done;
+    assert.deepEqual(batched.results.map((r) => r.text), ['list:a', 'list:b']);
+    assert.equal(batched.summary.completionTokens, null);
+    assert.match(warnings.join('\n'), new RegExp(`max_model_len unknown for 127\\.0\\.0\\.1:${plain.endpoint.port}: sizing max_tokens for ${FALLBACK_MAX_MODEL_LEN}`));
+    assert.equal((plain.bodies.at(-1) as { max_tokens: number }).max_tokens, 512);
+    const individual = await scatterGather(pool, ['c'], { batch: false }).done;
+    assert.deepEqual(individual.results.map((r) => [r.text, r.promptTokens]), [['chat:c', null]]);
+  });
+
+  it('counts a server without /health as healthy when /v1/models answers', async () => {
+    const [report] = await checkHealth(fx.pool([plain.endpoint]));
+    assert.deepEqual([report!.status, report!.healthStatus, report!.models.map((m) => m.id)], ['healthy', null, ['plain']]);
+    assert.ok(report!.latencyMs! >= 0);
+  });
+
+  it('reports a 503 /health as unhealthy and a closed port as down', async () => {
+    const sick = await fx.sim(1, { healthStatus: 503 });
+    const reports = await checkHealth(fx.pool([...sick.endpoints, plain.endpoint]));
+    assert.equal(reports[0]!.status, 'unhealthy');
+    assert.equal(reports[0]!.healthStatus, 503);
+    assert.equal(reports[1]!.status, 'healthy', 'a healthy endpoint beside it is unaffected');
+    const gone = await fx.sim(1);
+    const goneEndpoint = gone.endpoints[0]!;
+    await gone.close();
+    const [down] = await checkHealth(fx.pool([goneEndpoint]));
+    assert.equal(down!.status, 'down');
+    assert.match(down!.error!, /ECONNREFUSED/);
+  });
+});
