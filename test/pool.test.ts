@@ -146,10 +146,10 @@ describe('retries and failover', () => {
     assert.ok(report.summary.wallMs < 10_000, 'no long sleep on refused connections');
   });
 
-  it('gives every prompt a failed result when no endpoint is reachable', async () => {
+  it('gives every prompt a failed result when no endpoint is usable', async () => {
     const booting = await fx.sim(2, { bootMs: 60_000 });
     const report = await scatterGather(fx.pool(booting.endpoints), prompts(3)).done;
-    assert.match(report.error!, /no endpoint is reachable/);
+    assert.match(report.error!, /no endpoint is usable/);
     assert.deepEqual(report.results.map((r) => [r.index, r.status]), [[0, 'failed'], [1, 'failed'], [2, 'failed']]);
   });
 
@@ -221,6 +221,16 @@ describe('model and endpoint selection', () => {
     const [r] = report.results;
     assert.ok(r!.ok, r!.error ?? '');
     assert.ok(r!.completionTokens! <= 128 && r!.completionTokens! >= 64, `got ${r!.completionTokens}`);
+  });
+});
+
+describe('API key', () => {
+  it('sends the key as a Bearer token on every request; without it the server refuses, and the run says why', async () => {
+    const sim = await fx.sim(2, { apiKey: 'sekret' });
+    const ok = await scatterGather(fx.pool(sim.endpoints, { apiKey: 'sekret' }), prompts(4), { maxTokens: 5 }).done;
+    assert.equal(ok.summary.ok, 4);
+    const denied = await scatterGather(fx.pool(sim.endpoints), prompts(4), { maxTokens: 5 }).done;
+    assert.match(denied.error!, /no endpoint is usable: .*HTTP 401: Unauthorized/);
   });
 });
 

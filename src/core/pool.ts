@@ -151,8 +151,8 @@ export class SwarmPool {
     const warnings: string[] = [];
     const up = tagged.filter((s) => s.status === 'up');
     const down = tagged.filter((s) => s.status !== 'up');
-    if (!up.length) throw new SelectionError(`no endpoint is reachable: ${down.map(describeDown).join('; ')}`);
-    if (down.length) warnings.push(`left out ${down.length} unreachable endpoint(s): ${down.map(describeDown).join('; ')}`);
+    if (!up.length) throw new SelectionError(`no endpoint is usable: ${down.map(describeDown).join('; ')}`);
+    if (down.length) warnings.push(`left out ${down.length} endpoint(s) that cannot be used: ${down.map(describeDown).join('; ')}`);
 
     const model = gen.model || up.find((s) => s.models?.length)?.models![0]!.id;
     if (!model) throw new SelectionError('no endpoint lists a model in /v1/models; name one with --model');

@@ -42,6 +42,8 @@ export interface SimOptions {
   shuffleChoices: boolean;
   /** vLLM >=0.10.1 nests errors under `error`; older versions send a flat `object:"error"` body. */
   errorFormat: 'nested' | 'flat';
+  /** vLLM `--api-key`: `/v1/*` answers 401 without `Authorization: Bearer <key>`; `/health` and `/metrics` stay open. */
+  apiKey?: string;
 }
 
 export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({

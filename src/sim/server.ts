@@ -122,6 +122,10 @@ export class SimServer {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!;
     res.once('finish', () => this.context.metrics.recordHttp(method, path, res.statusCode));
+    // vLLM's auth middleware answers exactly this, before routing.
+    if (this.options.apiKey && path.startsWith('/v1') && req.headers.authorization !== `Bearer ${this.options.apiKey}`) {
+      return sendJson(res, 401, { error: 'Unauthorized' });
+    }
     const api = this.apis.get(path);
     if (api && method === 'POST') return void this.generate(api, req, res);
     if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();

@@ -19,7 +19,7 @@ interface SimFlags extends Partial<SimOptions> {
 
 export function simCommand(): Command {
   return new Command('sim')
-    .description('run N vLLM-compatible simulated servers on 127.0.0.1 (every flag applies to all N); prints "ready" once all listen')
+    .description('run N vLLM-compatible simulated servers on 127.0.0.1 (every flag applies to all N); prints "ready" once all listen. With VLLM_API_KEY set, /v1/* requires it as a Bearer token, as vLLM does')
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--hostfile <file>', 'write their hostfile here')
     .option('--model <name>', 'served model name', 'sim-model')
@@ -46,6 +46,8 @@ export function simCommand(): Command {
     .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1) or flat (older)').choices(['nested', 'flat']).default('nested'))
     .action(async (flags: SimFlags) => {
       const { endpoints: count, hostfile, ...options } = flags;
+      // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
+      if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
       const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) });
       if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
       const ids = cluster.endpoints.map(endpointId);
