@@ -13,6 +13,8 @@ interface Arm {
   wallMs: number[];
   requests: number;
   idealMs: number[];
+  /** The client's own CPU time (user + system), ms per run. */
+  cpuMs: number[];
 }
 
 /** `npm run bench`: ratios measured in one run, the simulator in its own process. */
@@ -34,6 +36,7 @@ export function benchCommand(): Command {
         say(`  HTTP requests   batched ${batched.requests.toLocaleString('en-US')} · individual ${individual.requests.toLocaleString('en-US')} → ${(individual.requests / batched.requests).toFixed(1)}× fewer batched`);
         say(`  wall time       batched ${s(median(batched.wallMs))} · individual ${s(median(individual.wallMs))} → individual / batched = ${(median(individual.wallMs) / median(batched.wallMs)).toFixed(2)}×`);
         say(`  batched wall / ideal makespan (simulator's modeled work) = ${(median(batched.wallMs) / median(batched.idealMs)).toFixed(2)}×`);
+        say(`  client CPU      batched ${s(median(batched.cpuMs))} · individual ${s(median(individual.cpuMs))} → individual / batched = ${(median(individual.cpuMs) / median(batched.cpuMs)).toFixed(2)}×`);
         say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
       }
       say();
@@ -48,17 +51,21 @@ async function scenario(promptCount: number, endpointCount: number): Promise<{ b
     const prompts = Array.from({ length: promptCount }, (_, i) => `Prompt ${i}: say something about ${i}.`);
     await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1 }).done;
     await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1, batch: false }).done;
-    const arms = { batched: { wallMs: [], requests: 0, idealMs: [] } as Arm, individual: { wallMs: [], requests: 0, idealMs: [] } as Arm };
+    const arm = (): Arm => ({ wallMs: [], requests: 0, idealMs: [], cpuMs: [] });
+    const arms = { batched: arm(), individual: arm() };
     for (let round = 0; round < ROUNDS; round++) {
       for (const batch of round % 2 ? [false, true] : [true, false]) {
         const before = await sim.stats();
+        const cpu = process.cpuUsage();
         const report = await scatterGather(pool, prompts, { batch, maxTokens: MAX_TOKENS }).done;
         if (report.summary.ok !== promptCount) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? report.results.find((r) => !r.ok)?.error})`);
+        const { user, system } = process.cpuUsage(cpu);
         const after = await sim.stats();
-        const arm = batch ? arms.batched : arms.individual;
-        arm.wallMs.push(report.summary.wallMs);
-        arm.requests = report.summary.httpRequests;
-        arm.idealMs.push(idealMakespan(before.servers, after.servers));
+        const into = batch ? arms.batched : arms.individual;
+        into.wallMs.push(report.summary.wallMs);
+        into.cpuMs.push((user + system) / 1000);
+        into.requests = report.summary.httpRequests;
+        into.idealMs.push(idealMakespan(before.servers, after.servers));
       }
     }
     return { ...arms, rssKb: (await sim.stats()).maxRssKb };
