@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type Command } from 'commander';
-import { HostfileError, loadHostfile, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DEFAULT_RETRY, HostfileError, loadHostfile, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
 import { CliError } from './exit.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
@@ -9,6 +9,10 @@ export interface SwarmFlags {
   tag: Array<[string, string]>;
   concurrency?: number;
   timeout?: number;
+  timeoutPerSequence?: number;
+  batchTimeoutCap?: number;
+  maxNumSeqs?: number;
+  attempts?: number;
 }
 
 export interface GenerationFlags {
@@ -65,9 +69,13 @@ export function addSwarmOptions(cmd: Command): Command {
   return cmd
     .requiredOption('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
     .option('--model <name>', 'model to use (default: the first one the endpoints serve)')
-    .option('--tag <key=value>', 'only endpoints with this tag (repeatable)', collectTag, [])
+    .addOption(new Option('--tag <key=value>', 'only endpoints with this tag (repeatable)').argParser(collectTag).default([], 'all endpoints'))
     .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1), 512)
-    .option('--timeout <seconds>', 'deadline of one request; batches scale it by their waves', num('--timeout', 0.001), 300);
+    .option('--timeout <seconds>', 'deadline of one request, and the floor of a batch\'s', num('--timeout', 0.001), 300)
+    .option('--timeout-per-sequence <seconds>', 'a batch of n prompts gets max(timeout, ceil(n / max-num-seqs) × this)', num('--timeout-per-sequence', 0.001), 60)
+    .option('--batch-timeout-cap <seconds>', 'upper bound of a batch\'s scaled deadline', num('--batch-timeout-cap', 0.001))
+    .option('--max-num-seqs <k>', "the servers' --max-num-seqs, for scaling batch deadlines", int('--max-num-seqs', 1), 256)
+    .option('--attempts <n>', 'attempts per request on resets, timeouts and 502/503/504', int('--attempts', 1, 20), 4);
 }
 
 export function addGenerationOptions(cmd: Command): Command {
@@ -77,9 +85,9 @@ export function addGenerationOptions(cmd: Command): Command {
     .option('--temperature <t>', 'sampling temperature', num('--temperature', 0))
     .option('--top-p <p>', 'nucleus sampling', num('--top-p', 0, 1))
     .option('--seed <s>', 'sampling seed', int('--seed', 0))
-    .option('--stop <text>', 'stop string (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .addOption(new Option('--stop <text>', 'stop string (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
     .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
-    .option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)', collectParam, {})
+    .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))
     .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)");
 }
 
@@ -99,6 +107,10 @@ export async function openPool(flags: SwarmFlags, extra: Partial<PoolOptions> = 
   const options: Partial<PoolOptions> = { ...extra };
   if (flags.concurrency) options.concurrency = flags.concurrency;
   if (flags.timeout) options.timeoutMs = flags.timeout * 1000;
+  if (flags.timeoutPerSequence) options.timeoutPerSequenceMs = flags.timeoutPerSequence * 1000;
+  if (flags.batchTimeoutCap) options.batchTimeoutCapMs = flags.batchTimeoutCap * 1000;
+  if (flags.maxNumSeqs) options.maxNumSeqs = flags.maxNumSeqs;
+  if (flags.attempts) options.retry = { ...DEFAULT_RETRY, maxAttempts: flags.attempts };
   const apiKey = process.env.SWARM_API_KEY;
   if (apiKey) options.apiKey = apiKey;
   return new SwarmPool(endpoints, options);

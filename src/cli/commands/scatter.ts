@@ -18,7 +18,7 @@ export function scatterCommand(): Command {
   const cmd = new Command('scatter')
     .description('send every prompt to the swarm (prompt i → endpoint i % n) and write one result per prompt, in input order')
     .requiredOption('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
-    .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts (default)", true)
+    .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts", true)
     .option('--no-batch', 'one /v1/chat/completions request per prompt')
     .option('--out <file>', 'results JSONL (default: stdout)')
     .option('--quiet', 'no progress bar or summary on stderr');
