@@ -303,7 +303,8 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 45_000 }, () => {
       const hostfile = await s.file('mixed', `${dead.lines[0]}\n${live.lines[0]}\n`);
       const prompts = numbered(10);
       const promptsFile = await s.file('prompts.txt', prompts.join('\n'));
-      const r = await runCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--quiet'], { timeoutMs: 30_000 });
+      // --attempts 2 keeps the backoff on the dead endpoint short (one retry, then fail over).
+      const r = await runCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--attempts', '2', '--quiet'], { timeoutMs: 30_000 });
       assert.equal(r.code, 0, shown(r));
       const results = jsonLines(r.stdout);
       assert.equal(results.length, 10);
