@@ -25,7 +25,7 @@ import {
 
 interface Scenario {
   dir: string;
-  sim(name: string, endpoints: number, flags?: string[]): Promise<Sim>;
+  sim(name: string, endpoints: number, flags?: string[], env?: Record<string, string>): Promise<Sim>;
   file(name: string, text: string): Promise<string>;
 }
 
@@ -36,8 +36,8 @@ async function scenario(fn: (s: Scenario) => Promise<void>): Promise<void> {
   try {
     await fn({
       dir,
-      sim: async (name, endpoints, flags = []) => {
-        const sim = await startSim(dir, name, endpoints, flags);
+      sim: async (name, endpoints, flags = [], env = {}) => {
+        const sim = await startSim(dir, name, endpoints, flags, env);
         sims.push(sim);
         return sim;
       },
@@ -465,7 +465,8 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 45_000 }, () => {
       assert.equal(untouched.completionsAll + untouched.chatAll, 0, 'nothing sent to the endpoint left out');
 
       // --model beta: the other way round, in individual mode.
-      const rb = await runCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--model', 'beta', '--no-batch']);
+      // (--quiet drops the bar and summary, never the warnings)
+      const rb = await runCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--model', 'beta', '--no-batch', '--quiet']);
       assert.equal(rb.code, 0, shown(rb));
       for (const res of jsonLines(rb.stdout)) assert.equal(res.endpoint, b);
       assert.ok(rb.stderr.split('\n').some((l) => l.includes(a) && /left out/i.test(l)), `warns that ${a} is left out\n${shown(rb)}`);
@@ -487,9 +488,9 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 45_000 }, () => {
         assert.equal(res.endpoint, b);
       }
 
-      // --tag role=none: no endpoint has it → nonzero exit, the message names the tag.
+      // --tag role=none: no endpoint has it → bad input (exit 2), the message names the tag.
       const rnone = await runCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--tag', 'role=none', '--quiet']);
-      assert.notEqual(rnone.code, 0, shown(rnone));
+      assert.equal(rnone.code, 2, shown(rnone));
       assert.match(rnone.stderr, /role=none/);
 
       for (const ep of [a, b]) {
@@ -536,25 +537,22 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 45_000 }, () => {
 
       // A field Swarm Lab sets itself cannot be overridden through --param.
       const clash = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--param', 'model=other', '--quiet']);
-      assert.notEqual(clash.code, 0, shown(clash));
+      assert.equal(clash.code, 2, shown(clash));
       assert.match(clash.stderr, /model/);
     });
   });
 
-  it('SWARM_API_KEY is sent as a bearer token', async (t) => {
-    const help = await runCli(['sim', '--help']);
-    if (!help.stdout.includes('--api-key')) {
-      t.skip('the simulator does not check API keys (no `swarm sim --api-key`)');
-      return;
-    }
+  it('SWARM_API_KEY is sent as a bearer token to a server started with VLLM_API_KEY', async () => {
     await scenario(async (s) => {
-      const sim = await s.sim('hosts', 1, ['--api-key', 'sekrit']);
+      const sim = await s.sim('hosts', 1, [], { VLLM_API_KEY: 'sekrit' });
       const promptsFile = await s.file('prompts.txt', 'hello\n');
       const without = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--quiet']);
-      assert.notEqual(without.code, 0, shown(without));
+      assert.equal(without.code, 1, shown(without));
+      assert.match(without.stderr, /HTTP 401: Unauthorized/);
       const withKey = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--quiet'], { env: { SWARM_API_KEY: 'sekrit' } });
       assert.equal(withKey.code, 0, shown(withKey));
       assert.equal(jsonLines(withKey.stdout)[0]!.text, 'completion: hello');
+      assert.ok(!withKey.stdout.includes('sekrit') && !withKey.stderr.includes('sekrit'), 'the key is never printed');
     });
   });
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_RETRY, HostfileError, loadHostfile, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
+import { checkExtra, DEFAULT_RETRY, HostfileError, loadHostfile, matchesTags, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
 import { CliError } from './exit.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
@@ -101,9 +101,21 @@ export async function readHostfile(path: string): Promise<Endpoint[]> {
   }
 }
 
-/** A pool over the hostfile; the API key comes from SWARM_API_KEY only (never a flag in shell history). */
-export async function openPool(flags: SwarmFlags, extra: Partial<PoolOptions> = {}): Promise<SwarmPool> {
+/**
+ * A pool over the hostfile; the API key comes from SWARM_API_KEY only (never a flag in shell
+ * history). Options that cannot work with this hostfile are bad input, caught before any request.
+ */
+export async function openPool(flags: SwarmFlags & Partial<GenerationFlags>, extra: Partial<PoolOptions> = {}): Promise<SwarmPool> {
   const endpoints = await readHostfile(flags.hostfile);
+  if (flags.tag.length && !endpoints.some((e) => matchesTags(e, flags.tag))) {
+    const present = [...new Set(endpoints.flatMap((e) => Object.entries(e.tags).map(([k, v]) => `${k}=${v}`)))];
+    throw new CliError(`no endpoint in ${flags.hostfile} has tag ${flags.tag.map(([k, v]) => `${k}=${v}`).join(' and ')}; tags there: ${present.join(', ') || '(none)'}`);
+  }
+  try {
+    checkExtra(flags.param);
+  } catch (err) {
+    throw new CliError(`--param: ${(err as Error).message}`);
+  }
   const options: Partial<PoolOptions> = { ...extra };
   if (flags.concurrency) options.concurrency = flags.concurrency;
   if (flags.timeout) options.timeoutMs = flags.timeout * 1000;

@@ -2,12 +2,12 @@ import cliProgress from 'cli-progress';
 import type { Run } from '../core/index.ts';
 
 /**
- * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress), and warnings and
- * endpoints going down as lines either way. Returns a function that stops the bar.
+ * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress) unless `bar` is
+ * off, and warnings and endpoints going down as lines always. Returns a function that stops the bar.
  */
-export function showProgress(run: Run<unknown>, label: string): () => void {
+export function showProgress(run: Run<unknown>, label: string, bar: boolean): () => void {
   const log = (line: string) => (bars ? bars.log(`${line}\n`) : process.stderr.write(`${line}\n`));
-  const bars = process.stderr.isTTY
+  const bars = bar && process.stderr.isTTY
     ? new cliProgress.MultiBar(
         {
           stream: process.stderr,
@@ -19,10 +19,10 @@ export function showProgress(run: Run<unknown>, label: string): () => void {
         cliProgress.Presets.shades_classic,
       )
     : null;
-  const bar = bars?.create(0, 0, { ok: 0, failed: 0, secs: '0.0' });
+  const line = bars?.create(0, 0, { ok: 0, failed: 0, secs: '0.0' });
   run.on('progress', (p) => {
-    bar?.setTotal(p.total);
-    bar?.update(p.done, { ok: p.ok, failed: p.failed, secs: (p.elapsedMs / 1000).toFixed(1) });
+    line?.setTotal(p.total);
+    line?.update(p.done, { ok: p.ok, failed: p.failed, secs: (p.elapsedMs / 1000).toFixed(1) });
   });
   run.on('warning', (w) => log(`warning: ${w}`));
   run.on('endpoint', (e) => {

@@ -99,11 +99,11 @@ export interface Sim {
 }
 
 /** Starts `swarm sim --endpoints N --hostfile <dir>/<name> …flags` and waits for its `ready` line. */
-export async function startSim(dir: string, name: string, endpoints: number, flags: readonly string[] = [], timeoutMs = 10_000): Promise<Sim> {
+export async function startSim(dir: string, name: string, endpoints: number, flags: readonly string[] = [], env: RunOptions['env'] = {}, timeoutMs = 10_000): Promise<Sim> {
   const hostfile = join(dir, name);
   // Latency zeroed unless a test asks otherwise (later flags win in commander).
   const args = ['sim', '--endpoints', String(endpoints), '--hostfile', hostfile, '--ttft-ms', '0', '--tpot-ms', '0', '--request-overhead-ms', '0', ...flags];
-  const child = spawnCli(args);
+  const child = spawnCli(args, { env });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');

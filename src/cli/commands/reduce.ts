@@ -24,7 +24,7 @@ export function reduceCommand(): Command {
     .option('--items <file>', 'one item per non-blank line (or JSONL with a "prompt" field); without it the prompt is broadcast to every endpoint')
     .option('--fanin <k>', 'answers merged per reduce prompt', int('--fanin', 2), 50)
     .option('--json', 'print {text, levels} as JSON')
-    .option('--quiet', 'no progress or summary on stderr');
+    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ReduceFlags) => {
@@ -37,7 +37,7 @@ export function reduceCommand(): Command {
       await pool.close();
       throw new CliError((err as Error).message);
     }
-    const stopBar = flags.quiet ? () => {} : showProgress(run, 'tree-reduce');
+    const stopBar = showProgress(run, 'tree-reduce', !flags.quiet);
     const interrupt = onInterrupt(() => run.cancel());
     const report = await run.done;
     stopBar();

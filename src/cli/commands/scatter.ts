@@ -21,7 +21,7 @@ export function scatterCommand(): Command {
     .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts", true)
     .option('--no-batch', 'one /v1/chat/completions request per prompt')
     .option('--out <file>', 'results JSONL (default: stdout)')
-    .option('--quiet', 'no progress bar or summary on stderr');
+    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
@@ -32,7 +32,7 @@ export function scatterCommand(): Command {
     const run = scatterGather(pool, prompts, { ...runOptions(flags), batch: flags.batch });
     const writer = new OrderedJsonlWriter(flags.out);
     run.on('result', (r) => writer.add(r));
-    const stopBar = flags.quiet ? () => {} : showProgress(run, flags.batch ? 'batched' : 'individual');
+    const stopBar = showProgress(run, flags.batch ? 'batched' : 'individual', !flags.quiet);
     const interrupt = onInterrupt(() => run.cancel());
     const report = await run.done;
     stopBar();
