@@ -1,10 +1,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { checkExtra, DEFAULT_RETRY, HostfileError, loadHostfile, matchesTags, parseTagFilter, SwarmPool, type Endpoint, type PoolOptions, type RunOptions } from '../core/index.ts';
-import { CliError } from './exit.ts';
+import { parseTagFilter, type RunOptions } from '../core/index.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
 export interface SwarmFlags {
-  hostfile: string;
+  hostfile?: string;
   model?: string;
   tag: Array<[string, string]>;
   concurrency?: number;
@@ -67,7 +66,7 @@ function collectParam(value: string, previous: Record<string, unknown>): Record<
 
 export function addSwarmOptions(cmd: Command): Command {
   return cmd
-    .requiredOption('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
+    .option('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
     .option('--model <name>', 'model to use (default: the first one the endpoints serve)')
     .addOption(new Option('--tag <key=value>', 'only endpoints with this tag (repeatable)').argParser(collectTag).default([], 'all endpoints'))
     .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1), 512)
@@ -89,43 +88,6 @@ export function addGenerationOptions(cmd: Command): Command {
     .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
     .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))
     .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)");
-}
-
-export async function readHostfile(path: string): Promise<Endpoint[]> {
-  try {
-    const { endpoints, warnings } = await loadHostfile(path);
-    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
-    return endpoints;
-  } catch (err) {
-    throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
-  }
-}
-
-/**
- * A pool over the hostfile; the API key comes from SWARM_API_KEY only (never a flag in shell
- * history). Options that cannot work with this hostfile are bad input, caught before any request.
- */
-export async function openPool(flags: SwarmFlags & Partial<GenerationFlags>, extra: Partial<PoolOptions> = {}): Promise<SwarmPool> {
-  const endpoints = await readHostfile(flags.hostfile);
-  if (flags.tag.length && !endpoints.some((e) => matchesTags(e, flags.tag))) {
-    const present = [...new Set(endpoints.flatMap((e) => Object.entries(e.tags).map(([k, v]) => `${k}=${v}`)))];
-    throw new CliError(`no endpoint in ${flags.hostfile} has tag ${flags.tag.map(([k, v]) => `${k}=${v}`).join(' and ')}; tags there: ${present.join(', ') || '(none)'}`);
-  }
-  try {
-    checkExtra(flags.param);
-  } catch (err) {
-    throw new CliError(`--param: ${(err as Error).message}`);
-  }
-  const options: Partial<PoolOptions> = { ...extra };
-  if (flags.concurrency) options.concurrency = flags.concurrency;
-  if (flags.timeout) options.timeoutMs = flags.timeout * 1000;
-  if (flags.timeoutPerSequence) options.timeoutPerSequenceMs = flags.timeoutPerSequence * 1000;
-  if (flags.batchTimeoutCap) options.batchTimeoutCapMs = flags.batchTimeoutCap * 1000;
-  if (flags.maxNumSeqs) options.maxNumSeqs = flags.maxNumSeqs;
-  if (flags.attempts) options.retry = { ...DEFAULT_RETRY, maxAttempts: flags.attempts };
-  const apiKey = process.env.SWARM_API_KEY;
-  if (apiKey) options.apiKey = apiKey;
-  return new SwarmPool(endpoints, options);
 }
 
 export function runOptions(flags: SwarmFlags & GenerationFlags): RunOptions {

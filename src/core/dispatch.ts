@@ -82,7 +82,7 @@ async function sendWithFailover(
       const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', String(err));
       if (failure.kind === 'cancelled') break;
       const doneMs = ctx.now();
-      if (failure.endpointDown) pool.markDown(member.slot, failure.message);
+      if (failure.endpointDown) pool.markDown(member.slot, failure);
       const again = failure.endpointDown && pool.options.failover && nextUp(plan, member, tried);
       if (!again) {
         return settleAll(slots, (slot) => ({
@@ -111,7 +111,8 @@ function nextUp(plan: Plan, from: Member, tried: ReadonlySet<number>): Member | 
   const start = members.indexOf(from);
   for (let k = 0; k < members.length; k++) {
     const m = members[(start + k) % members.length]!;
-    if (!tried.has(m.slot) && plan.pool.endpoints[m.slot]!.status !== 'down') return m;
+    const status = plan.pool.endpoints[m.slot]!.status;
+    if (!tried.has(m.slot) && status !== 'down' && status !== 'tunnel-down') return m;
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { RequestFailure } from './http/failure.ts';
 import { parseModelList, type ServedModel } from './models.ts';
 import type { SwarmPool } from './pool.ts';
 
-export type HealthStatus = 'healthy' | 'unhealthy' | 'down';
+export type HealthStatus = 'healthy' | 'unhealthy' | 'down' | 'tunnel-down';
 
 export interface EndpointHealthReport {
   endpoint: string;
@@ -40,7 +40,7 @@ export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<Endp
         if (report.status === 'unhealthy') report.error = `/health answered ${health.status}`;
       } catch (err) {
         const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', (err as Error).message);
-        report.status = failure.endpointDown || failure.kind === 'timeout' ? 'down' : 'unhealthy';
+        report.status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown || failure.kind === 'timeout' ? 'down' : 'unhealthy';
         report.error = failure.message;
       }
       return report;

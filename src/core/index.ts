@@ -17,3 +17,4 @@ export { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts
 export { mapGather } from './patterns/map-gather.ts';
 export { broadcast } from './patterns/broadcast.ts';
 export { treeReduce, type TreeReduceInput, type ReduceOutcome, type ReduceLevel } from './patterns/tree-reduce.ts';
+export * from './tunnels/index.ts';

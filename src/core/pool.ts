@@ -8,7 +8,7 @@ import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOpti
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
 import { attemptsOf, withRetries } from './retry.ts';
 
-export type EndpointHealth = 'unknown' | 'up' | 'down';
+export type EndpointHealth = 'unknown' | 'up' | 'down' | 'tunnel-down';
 
 export interface EndpointState {
   readonly slot: number;
@@ -80,7 +80,7 @@ export class SwarmPool {
       models: null,
     }));
     this.clients = this.states.map((s) => {
-      const route = this.options.routes?.get(s.id) ?? { origin: originOf(s.endpoint) };
+      const route = this.options.routes?.get(s.id) ?? { kind: 'direct' as const, origin: originOf(s.endpoint) };
       return new EndpointClient(
         route,
         { connections: this.options.connectionsPerEndpoint, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 10_000 },
@@ -99,8 +99,20 @@ export class SwarmPool {
     return () => this.events.off('status', listener);
   }
 
-  markDown(slot: number, reason: string): void {
-    this.setStatus(this.states[slot]!, 'down', reason);
+  /** Records that an endpoint (or the tunnel to it) failed; its later prompts go elsewhere. */
+  markDown(slot: number, failure: RequestFailure): void {
+    this.setStatus(this.states[slot]!, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
+  }
+
+  /** Forgets what is known of these endpoints (after a tunnel reconnects), so the next run looks again. */
+  forget(slots: readonly number[] = this.states.map((s) => s.slot)): void {
+    for (const slot of slots) {
+      this.lookups.delete(slot);
+      this.learnedCaps.delete(slot);
+      const state = this.states[slot]!;
+      state.models = null;
+      this.setStatus(state, 'unknown', null);
+    }
   }
 
   client(slot: number): EndpointClient {
@@ -134,7 +146,8 @@ export class SwarmPool {
       // A server without a usable /v1/models (older or non-vLLM) can still generate; one that
       // refuses, resets, times out or rejects our key cannot.
       const usable = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status === 404);
-      this.setStatus(state, usable ? 'up' : 'down', usable ? null : failure.message);
+      if (usable) this.setStatus(state, 'up', null);
+      else this.markDown(state.slot, failure);
     }
   }
 

@@ -1,41 +1,43 @@
 import { Command } from 'commander';
 import { checkHealth } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
-import { openPool } from '../options.ts';
+import { num } from '../options.ts';
+import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
-interface HealthFlags {
-  hostfile: string;
+interface HealthFlags extends ReachFlags {
+  hostfile?: string;
   json?: boolean;
   timeout: number;
 }
 
 export function healthCommand(): Command {
-  return new Command('health')
+  const cmd = new Command('health')
     .description('ask every endpoint GET /health and GET /v1/models: status, served model, max_model_len, latency')
-    .requiredOption('--hostfile <file>', 'hostfile to check')
+    .option('--hostfile <file>', 'hostfile to check')
     .option('--json', 'one JSON object per endpoint, one per line')
-    .option('--timeout <seconds>', 'deadline per request', Number, 10)
-    .action(async (flags: HealthFlags) => {
-      const pool = await openPool({ hostfile: flags.hostfile, tag: [] }, { lookupTimeoutMs: flags.timeout * 1000 });
-      const reports = await checkHealth(pool);
-      await pool.close();
-      if (flags.json) {
-        for (const r of reports) process.stdout.write(`${JSON.stringify(r)}\n`);
-      } else {
-        const rows = reports.map((r) => [
-          r.endpoint,
-          r.status,
-          r.models.map((m) => m.id).join(',') || '-',
-          r.models[0]?.maxModelLen?.toString() ?? '-',
-          r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
-          r.error ?? '',
-        ]);
-        const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
-        const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-        for (const row of [head, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
-        const healthy = reports.filter((r) => r.status === 'healthy').length;
-        process.stderr.write(`${healthy}/${reports.length} healthy\n`);
-      }
-      process.exitCode = reports.every((r) => r.status === 'healthy') ? EXIT.ok : EXIT.failed;
-    });
+    .option('--timeout <seconds>', 'deadline per request', num('--timeout', 0.001), 10);
+  addReachOptions(cmd);
+  return cmd.action(async (flags: HealthFlags) => {
+    const swarm = await openSwarm({ ...flags, tag: [], timeout: undefined }, { lookupTimeoutMs: flags.timeout * 1000 });
+    const reports = await checkHealth(swarm.pool);
+    await swarm.close();
+    if (flags.json) {
+      for (const r of reports) process.stdout.write(`${JSON.stringify(r)}\n`);
+    } else {
+      const rows = reports.map((r) => [
+        r.endpoint,
+        r.status,
+        r.models.map((m) => m.id).join(',') || '-',
+        r.models[0]?.maxModelLen?.toString() ?? '-',
+        r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
+        r.error ?? '',
+      ]);
+      const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
+      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+      for (const row of [head, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      const healthy = reports.filter((r) => r.status === 'healthy').length;
+      process.stderr.write(`${healthy}/${reports.length} healthy\n`);
+    }
+    process.exitCode = reports.every((r) => r.status === 'healthy') ? EXIT.ok : EXIT.failed;
+  });
 }

@@ -4,10 +4,11 @@ import { parsePrompts, treeReduce, type Run, type ReduceOutcome } from '../../co
 import { CliError, EXIT } from '../exit.ts';
 import { formatSummary } from '../format.ts';
 import { onInterrupt } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, int, openPool, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { showProgress } from '../progress.ts';
+import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
-interface ReduceFlags extends SwarmFlags, GenerationFlags {
+interface ReduceFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompt: string;
   reducePrompt: string;
   items?: string;
@@ -26,15 +27,17 @@ export function reduceCommand(): Command {
     .option('--json', 'print {text, levels} as JSON')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
+  addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ReduceFlags) => {
     const items = flags.items ? await readItems(flags.items) : undefined;
-    const pool = await openPool(flags);
+    const swarm = await openSwarm(flags);
+    const pool = swarm.pool;
     let run: Run<ReduceOutcome>;
     try {
       run = treeReduce(pool, { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin, ...(items ? { items } : {}) }, runOptions(flags));
     } catch (err) {
-      await pool.close();
+      await swarm.close();
       throw new CliError((err as Error).message);
     }
     const stopBar = showProgress(run, 'tree-reduce', !flags.quiet);
@@ -42,7 +45,7 @@ export function reduceCommand(): Command {
     const report = await run.done;
     stopBar();
     interrupt.dispose();
-    await pool.close();
+    await swarm.close();
     if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
     const outcome = report.outcome;
     if (outcome) process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${outcome.text}\n`);

@@ -3,11 +3,12 @@ import { loadPrompts, PromptFileError, scatterGather } from '../../core/index.ts
 import { CliError, EXIT } from '../exit.ts';
 import { formatSummary } from '../format.ts';
 import { onInterrupt } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, openPool, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { OrderedJsonlWriter } from '../ordered-writer.ts';
 import { showProgress } from '../progress.ts';
+import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
-interface ScatterFlags extends SwarmFlags, GenerationFlags {
+interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompts: string;
   batch: boolean;
   out?: string;
@@ -23,12 +24,14 @@ export function scatterCommand(): Command {
     .option('--out <file>', 'results JSONL (default: stdout)')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
+  addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
     const prompts = await loadPrompts(flags.prompts).catch((err: unknown) => {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     });
-    const pool = await openPool(flags);
+    const swarm = await openSwarm(flags);
+    const pool = swarm.pool;
     const run = scatterGather(pool, prompts, { ...runOptions(flags), batch: flags.batch });
     const writer = new OrderedJsonlWriter(flags.out);
     run.on('result', (r) => writer.add(r));
@@ -38,7 +41,7 @@ export function scatterCommand(): Command {
     stopBar();
     interrupt.dispose();
     await writer.close();
-    await pool.close();
+    await swarm.close();
     if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
     if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
     if (interrupt.interrupted()) process.exitCode = EXIT.interrupted;

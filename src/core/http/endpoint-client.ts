@@ -2,12 +2,15 @@ import { Pool, type Dispatcher } from 'undici';
 import { RequestFailure, serverErrorMessage, toFailure } from './failure.ts';
 
 /**
- * How to reach an endpoint: its own address, or a tunnel's local end. `connect` lets a tunnel
- * supply a connector (e.g. SOCKS) while the endpoint keeps its identity everywhere else.
+ * How to reach an endpoint: its own address, a tunnel's local end (`forward`), or its own address
+ * through a SOCKS proxy (`socks`, with a connector). The endpoint keeps its identity everywhere else.
  */
 export interface Route {
+  readonly kind: 'direct' | 'forward' | 'socks';
   readonly origin: string;
   readonly connect?: Pool.Options['connect'];
+  /** What carries it, for logs and the tree: `ssh forward 127.0.0.1:41234`, `socks 127.0.0.1:1080`. */
+  readonly via?: string;
 }
 
 export interface ClientLimits {
@@ -30,12 +33,14 @@ export interface Exchange<T> {
  */
 export class EndpointClient {
   private readonly pool: Pool;
+  private readonly viaForward: boolean;
 
   constructor(
     route: Route,
     limits: ClientLimits,
     private readonly headers: Record<string, string>,
   ) {
+    this.viaForward = route.kind === 'forward';
     this.pool = new Pool(route.origin, {
       connections: limits.connections,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -77,7 +82,7 @@ export class EndpointClient {
       const body = await res.body.text();
       return { status: res.statusCode, body, sentAt, firstByteAt };
     } catch (err) {
-      throw toFailure(err, deadline.aborted && !signal?.aborted, timeoutMs);
+      throw toFailure(err, deadline.aborted && !signal?.aborted, timeoutMs, this.viaForward);
     }
   }
 

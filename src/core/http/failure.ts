@@ -4,6 +4,7 @@
  */
 export type FailureKind =
   | 'refused' //   nothing listens: the server is down or still booting, not busy
+  | 'tunnel' //    the SSH route to the endpoint is gone (forward closed, proxy unreachable)
   | 'reset' //     the connection dropped mid-exchange
   | 'timeout' //   no answer within the deadline
   | 'http' //      the server answered with an error status
@@ -22,13 +23,13 @@ export class RequestFailure extends Error {
 
   /** Transient failures (notes §4.4-5): resets, timeouts and gateway errors; never other 4xx. */
   get transient(): boolean {
-    if (this.kind === 'reset' || this.kind === 'timeout' || this.kind === 'refused') return true;
+    if (this.kind === 'reset' || this.kind === 'timeout' || this.kind === 'refused' || this.kind === 'tunnel') return true;
     return this.kind === 'http' && (this.status === 502 || this.status === 503 || this.status === 504);
   }
 
   /** The endpoint itself is gone, so its prompts may go elsewhere. */
   get endpointDown(): boolean {
-    return this.kind === 'refused' || this.kind === 'reset';
+    return this.kind === 'refused' || this.kind === 'reset' || this.kind === 'tunnel';
   }
 }
 
@@ -41,11 +42,16 @@ const TIMEOUT_CODES = new Set([
 ]);
 const REFUSED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** Maps a thrown error to a RequestFailure; `timedOut` tells our own deadline from a user cancel. */
-export function toFailure(err: unknown, timedOut: boolean, timeoutMs: number): RequestFailure {
+/**
+ * Maps a thrown error to a RequestFailure; `timedOut` tells our own deadline from a user cancel.
+ * Through an SSH forward, a refused connection means the forward is gone, not the endpoint.
+ */
+export function toFailure(err: unknown, timedOut: boolean, timeoutMs: number, viaForward = false): RequestFailure {
   if (err instanceof RequestFailure) return err;
   const code = errorCode(err);
   const message = err instanceof Error ? err.message : String(err);
+  if (code === 'ETUNNEL') return new RequestFailure('tunnel', `tunnel down: ${message}`);
+  if (code === 'ECONNREFUSED' && viaForward) return new RequestFailure('tunnel', `tunnel down: ${message}`);
   if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new RequestFailure('timeout', `timed out after ${(timeoutMs / 1000).toFixed(1)} s (${code ?? 'deadline'})`);
   }

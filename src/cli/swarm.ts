@@ -1,0 +1,172 @@
+import { Option, type Command } from 'commander';
+import {
+  checkExtra,
+  DEFAULT_RETRY,
+  endpointId,
+  hostfileFromText,
+  HostfileError,
+  loadHostfile,
+  matchesTags,
+  RequestFailure,
+  SwarmPool,
+  type Endpoint,
+  type PoolOptions,
+  parseTarget,
+  socksConnector,
+  SshArgumentError,
+  SshLogin,
+  Tunnel,
+  type Route,
+  type TunnelOptions,
+} from '../core/index.ts';
+import { CliError } from './exit.ts';
+import type { GenerationFlags, SwarmFlags } from './options.ts';
+
+/** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
+export interface ReachFlags {
+  remoteHostfile?: string;
+  via?: string;
+  sshOption: string[];
+  sshPath?: string;
+  sshConfig?: string;
+  tunnelMode: 'auto' | 'forward' | 'socks';
+  socks?: string;
+}
+
+export function addReachOptions(cmd: Command, modeFlags = true): Command {
+  cmd
+    .option('--remote-hostfile <path>', 'a hostfile on the login node (written by the PBS job), read over --via')
+    .option('--via <[user@]host[:port]>', 'reach the endpoints through one SSH login to this host (ControlMaster; one one-time password)')
+    .addOption(new Option('--ssh-option <Key=value>', 'extra ssh -o option (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
+    .option('--ssh-path <path>', 'the ssh client to run', 'ssh')
+    .option('--ssh-config <file>', 'ssh config file instead of ~/.ssh/config');
+  if (modeFlags) {
+    cmd
+      .addOption(new Option('--tunnel-mode <mode>', 'with --via: a forward per endpoint, one SOCKS proxy, or auto (SOCKS above 64 endpoints)').choices(['auto', 'forward', 'socks']).default('auto'))
+      .option('--socks <host:port>', 'reach every endpoint through this SOCKS5 proxy (e.g. an `ssh -D` opened elsewhere)');
+  }
+  return cmd;
+}
+
+/** The swarm a command talks to, and everything to close when it is done. */
+export interface Swarm {
+  endpoints: Endpoint[];
+  pool: SwarmPool;
+  tunnel: Tunnel | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Reads the hostfile (local, or on the login node over the one SSH login), opens the tunnel if
+ * asked, and builds the pool on the endpoints' routes. Bad input throws CliError before any request.
+ */
+export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags, extra: Partial<PoolOptions> = {}): Promise<Swarm> {
+  checkFlags(flags);
+  const tunnelOptions: TunnelOptions | undefined = flags.via
+    ? { via: flags.via, sshPath: flags.sshPath, sshOptions: flags.sshOption, mode: flags.tunnelMode, interactive: Boolean(process.stdin.isTTY), ...(flags.sshConfig ? { sshConfigFile: flags.sshConfig } : {}) }
+    : undefined;
+  let login: SshLogin | undefined;
+  let tunnel: Tunnel | undefined;
+  try {
+    if (tunnelOptions) login = await ssh(() => SshLogin.create(tunnelOptions));
+    const endpoints = flags.remoteHostfile ? await readRemoteHostfile(login!, flags.via!, flags.remoteHostfile) : await readHostfile(flags.hostfile!);
+    checkTags(endpoints, flags);
+    const routes = new Map<string, Route>();
+    if (tunnelOptions) {
+      tunnel = await ssh(() => Tunnel.open(endpoints, tunnelOptions, login));
+      for (const [id, route] of tunnel.routes) routes.set(id, route);
+      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}${tunnel.socksAddress ? ` ${tunnel.socksAddress}` : ''})\n`);
+    } else if (flags.socks) {
+      const proxy = socksAddress(flags.socks);
+      for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+    }
+    const pool = new SwarmPool(endpoints, poolOptions(flags, { ...extra, routes }));
+    tunnel?.on('down', (why) => {
+      process.stderr.write(`tunnel down: ${why}\n`);
+      for (const s of pool.endpoints) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
+    });
+    return {
+      endpoints,
+      pool,
+      tunnel,
+      close: async () => {
+        await pool.close();
+        await (tunnel ?? login)?.close();
+      },
+    };
+  } catch (err) {
+    await (tunnel ?? login)?.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+function checkFlags(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags): void {
+  if (Boolean(flags.hostfile) === Boolean(flags.remoteHostfile)) throw new CliError('give exactly one of --hostfile FILE and --remote-hostfile PATH');
+  if (flags.remoteHostfile && !flags.via) throw new CliError('--remote-hostfile needs --via, the login node to read it from');
+  if (flags.via && flags.socks) throw new CliError('--via opens its own tunnel; --socks is for a proxy opened elsewhere: give one of them');
+  try {
+    checkExtra(flags.param);
+  } catch (err) {
+    throw new CliError(`--param: ${(err as Error).message}`);
+  }
+}
+
+/** SSH input problems are bad input (exit 2); anything else ssh reports stays an error of the run. */
+async function ssh<T>(open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (err) {
+    throw err instanceof SshArgumentError ? new CliError(err.message) : new CliError((err as Error).message, 1);
+  }
+}
+
+export async function readHostfile(path: string): Promise<Endpoint[]> {
+  try {
+    const { endpoints, warnings } = await loadHostfile(path);
+    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    return endpoints;
+  } catch (err) {
+    throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
+  }
+}
+
+async function readRemoteHostfile(login: SshLogin, via: string, path: string): Promise<Endpoint[]> {
+  const text = await ssh(() => login.readRemoteFile(path));
+  try {
+    const { endpoints, warnings } = hostfileFromText(text, `${via}:${path}`);
+    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    return endpoints;
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+function checkTags(endpoints: Endpoint[], flags: SwarmFlags & ReachFlags): void {
+  if (!flags.tag.length || endpoints.some((e) => matchesTags(e, flags.tag))) return;
+  const present = [...new Set(endpoints.flatMap((e) => Object.entries(e.tags).map(([k, v]) => `${k}=${v}`)))];
+  throw new CliError(`no endpoint in ${flags.hostfile ?? flags.remoteHostfile} has tag ${flags.tag.map(([k, v]) => `${k}=${v}`).join(' and ')}; tags there: ${present.join(', ') || '(none)'}`);
+}
+
+function socksAddress(spec: string): { host: string; port: number } {
+  try {
+    const target = parseTarget(spec);
+    if (!target.port || target.user) throw new SshArgumentError('expected host:port');
+    return { host: target.host, port: target.port };
+  } catch (err) {
+    throw new CliError(`--socks ${spec}: ${(err as Error).message}`);
+  }
+}
+
+/** Pool options from the flags; the API key comes from SWARM_API_KEY only (never a flag in shell history). */
+function poolOptions(flags: SwarmFlags, extra: Partial<PoolOptions>): Partial<PoolOptions> {
+  const options: Partial<PoolOptions> = { ...extra };
+  if (flags.concurrency) options.concurrency = flags.concurrency;
+  if (flags.timeout) options.timeoutMs = flags.timeout * 1000;
+  if (flags.timeoutPerSequence) options.timeoutPerSequenceMs = flags.timeoutPerSequence * 1000;
+  if (flags.batchTimeoutCap) options.batchTimeoutCapMs = flags.batchTimeoutCap * 1000;
+  if (flags.maxNumSeqs) options.maxNumSeqs = flags.maxNumSeqs;
+  if (flags.attempts) options.retry = { ...DEFAULT_RETRY, maxAttempts: flags.attempts };
+  const apiKey = process.env.SWARM_API_KEY;
+  if (apiKey) options.apiKey = apiKey;
+  return options;
+}

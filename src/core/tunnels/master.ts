@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { destination, targetLabel } from './ssh-args.ts';
+import { commonArgs, runSsh, type SshConfig } from './ssh-process.ts';
+
+const QUICK_MS = 15_000;
+
+/** What the extension runs in a terminal for the first, interactive login (one-time password). */
+export interface LoginCommand {
+  command: string;
+  args: string[];
+}
+
+/**
+ * One authenticated OpenSSH connection to the login node that every forward rides on. Reuses the
+ * user's own ControlMaster when their ~/.ssh/config has one running for this host (no second
+ * one-time password); otherwise starts ours on a short, private control path.
+ */
+export class SshMaster extends EventEmitter<{ down: [string] }> {
+  /** Our control socket; undefined while riding the user's own master. */
+  private controlPath: string | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
+  private alive = false;
+
+  constructor(
+    readonly config: SshConfig,
+    private readonly persistSeconds = 600,
+  ) {
+    super();
+  }
+
+  get label(): string {
+    return targetLabel(this.config.target);
+  }
+
+  /** True when we started the master (and so must stop it); false when it is the user's. */
+  get owned(): boolean {
+    return this.controlPath !== undefined;
+  }
+
+  /** `-S <path>` for our master; nothing for the user's, whose config names its socket. */
+  private get control(): string[] {
+    return this.controlPath ? ['-S', this.controlPath] : [];
+  }
+
+  /**
+   * Makes sure a master is up: the user's if one is running, else ours. With `interactive`
+   * the login prompts on this terminal; without, the login must not need typing (keys, agent).
+   */
+  async connect(options: { interactive?: boolean } = {}): Promise<void> {
+    if (!this.controlPath && (await this.usersMasterRunning())) {
+      this.alive = true;
+      return;
+    }
+    const result = await runSsh(this.config, this.masterArgs(), {
+      timeoutMs: options.interactive ? 10 * 60_000 : 60_000,
+      interactive: Boolean(options.interactive),
+    });
+    if (result.code !== 0) throw new Error(`ssh login to ${this.label} failed (exit ${result.code}): ${lastLines(result.stderr)}`);
+    await this.waitUntilRunning(QUICK_MS);
+  }
+
+  /**
+   * The command that starts our master in the background once logged in (`-f`), keeping the
+   * connection for ControlPersist seconds. Run it in a terminal, then call `waitUntilRunning`.
+   */
+  loginCommand(): LoginCommand {
+    return { command: this.config.sshPath, args: [...commonArgs(this.config), ...this.masterArgs(), destination(this.config.target)] };
+  }
+
+  private masterArgs(): string[] {
+    this.controlPath ??= join(tmpdir(), `swarm-${randomBytes(6).toString('hex')}.sock`); // short: sockets max ~104 bytes
+    return [
+      '-M', '-S', this.controlPath,
+      '-o', `ControlPersist=${this.persistSeconds}`,
+      '-o', 'ServerAliveInterval=30',
+      '-o', 'ServerAliveCountMax=3',
+      '-o', 'ExitOnForwardFailure=yes',
+      '-f', '-N',
+    ];
+  }
+
+  /** Polls `-O check` until the master answers (after a login typed in a terminal, say). */
+  async waitUntilRunning(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await this.check())) {
+      if (Date.now() > deadline) throw new Error(`no ssh master for ${this.label} after ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** `ssh -O check`: is the master running? */
+  async check(): Promise<boolean> {
+    const r = await runSsh(this.config, [...this.control, '-O', 'check'], { timeoutMs: QUICK_MS });
+    this.alive = r.code === 0;
+    return this.alive;
+  }
+
+  /** Adds `-L 127.0.0.1:local:host:port` or `-D 127.0.0.1:local` on the running master; no new login. */
+  async forward(kind: '-L' | '-D', spec: string): Promise<void> {
+    const r = await runSsh(this.config, [...this.control, '-O', 'forward', kind, spec], { timeoutMs: QUICK_MS });
+    if (r.code !== 0) throw new ForwardError(`${kind} ${spec}: ${lastLines(r.stderr) || `exit ${r.code}`}`, /in use|forwarding failed/i.test(r.stderr));
+  }
+
+  async cancel(kind: '-L' | '-D', spec: string): Promise<void> {
+    await runSsh(this.config, [...this.control, '-O', 'cancel', kind, spec], { timeoutMs: QUICK_MS });
+  }
+
+  /** Runs a command on the login node over the master (reading a remote hostfile); no new login. */
+  async exec(remote: readonly string[], timeoutMs = 60_000): Promise<string> {
+    const r = await runSsh(this.config, [...this.control, '-T'], { timeoutMs, remote });
+    if (r.code !== 0) throw new Error(`ssh ${this.label} ${remote.join(' ')}: ${lastLines(r.stderr) || `exit ${r.code}`}`);
+    return r.stdout;
+  }
+
+  /** Checks liveness every `intervalMs`; emits `down` once when the master is gone. */
+  watch(intervalMs: number): void {
+    this.unwatch();
+    this.watchTimer = setInterval(async () => {
+      const wasAlive = this.alive;
+      if (!(await this.check()) && wasAlive) this.emit('down', `ssh master for ${this.label} is gone`);
+    }, intervalMs);
+    this.watchTimer.unref();
+  }
+
+  unwatch(): void {
+    clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
+  }
+
+  /** Stops our master (`-O exit`); the user's own master is left running. */
+  async exit(): Promise<void> {
+    this.unwatch();
+    if (this.controlPath) await runSsh(this.config, [...this.control, '-O', 'exit'], { timeoutMs: QUICK_MS });
+    this.alive = false;
+  }
+
+  /** Does the user's ssh config already multiplex this host, with its master up? */
+  private async usersMasterRunning(): Promise<boolean> {
+    const g = await runSsh(this.config, ['-G'], { timeoutMs: QUICK_MS });
+    const setting = (key: string) => new RegExp(`^${key} (.*)$`, 'm').exec(g.stdout)?.[1]?.trim();
+    const path = setting('controlpath');
+    if (g.code !== 0 || !path || path === 'none' || setting('controlmaster') === 'false') return false;
+    return (await runSsh(this.config, ['-O', 'check'], { timeoutMs: QUICK_MS })).code === 0;
+  }
+}
+
+/** A forward that could not be set up; `portTaken` when the local port was the problem. */
+export class ForwardError extends Error {
+  override name = 'ForwardError';
+  constructor(
+    message: string,
+    readonly portTaken: boolean,
+  ) {
+    super(message);
+  }
+}
+
+function lastLines(text: string): string {
+  return text.split('\n').filter(Boolean).slice(-3).join(' / ');
+}

@@ -1,0 +1,88 @@
+import { spawn, type StdioOptions } from 'node:child_process';
+import { checkLocalPath, checkSshOption, destination, parseTarget, type SshTarget } from './ssh-args.ts';
+
+/** How to call the user's own OpenSSH client for one login target. */
+export interface SshConfig {
+  sshPath: string;
+  target: SshTarget;
+  /** `-F`: a config file instead of ~/.ssh/config (tests; unusual setups). */
+  configFile?: string;
+  /** Validated `Key=value` pairs for `-o`. */
+  options: string[];
+}
+
+export interface SshSettings {
+  via: string;
+  sshPath?: string;
+  sshConfigFile?: string;
+  sshOptions?: readonly string[];
+}
+
+/** Validates every value that will reach ssh's argument list; throws before any process starts. */
+export function sshConfig(settings: SshSettings): SshConfig {
+  const config: SshConfig = {
+    sshPath: checkLocalPath(settings.sshPath || 'ssh', 'ssh path'),
+    target: parseTarget(settings.via),
+    options: (settings.sshOptions ?? []).map(checkSshOption),
+  };
+  if (settings.sshConfigFile) config.configFile = checkLocalPath(settings.sshConfigFile, 'ssh config file');
+  return config;
+}
+
+/** The arguments every call shares, up to (not including) the destination. */
+export function commonArgs(config: SshConfig): string[] {
+  return [
+    ...(config.configFile ? ['-F', config.configFile] : []),
+    ...config.options.flatMap((o) => ['-o', o]),
+    ...(config.target.port ? ['-p', String(config.target.port)] : []),
+  ];
+}
+
+export interface SshResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs ssh without a shell: `[...common, ...args, destination, ...remote]`. With `interactive`
+ * the terminal is inherited so a one-time password can be typed; otherwise output is captured.
+ */
+export function runSsh(
+  config: SshConfig,
+  args: readonly string[],
+  options: { timeoutMs: number; interactive?: boolean; remote?: readonly string[] },
+): Promise<SshResult> {
+  const argv = [...commonArgs(config), ...args, destination(config.target), ...(options.remote ?? [])];
+  const stdio: StdioOptions = options.interactive ? 'inherit' : ['ignore', 'pipe', 'pipe'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(config.sshPath, argv, { stdio, shell: false, windowsHide: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (c: Buffer) => (stdout += c));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c));
+    const timer = setTimeout(() => {
+      stderr += `\n(ssh gave no answer within ${options.timeoutMs / 1000} s)`;
+      child.kill('SIGKILL');
+    }, options.timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run ${config.sshPath}: ${err.message}`));
+    });
+    // A master forked by -f inherits our pipes and holds them for its lifetime: after the
+    // process we started exits, take what output arrives promptly and let go of the pipes.
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const finish = () => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        resolve({ code, stdout, stderr: stderr.trim() });
+      };
+      const grace = setTimeout(finish, 100);
+      child.once('close', () => {
+        clearTimeout(grace);
+        finish();
+      });
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import { EventEmitter } from 'node:events';
+import { endpointId, type Endpoint } from '../endpoint.ts';
+import { checkHost } from '../hostfile/validate.ts';
+import type { Route } from '../http/endpoint-client.ts';
+import { MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
+import { PortAllocator } from './local-port.ts';
+import { SshMaster } from './master.ts';
+import { checkRemotePath, SshArgumentError } from './ssh-args.ts';
+import { sshConfig, type SshConfig, type SshSettings } from './ssh-process.ts';
+import { socksConnector } from './socks-connector.ts';
+
+export type TunnelMode = 'forward' | 'socks';
+
+export interface TunnelOptions extends SshSettings {
+  /** `auto` (default): a forward per endpoint up to `socksThreshold` endpoints, one SOCKS proxy above. */
+  mode?: 'auto' | TunnelMode;
+  socksThreshold?: number;
+  /** Let the first login prompt on this terminal (one-time password). */
+  interactive?: boolean;
+  /** ControlPersist of our own master, seconds. */
+  persistSeconds?: number;
+  /** Try local ports from here upwards instead of asking the OS for free ones. */
+  localPortBase?: number;
+  /** One ssh process for every forward; the default on Windows, whose OpenSSH lacks ControlMaster. */
+  singleProcess?: boolean;
+  /** How often to check that the master is alive. */
+  watchIntervalMs?: number;
+}
+
+/** Above this many endpoints, auto mode uses one SOCKS proxy instead of a forward each. */
+export const SOCKS_THRESHOLD = 64;
+
+export function chooseMode(endpointCount: number, options: Pick<TunnelOptions, 'mode' | 'socksThreshold'>): TunnelMode {
+  if (options.mode && options.mode !== 'auto') return options.mode;
+  return endpointCount > (options.socksThreshold ?? SOCKS_THRESHOLD) ? 'socks' : 'forward';
+}
+
+/**
+ * Every endpoint of a hostfile carried over one SSH login to the login node. Endpoints keep their
+ * identity: the tunnel only gives each a route (its forward's local address, or the SOCKS proxy),
+ * which the pool dials while results and logs name the compute node.
+ */
+export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
+  readonly routes = new Map<string, Route>();
+  private readonly forwards: Forward[];
+  private readonly ports: PortAllocator;
+
+  private constructor(
+    readonly mode: TunnelMode,
+    private readonly endpoints: readonly Endpoint[],
+    private readonly carrier: Carrier,
+    private readonly options: TunnelOptions,
+  ) {
+    super();
+    this.ports = new PortAllocator(options.localPortBase);
+    this.forwards = [];
+    carrier.on('down', (why) => this.emit('down', why));
+  }
+
+  /** Validates everything first (no process starts on bad input), logs in once, sets up the routes. */
+  static async open(endpoints: readonly Endpoint[], options: TunnelOptions, login?: SshLogin): Promise<Tunnel> {
+    for (const ep of endpoints) {
+      const problem = checkHost(ep.host);
+      if (problem) throw new SshArgumentError(`endpoint ${endpointId(ep)}: ${problem}`);
+    }
+    const carrier = login?.carrier ?? (await SshLogin.create(options)).carrier;
+    const tunnel = new Tunnel(chooseMode(endpoints.length, options), endpoints, carrier, options);
+    await tunnel.setUp();
+    return tunnel;
+  }
+
+  private async setUp(): Promise<void> {
+    if (this.mode === 'socks') {
+      this.forwards.push({ kind: '-D', local: await this.ports.take() });
+    } else {
+      for (const ep of this.endpoints) this.forwards.push({ kind: '-L', local: await this.ports.take(), host: ep.host, port: ep.port });
+    }
+    await this.carrier.open(this.forwards, this.ports, { interactive: Boolean(this.options.interactive) });
+    this.routes.clear();
+    if (this.mode === 'socks') {
+      const proxy = { host: '127.0.0.1', port: this.forwards[0]!.local };
+      for (const ep of this.endpoints) {
+        this.routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks 127.0.0.1:${proxy.port}` });
+      }
+    } else {
+      this.endpoints.forEach((ep, i) => {
+        const local = this.forwards[i]!.local;
+        this.routes.set(endpointId(ep), { kind: 'forward', origin: `http://127.0.0.1:${local}`, via: `ssh forward 127.0.0.1:${local}` });
+      });
+    }
+  }
+
+  get label(): string {
+    return this.carrier.label;
+  }
+
+  /** `127.0.0.1:port` of the SOCKS proxy in SOCKS mode. */
+  get socksAddress(): string | undefined {
+    return this.mode === 'socks' ? `127.0.0.1:${this.forwards[0]!.local}` : undefined;
+  }
+
+  /** Forward mode: the endpoints at their local addresses, same order and tags (a hostfile for other tools). */
+  localEndpoints(): Endpoint[] {
+    if (this.mode !== 'forward') throw new Error('local addresses exist only in forward mode');
+    return this.endpoints.map((ep, i) => ({ host: '127.0.0.1', port: this.forwards[i]!.local, tags: ep.tags }));
+  }
+
+  alive(): Promise<boolean> {
+    return this.carrier.alive();
+  }
+
+  /**
+   * Brings the login and every forward back on the same local ports, so routes stay valid
+   * (a ControlPersist socket still valid means no new login at all).
+   */
+  async reconnect(options: { interactive?: boolean } = {}): Promise<void> {
+    await this.carrier.open(this.forwards, this.ports, { interactive: options.interactive ?? this.options.interactive ?? false, keepPorts: true });
+    this.emit('up');
+  }
+
+  /** Drops every forward and our master (the user's own master stays); no ssh process or port is left. */
+  async close(): Promise<void> {
+    this.removeAllListeners();
+    await this.carrier.close();
+  }
+}
+
+/**
+ * The one login a tunnel rides on, made before the endpoints are known so a hostfile on the
+ * cluster can be read over it first.
+ */
+export class SshLogin {
+  private constructor(
+    readonly carrier: Carrier,
+    private readonly config: SshConfig,
+  ) {}
+
+  static async create(options: TunnelOptions): Promise<SshLogin> {
+    const config = sshConfig(options);
+    const single = options.singleProcess ?? process.platform === 'win32';
+    if (single) return new SshLogin(new ProcessCarrier(config), config);
+    const master = new SshMaster(config, options.persistSeconds);
+    await master.connect({ interactive: Boolean(options.interactive) });
+    return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config);
+  }
+
+  /** Reads a file on the login node over the master (no new login); single-process mode needs one more. */
+  async readRemoteFile(path: string): Promise<string> {
+    const master = this.carrier instanceof MasterCarrier ? this.carrier.master : new SshMaster(this.config);
+    // checkRemotePath's character set has nothing the remote shell would interpret but a leading ~/.
+    return master.exec(['cat', '--', checkRemotePath(path)]);
+  }
+
+  close(): Promise<void> {
+    return this.carrier.close();
+  }
+}
