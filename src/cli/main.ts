@@ -5,6 +5,7 @@ import { healthCommand } from './commands/health.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
 import { simCommand } from './commands/sim.ts';
+import { tunnelCommand } from './commands/tunnel.ts';
 import { CliError, EXIT } from './exit.ts';
 
 const program = new Command('swarm')
@@ -13,7 +14,7 @@ const program = new Command('swarm')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), benchCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), tunnelCommand(), benchCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 

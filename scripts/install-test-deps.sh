@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests use as real parts: OpenSSH server and client (tunnel tests
+# log in to a throw-away sshd on loopback). Does nothing when they are already there.
+set -euo pipefail
+need=()
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v ss >/dev/null 2>&1 || need+=(iproute2)
+[ ${#need[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends "${need[@]}" || { $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${need[@]}"; }

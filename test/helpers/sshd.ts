@@ -1,0 +1,111 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
+
+const SSHD = '/usr/sbin/sshd';
+
+/** Whether the real OpenSSH server is installed (scripts/install-test-deps.sh installs it). */
+export const haveSshd = existsSync(SSHD);
+
+/**
+ * A real OpenSSH server on a free loopback port with throw-away keys (notes: testing-offline §3),
+ * plus a client config that logs in with them and no prompts.
+ */
+export class TestSshd {
+  readonly dir = mkdtempSync(join(tmpdir(), 'swarm-sshd-'));
+  readonly clientConfig = join(this.dir, 'ssh_config');
+  private readonly log = join(this.dir, 'sshd.log');
+  private child: ChildProcess | undefined;
+  port = 0;
+
+  get via(): string {
+    return `${userInfo().username}@127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (!this.port) {
+      this.port = await freeLocalPort();
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(this.dir, 'id_test')]);
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(this.dir, 'host_key')]);
+      writeFileSync(join(this.dir, 'authorized_keys'), readFileSync(join(this.dir, 'id_test.pub')), { mode: 0o600 });
+      writeFileSync(
+        join(this.dir, 'sshd_config'),
+        [
+          `Port ${this.port}`,
+          'ListenAddress 127.0.0.1',
+          `HostKey ${join(this.dir, 'host_key')}`,
+          `PidFile ${join(this.dir, 'sshd.pid')}`,
+          `AuthorizedKeysFile ${join(this.dir, 'authorized_keys')}`,
+          'PasswordAuthentication no',
+          'KbdInteractiveAuthentication no',
+          'PubkeyAuthentication yes',
+          'PermitRootLogin prohibit-password',
+          'AllowTcpForwarding yes',
+          'StrictModes no',
+          'UsePAM no',
+          'LogLevel INFO',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(
+        this.clientConfig,
+        [
+          'Host *',
+          `  IdentityFile ${join(this.dir, 'id_test')}`,
+          '  IdentitiesOnly yes',
+          '  StrictHostKeyChecking no',
+          `  UserKnownHostsFile ${join(this.dir, 'known_hosts')}`,
+          '  BatchMode yes',
+          '  LogLevel ERROR',
+          '',
+        ].join('\n'),
+      );
+      mkdirSync('/run/sshd', { recursive: true });
+    }
+    this.child = spawn(SSHD, ['-D', '-f', join(this.dir, 'sshd_config'), '-E', this.log], { stdio: 'ignore' });
+    await waitForPort(this.port);
+  }
+
+  /** Kills the server and every session it forked (as a crash or a reboot of the login node would). */
+  async kill(): Promise<void> {
+    if (!this.child) return;
+    const exited = once(this.child, 'exit');
+    this.child.kill('SIGKILL');
+    await exited;
+    this.child = undefined;
+    try {
+      execFileSync('pkill', ['-KILL', '-f', `sshd: ${userInfo().username}`]);
+    } catch {
+      // no session left
+    }
+  }
+
+  /** Successful logins so far, from the server's own authentication log. */
+  logins(): number {
+    return existsSync(this.log) ? readFileSync(this.log, 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length : 0;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`sshd did not listen on ${port}`);
+}

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { checkHealth, endpointId, scatterGather, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type TunnelOptions } from '../src/core/index.ts';
+import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
+import { Fixture, prompts } from './helpers/swarm.ts';
+import { haveSshd, TestSshd } from './helpers/sshd.ts';
+
+const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
+
+/** ssh client processes still alive (zombies excluded), and listening TCP ports on 127.0.0.1. */
+function liveSshClients(): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => / ssh /.test(` ${l.trim().split(/\s+/).slice(2, 3).join(' ')} `) && !/^\s*\d+\s+Z/.test(l));
+}
+function listeningPorts(): Set<number> {
+  const out = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });
+  return new Set(out.split('\n').map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)?.[1])).filter(Boolean));
+}
+
+describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, () => {
+  const sshd = new TestSshd();
+  const fx = new Fixture();
+  const opened: Tunnel[] = [];
+  const options = (extra: Partial<TunnelOptions> = {}): TunnelOptions => ({ via: sshd.via, sshConfigFile: sshd.clientConfig, watchIntervalMs: 200, ...extra });
+  const open = async (endpoints: readonly Endpoint[], extra: Partial<TunnelOptions> = {}) => {
+    const t = await Tunnel.open(endpoints, options(extra));
+    opened.push(t);
+    return t;
+  };
+
+  before(() => sshd.start());
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.close()));
+    await fx.close();
+  });
+  after(() => sshd.stop());
+
+  it('forward mode: 20 endpoints through one master and one login; results name the real endpoints, in order', async () => {
+    const sim = await fx.sim(20);
+    const before = sshd.logins();
+    const tunnel = await open(sim.endpoints, { mode: 'forward' });
+    assert.equal(tunnel.mode, 'forward');
+    const local = tunnel.localEndpoints();
+    assert.deepEqual(local.map((e) => e.host), Array(20).fill('127.0.0.1'));
+    assert.ok(local.every((e, i) => e.port !== sim.endpoints[i]!.port), 'local ports are the forwards, not the endpoints');
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes });
+    const report = await scatterGather(pool, prompts(40), { maxTokens: 20 }).done;
+    assert.deepEqual(texts(report.results), prompts(40).map((p) => `completion: ${p}`));
+    assert.deepEqual(report.results.map((r) => r.endpoint), prompts(40).map((_, i) => endpointId(sim.endpoints[i % 20]!)));
+    assert.equal(sshd.logins() - before, 1, 'one authentication for every forward and request');
+  });
+
+  it('SOCKS mode: 200 endpoints through one -D proxy, one login', async () => {
+    const sim = await fx.sim(200);
+    const before = sshd.logins();
+    const tunnel = await open(sim.endpoints);
+    assert.equal(tunnel.mode, 'socks', 'auto mode picks SOCKS above the threshold');
+    assert.match(tunnel.socksAddress!, /^127\.0\.0\.1:\d+$/);
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes });
+    const report = await scatterGather(pool, prompts(400), { maxTokens: 20 }).done;
+    assert.equal(report.summary.ok, 400, report.results.find((r) => !r.ok)?.error ?? '');
+    assert.deepEqual(report.results.map((r) => r.endpoint), prompts(400).map((_, i) => endpointId(sim.endpoints[i % 200]!)));
+    assert.equal(sim.servers.reduce((s, x) => s + x.stats().generationRequests, 0), 200);
+    assert.equal(sshd.logins() - before, 1);
+  });
+
+  it('one ssh process for every forward (the Windows way) also takes one login', async () => {
+    const sim = await fx.sim(3);
+    const before = sshd.logins();
+    const tunnel = await open(sim.endpoints, { singleProcess: true, mode: 'forward' });
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(6), { maxTokens: 20 }).done;
+    assert.equal(report.summary.ok, 6);
+    assert.equal(sshd.logins() - before, 1);
+  });
+
+  it('sshd killed mid-run: every endpoint turns tunnel-down with its prompts failed; reconnect works once sshd is back', async () => {
+    const sim = await fx.sim(3, { ttftMs: 400 });
+    const tunnel = await open(sim.endpoints, { mode: 'forward' });
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes, failover: false });
+    const down = new Promise<string>((resolve) => tunnel.once('down', resolve));
+    const run = scatterGather(pool, prompts(6), { batch: false, maxTokens: 5 });
+    setTimeout(() => void sshd.kill(), 100);
+    const report = await run.done;
+    assert.match(await down, /ssh master .* is gone/);
+    assert.equal(report.summary.ok, 0);
+    assert.deepEqual(report.results.map((r) => r.index), [0, 1, 2, 3, 4, 5]);
+    assert.ok(report.results.every((r) => r.status === 'failed' && /tunnel down/.test(r.error!)), report.results.map((r) => r.error).join('\n'));
+    const health = await checkHealth(pool);
+    assert.deepEqual(health.map((h) => h.status), ['tunnel-down', 'tunnel-down', 'tunnel-down']);
+    assert.deepEqual(health.map((h) => h.endpoint), sim.endpoints.map(endpointId), 'the tree names compute nodes, not local ports');
+
+    await sshd.start();
+    await tunnel.reconnect();
+    pool.forget();
+    const again = await scatterGather(pool, prompts(6), { batch: false, maxTokens: 5 }).done;
+    assert.equal(again.summary.ok, 6, again.results.find((r) => !r.ok)?.error ?? '');
+    assert.deepEqual((await checkHealth(pool)).map((h) => h.status), ['healthy', 'healthy', 'healthy']);
+  });
+
+  it('moves a forward to the next local port when its port is taken', async () => {
+    const sim = await fx.sim(2);
+    const base = await freeLocalPort();
+    const blocker: Server = createServer();
+    await new Promise<void>((r) => blocker.listen(base, '127.0.0.1', r));
+    try {
+      const tunnel = await open(sim.endpoints, { mode: 'forward', localPortBase: base });
+      const ports = tunnel.localEndpoints().map((e) => e.port);
+      assert.ok(!ports.includes(base), `the taken port ${base} is not used (${ports})`);
+      const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 20 }).done;
+      assert.equal(report.summary.ok, 4);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('a dead remote target is that endpoint down (channel open failed), not the tunnel', async () => {
+    const sim = await fx.sim(2);
+    const dead = { host: '127.0.0.1', port: await freeLocalPort(), tags: {} };
+    const tunnel = await open([...sim.endpoints, dead], { mode: 'forward' });
+    const health = await checkHealth(fx.pool([...sim.endpoints, dead], { routes: tunnel.routes }));
+    assert.deepEqual(health.map((h) => h.status), ['healthy', 'healthy', 'down']);
+    assert.ok(await tunnel.alive(), 'the master survives a failed channel');
+  });
+
+  it('rejects bad host names, users and ssh options before any process starts', async () => {
+    const noSsh = { sshPath: '/nonexistent/ssh' };
+    for (const via of ['-oProxyCommand=touch /tmp/x', 'bad host', 'user;rm@host', 'host:0', 'ho$t']) {
+      await assert.rejects(Tunnel.open([], { via, ...noSsh }), SshArgumentError, via);
+    }
+    await assert.rejects(Tunnel.open([], { via: 'login', sshOptions: ['ProxyCommand=sh -c x'], ...noSsh }), /not allowed here/);
+    await assert.rejects(Tunnel.open([], { via: 'login', sshOptions: ['Port=22\nProxyCommand=x'], ...noSsh }), SshArgumentError);
+    await assert.rejects(Tunnel.open([{ host: '-oProxyCommand=x', port: 1, tags: {} }], { via: 'login', ...noSsh }), SshArgumentError);
+    await assert.rejects(Tunnel.open([], { via: 'login', sshPath: '-x' }), SshArgumentError);
+    // A valid request does reach the (missing) binary: the errors above came before any spawn.
+    await assert.rejects(Tunnel.open([], { via: 'login', ...noSsh }), /cannot run \/nonexistent\/ssh/);
+  });
+
+  it('reads a hostfile on the login node over the same connection', async () => {
+    const path = join(sshd.dir, 'job.hostfile');
+    writeFileSync(path, 'x4309c4s0b0n0\t6739\trole=chat\nx4309c4s1b0n0\t6739\trole=embed\n');
+    const before = sshd.logins();
+    const login = await SshLogin.create(options());
+    try {
+      const text = await login.readRemoteFile(path);
+      assert.deepEqual(hostfileFromText(text).endpoints.map(endpointId), ['x4309c4s0b0n0:6739', 'x4309c4s1b0n0:6739']);
+      await assert.rejects(login.readRemoteFile(`${path}; touch /tmp/pwned`), SshArgumentError);
+      await assert.rejects(login.readRemoteFile('relative/path'), SshArgumentError);
+      assert.equal(sshd.logins() - before, 1);
+    } finally {
+      await login.close();
+    }
+  });
+
+  it('teardown leaves no ssh process and no listening port behind', async () => {
+    const sim = await fx.sim(4);
+    const clientsBefore = liveSshClients().length;
+    for (const extra of [{ mode: 'forward' as const }, { mode: 'socks' as const }, { mode: 'forward' as const, singleProcess: true }]) {
+      const tunnel = await Tunnel.open(sim.endpoints, options(extra));
+      const ports = tunnel.mode === 'forward' ? tunnel.localEndpoints().map((e) => e.port) : [Number(tunnel.socksAddress!.split(':')[1])];
+      assert.ok(ports.every((p) => listeningPorts().has(p)), 'forwards listen while open');
+      assert.ok(liveSshClients().length > clientsBefore, 'an ssh process carries them');
+      await tunnel.close();
+      const still = listeningPorts();
+      assert.deepEqual(ports.filter((p) => still.has(p)), [], `${JSON.stringify(extra)}: no port left listening`);
+      assert.equal(liveSshClients().length, clientsBefore, `${JSON.stringify(extra)}: no ssh process left`);
+    }
+  });
+});
