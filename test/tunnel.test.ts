@@ -11,10 +11,10 @@ import { haveSshd, TestSshd } from './helpers/sshd.ts';
 
 const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
 
-/** ssh client processes still alive (zombies excluded), and listening TCP ports on 127.0.0.1. */
-function liveSshClients(): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((l) => / ssh /.test(` ${l.trim().split(/\s+/).slice(2, 3).join(' ')} `) && !/^\s*\d+\s+Z/.test(l));
+/** Live (non-zombie) ssh client processes talking to this test's sshd. */
+function liveSshClients(port: number): string[] {
+  const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => !l.trim().startsWith('Z') && /^\S+\s+ssh\s/.test(l.trim()) && l.includes(`-p ${port}`));
 }
 function listeningPorts(): Set<number> {
   const out = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });
@@ -157,16 +157,16 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
 
   it('teardown leaves no ssh process and no listening port behind', async () => {
     const sim = await fx.sim(4);
-    const clientsBefore = liveSshClients().length;
+    const clientsBefore = liveSshClients(sshd.port).length;
     for (const extra of [{ mode: 'forward' as const }, { mode: 'socks' as const }, { mode: 'forward' as const, singleProcess: true }]) {
       const tunnel = await Tunnel.open(sim.endpoints, options(extra));
       const ports = tunnel.mode === 'forward' ? tunnel.localEndpoints().map((e) => e.port) : [Number(tunnel.socksAddress!.split(':')[1])];
       assert.ok(ports.every((p) => listeningPorts().has(p)), 'forwards listen while open');
-      assert.ok(liveSshClients().length > clientsBefore, 'an ssh process carries them');
+      assert.ok(liveSshClients(sshd.port).length > clientsBefore, 'an ssh process carries them');
       await tunnel.close();
       const still = listeningPorts();
       assert.deepEqual(ports.filter((p) => still.has(p)), [], `${JSON.stringify(extra)}: no port left listening`);
-      assert.equal(liveSshClients().length, clientsBefore, `${JSON.stringify(extra)}: no ssh process left`);
+      assert.equal(liveSshClients(sshd.port).length, clientsBefore, `${JSON.stringify(extra)}: no ssh process left`);
     }
   });
 });

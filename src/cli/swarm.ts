@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import {
   checkExtra,
+  checkRemotePath,
   DEFAULT_RETRY,
   endpointId,
   hostfileFromText,
@@ -104,6 +105,11 @@ function checkFlags(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags): 
   if (Boolean(flags.hostfile) === Boolean(flags.remoteHostfile)) throw new CliError('give exactly one of --hostfile FILE and --remote-hostfile PATH');
   if (flags.remoteHostfile && !flags.via) throw new CliError('--remote-hostfile needs --via, the login node to read it from');
   if (flags.via && flags.socks) throw new CliError('--via opens its own tunnel; --socks is for a proxy opened elsewhere: give one of them');
+  try {
+    if (flags.remoteHostfile) checkRemotePath(flags.remoteHostfile);
+  } catch (err) {
+    throw new CliError(`--remote-hostfile: ${(err as Error).message}`);
+  }
   try {
     checkExtra(flags.param);
   } catch (err) {

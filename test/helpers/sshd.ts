@@ -70,17 +70,20 @@ export class TestSshd {
     await waitForPort(this.port);
   }
 
-  /** Kills the server and every session it forked (as a crash or a reboot of the login node would). */
+  /** Kills the server and every session it forked (as a crash or a reboot of the login node would), and nothing else. */
   async kill(): Promise<void> {
-    if (!this.child) return;
+    if (!this.child?.pid) return;
+    const sessions = descendants(this.child.pid);
     const exited = once(this.child, 'exit');
     this.child.kill('SIGKILL');
     await exited;
     this.child = undefined;
-    try {
-      execFileSync('pkill', ['-KILL', '-f', `sshd: ${userInfo().username}`]);
-    } catch {
-      // no session left
+    for (const pid of sessions) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
   }
 
@@ -93,6 +96,20 @@ export class TestSshd {
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Every process below `pid` in the process tree. */
+function descendants(pid: number): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  for (let frontier = [pid]; frontier.length; ) {
+    frontier = rows.filter(([, ppid]) => frontier.includes(ppid)).map(([p]) => p);
+    found.push(...frontier);
+  }
+  return found;
 }
 
 async function waitForPort(port: number): Promise<void> {

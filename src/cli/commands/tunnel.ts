@@ -26,9 +26,11 @@ export function tunnelCommand(): Command {
     const flags: TunnelFlags = { ...raw, socks: undefined, tunnelMode: raw.socks ? 'socks' : raw.forward ? 'forward' : 'auto' };
     const swarm = await openSwarm({ ...flags, tag: [] });
     const tunnel = swarm.tunnel!;
-    const stopped = new Promise<string>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
+    // Nothing else holds the event loop while we wait (the master runs on its own): hold it ourselves.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
     });
     try {
       if (tunnel.mode === 'forward' && flags.out) await writeFile(flags.out, writeHostfile(tunnel.localEndpoints()));
@@ -59,6 +61,7 @@ export function tunnelCommand(): Command {
       }
       await stopped;
     } finally {
+      clearInterval(keepAlive);
       await swarm.close();
       process.stderr.write('tunnel closed\n');
     }
