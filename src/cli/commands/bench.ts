@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { parseHostfile, scatterGather, SwarmPool, type Endpoint } from '../../core/index.ts';
+import { checkHealth, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
 import type { SimStats } from '../../sim/server.ts';
 import type { SimIpcMessage } from './sim.ts';
 
@@ -22,7 +22,9 @@ export function benchCommand(): Command {
   return new Command('bench')
     .description('benchmark batched vs individual on the simulator: HTTP requests, wall time, wall / ideal makespan, peak RSS')
     .option('--quick', 'only the 20 × 4 scenario')
-    .action(async (flags: { quick?: boolean }) => {
+    .option('--via <[user@]host[:port]>', 'also time SSH tunnels through this login host: 20 forwards, and 200 endpoints over SOCKS')
+    .option('--ssh-config <file>', 'ssh config file for --via')
+    .action(async (flags: { quick?: boolean; via?: string; sshConfig?: string }) => {
       const say = (line = '') => process.stdout.write(`${line}\n`);
       say(`swarm bench: simulator in a child process (${SIM.overheadMs} ms serialized per HTTP request, ttft ${SIM.ttftMs} ms, tpot ${SIM.tpotMs} ms), max_tokens ${MAX_TOKENS}`);
       say(`each scenario: a warm-up, then ${ROUNDS} rounds alternating batched/individual; medians shown`);
@@ -39,6 +41,7 @@ export function benchCommand(): Command {
         say(`  client CPU      batched ${s(median(batched.cpuMs))} · individual ${s(median(individual.cpuMs))} → individual / batched = ${(median(individual.cpuMs) / median(batched.cpuMs)).toFixed(2)}×`);
         say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
       }
+      if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
       say();
       say(`peak RSS: swarm client ${mb(process.resourceUsage().maxRSS)} · simulator process ${mb(simRssKb)}`);
     });
@@ -72,6 +75,29 @@ async function scenario(promptCount: number, endpointCount: number): Promise<{ b
   } finally {
     await pool.close();
     await sim.stop();
+  }
+}
+
+/** Time to bring a tunnel up (login, forwards, first health round over HTTP) and down. */
+async function tunnelBench(via: string, sshConfigFile: string | undefined, say: (line?: string) => void): Promise<void> {
+  say();
+  say(`SSH tunnels through ${via} (each: login, routes, one health round over them, teardown)`);
+  for (const [count, mode] of [[20, 'forward'], [200, 'socks']] as const) {
+    const sim = await startSimProcess(count);
+    try {
+      const t0 = performance.now();
+      const tunnel = await Tunnel.open(sim.endpoints, { via, mode, ...(sshConfigFile ? { sshConfigFile } : {}) });
+      const up = performance.now();
+      const pool = new SwarmPool(sim.endpoints, { routes: tunnel.routes });
+      const healthy = (await checkHealth(pool)).filter((r) => r.status === 'healthy').length;
+      const ready = performance.now();
+      await pool.close();
+      await tunnel.close();
+      const down = performance.now();
+      say(`  ${count} endpoints, ${mode}: up in ${s(up - t0)} · all ${healthy === count ? '' : `(only ${healthy}) `}healthy over it after ${s(ready - t0)} · torn down in ${s(down - ready)}`);
+    } finally {
+      await sim.stop();
+    }
   }
 }
 
