@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { checkHealth, endpointId, scatterGather, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type TunnelOptions } from '../src/core/index.ts';
+import { checkHealth, endpointId, scatterGather, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type LoginCommand, type TunnelOptions } from '../src/core/index.ts';
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
@@ -153,6 +153,47 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     } finally {
       await login.close();
     }
+  });
+
+  it("rides the user's own ControlMaster (no second login) and leaves it running on close", async () => {
+    const sim = await fx.sim(2);
+    const userConfig = join(sshd.dir, 'user_config');
+    const controlPath = join(sshd.dir, 'cm-%C');
+    writeFileSync(userConfig, `${readFileSync(sshd.clientConfig, 'utf8')}  ControlMaster auto\n  ControlPath ${controlPath}\n  ControlPersist 60\n`);
+    const target = sshd.via.replace(/:\d+$/, '');
+    const base = ['-F', userConfig, '-p', String(sshd.port)];
+    execFileSync('ssh', [...base, '-fN', target]); // the user's own login, earlier, elsewhere
+    try {
+      const before = sshd.logins();
+      const tunnel = await Tunnel.open(sim.endpoints, { via: sshd.via, sshConfigFile: userConfig, mode: 'forward' });
+      const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 20 }).done;
+      assert.equal(report.summary.ok, 4);
+      const ports = tunnel.localEndpoints().map((e) => e.port);
+      await tunnel.close();
+      assert.equal(sshd.logins() - before, 0, 'no new login: the user\'s master carried it');
+      execFileSync('ssh', [...base, '-O', 'check', target], { stdio: 'ignore' }); // throws if the master is gone
+      const still = listeningPorts();
+      assert.deepEqual(ports.filter((p) => still.has(p)), [], 'our forwards were cancelled');
+    } finally {
+      execFileSync('ssh', [...base, '-O', 'exit', target], { stdio: 'ignore' });
+    }
+  });
+
+  it('hands the first login to the caller (a terminal for the one-time password), then carries on', async () => {
+    const sim = await fx.sim(2);
+    const before = sshd.logins();
+    let shown: LoginCommand | undefined;
+    const login = await SshLogin.create(options(), (cmd) => {
+      shown = cmd;
+      // What the extension does in a VS Code terminal: run exactly this command.
+      execFileSync(cmd.command, cmd.args, { stdio: 'ignore' });
+    });
+    const tunnel = await Tunnel.open(sim.endpoints, options({ mode: 'forward' }), login);
+    opened.push(tunnel);
+    assert.ok(shown && shown.args.includes('-M') && shown.args.includes('-f'), 'a master login command');
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(2), { maxTokens: 20 }).done;
+    assert.equal(report.summary.ok, 2);
+    assert.equal(sshd.logins() - before, 1);
   });
 
   it('teardown leaves no ssh process and no listening port behind', async () => {

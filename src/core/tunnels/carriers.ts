@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { connect } from 'node:net';
 import pLimit from 'p-limit';
 import { destination } from './ssh-args.ts';
-import { ForwardError, SshMaster } from './master.ts';
+import { ForwardError, SshMaster, type ConnectOptions } from './master.ts';
 import { commonArgs, type SshConfig } from './ssh-process.ts';
 import type { PortAllocator } from './local-port.ts';
 
@@ -22,9 +22,14 @@ export function forwardSpec(f: Forward): string {
 export interface Carrier extends EventEmitter<{ down: [string] }> {
   readonly label: string;
   /** Sets the forwards up; a forward whose local port turns out taken moves to a new one (`local` is updated). */
-  open(forwards: Forward[], ports: PortAllocator, options: { interactive?: boolean; keepPorts?: boolean }): Promise<void>;
+  open(forwards: Forward[], ports: PortAllocator, options: OpenOptions): Promise<void>;
   alive(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+export interface OpenOptions extends ConnectOptions {
+  /** Reconnecting: the forwards must come back on the same ports, so routes stay valid. */
+  keepPorts?: boolean;
 }
 
 const PORT_RETRIES = 5;
@@ -45,7 +50,7 @@ export class MasterCarrier extends EventEmitter<{ down: [string] }> implements C
     return this.master.label;
   }
 
-  async open(forwards: Forward[], ports: PortAllocator, options: { interactive?: boolean; keepPorts?: boolean }): Promise<void> {
+  async open(forwards: Forward[], ports: PortAllocator, options: OpenOptions): Promise<void> {
     if (!(await this.master.check())) await this.master.connect(options);
     const limit = pLimit(8);
     await Promise.all(
@@ -91,7 +96,7 @@ export class ProcessCarrier extends EventEmitter<{ down: [string] }> implements 
     return destination(this.config.target);
   }
 
-  async open(forwards: Forward[], ports: PortAllocator, options: { interactive?: boolean; keepPorts?: boolean }): Promise<void> {
+  async open(forwards: Forward[], ports: PortAllocator, options: OpenOptions): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const failure = await this.start(forwards, Boolean(options.interactive));
       if (!failure) return;

@@ -1,5 +1,5 @@
 export { chooseMode, SOCKS_THRESHOLD, SshLogin, Tunnel, type TunnelMode, type TunnelOptions } from './tunnel.ts';
-export { SshMaster, type LoginCommand } from './master.ts';
+export { SshMaster, type ConnectOptions, type LoginCommand } from './master.ts';
 export { checkRemotePath, checkSshOption, parseTarget, SshArgumentError, targetLabel, type SshTarget } from './ssh-args.ts';
 export { sshConfig, type SshConfig, type SshSettings } from './ssh-process.ts';
 export { socksConnector } from './socks-connector.ts';

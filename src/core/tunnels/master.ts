@@ -13,6 +13,14 @@ export interface LoginCommand {
   args: string[];
 }
 
+export interface ConnectOptions {
+  /** Let ssh prompt on this process's terminal. */
+  interactive?: boolean;
+  /** Run the login elsewhere (a VS Code terminal); connect resolves once the master answers. */
+  runLogin?: (login: LoginCommand) => void | Promise<void>;
+  loginTimeoutMs?: number;
+}
+
 /**
  * One authenticated OpenSSH connection to the login node that every forward rides on. Reuses the
  * user's own ControlMaster when their ~/.ssh/config has one running for this host (no second
@@ -49,10 +57,15 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
    * Makes sure a master is up: the user's if one is running, else ours. With `interactive`
    * the login prompts on this terminal; without, the login must not need typing (keys, agent).
    */
-  async connect(options: { interactive?: boolean } = {}): Promise<void> {
+  async connect(options: ConnectOptions = {}): Promise<void> {
     if (!this.controlPath && (await this.usersMasterRunning())) {
       this.alive = true;
       return;
+    }
+    if (options.runLogin) {
+      // The caller runs the login where the user can type (a VS Code terminal); we wait for the socket.
+      await options.runLogin(this.loginCommand());
+      return this.waitUntilRunning(options.loginTimeoutMs ?? 5 * 60_000);
     }
     const result = await runSsh(this.config, this.masterArgs(), {
       timeoutMs: options.interactive ? 10 * 60_000 : 60_000,

@@ -4,7 +4,7 @@ import { checkHost } from '../hostfile/validate.ts';
 import type { Route } from '../http/endpoint-client.ts';
 import { MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
-import { SshMaster } from './master.ts';
+import { SshMaster, type ConnectOptions } from './master.ts';
 import { checkRemotePath, SshArgumentError } from './ssh-args.ts';
 import { sshConfig, type SshConfig, type SshSettings } from './ssh-process.ts';
 import { socksConnector } from './socks-connector.ts';
@@ -135,12 +135,16 @@ export class SshLogin {
     private readonly config: SshConfig,
   ) {}
 
-  static async create(options: TunnelOptions): Promise<SshLogin> {
+  /**
+   * Logs in (or finds the user's own master). `runLogin` hands the login command to the caller to
+   * run where a one-time password can be typed, e.g. a VS Code terminal.
+   */
+  static async create(options: TunnelOptions, runLogin?: ConnectOptions['runLogin']): Promise<SshLogin> {
     const config = sshConfig(options);
     const single = options.singleProcess ?? process.platform === 'win32';
     if (single) return new SshLogin(new ProcessCarrier(config), config);
     const master = new SshMaster(config, options.persistSeconds);
-    await master.connect({ interactive: Boolean(options.interactive) });
+    await master.connect({ interactive: Boolean(options.interactive), ...(runLogin ? { runLogin } : {}) });
     return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config);
   }
 
