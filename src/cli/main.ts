@@ -6,6 +6,7 @@ import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
 import { simCommand } from './commands/sim.ts';
 import { tunnelCommand } from './commands/tunnel.ts';
+import { waitCommand } from './commands/wait.ts';
 import { CliError, EXIT } from './exit.ts';
 
 const program = new Command('swarm')
@@ -14,7 +15,7 @@ const program = new Command('swarm')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), tunnelCommand(), benchCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 

@@ -18,3 +18,4 @@ export { mapGather } from './patterns/map-gather.ts';
 export { broadcast } from './patterns/broadcast.ts';
 export { treeReduce, type TreeReduceInput, type ReduceOutcome, type ReduceLevel } from './patterns/tree-reduce.ts';
 export * from './tunnels/index.ts';
+export * from './wait.ts';
