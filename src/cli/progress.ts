@@ -1,5 +1,7 @@
 import cliProgress from 'cli-progress';
-import type { Run } from '../core/index.ts';
+import type { Run, RunReport } from '../core/index.ts';
+import { formatSummary } from './format.ts';
+import { onInterrupt } from './interrupt.ts';
 
 /**
  * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress) unless `bar` is
@@ -29,4 +31,18 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
     if (e.status === 'down') log(`endpoint ${e.endpoint} down: ${e.reason ?? 'unreachable'}`);
   });
   return () => bars?.stop();
+}
+
+/**
+ * Runs `run` in the terminal: progress and warnings on stderr, Ctrl-C cancels (keeping finished
+ * results), the summary at the end unless quiet.
+ */
+export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean): Promise<{ report: RunReport<T>; interrupted: boolean }> {
+  const stopBar = showProgress(run as Run<unknown>, label, !quiet);
+  const interrupt = onInterrupt(() => run.cancel());
+  const report = await run.done;
+  stopBar();
+  interrupt.dispose();
+  if (!quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
+  return { report, interrupted: interrupt.interrupted() };
 }

@@ -16,6 +16,6 @@ export type { RunOptions } from './plan.ts';
 export { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts';
 export { mapGather } from './patterns/map-gather.ts';
 export { broadcast } from './patterns/broadcast.ts';
-export { treeReduce, type TreeReduceInput, type ReduceOutcome, type ReduceLevel } from './patterns/tree-reduce.ts';
+export { checkTreeReduce, treeReduce, type TreeReduceInput, type ReduceOutcome, type ReduceLevel } from './patterns/tree-reduce.ts';
 export * from './tunnels/index.ts';
 export * from './wait.ts';

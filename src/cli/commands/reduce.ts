@@ -1,11 +1,9 @@
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { parsePrompts, treeReduce, type Run, type ReduceOutcome } from '../../core/index.ts';
+import { checkTreeReduce, parsePrompts, treeReduce } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
-import { formatSummary } from '../format.ts';
-import { onInterrupt } from '../interrupt.ts';
 import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
-import { showProgress } from '../progress.ts';
+import { watchRun } from '../progress.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
 interface ReduceFlags extends SwarmFlags, GenerationFlags, ReachFlags {
@@ -30,27 +28,21 @@ export function reduceCommand(): Command {
   addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ReduceFlags) => {
-    const items = flags.items ? await readItems(flags.items) : undefined;
-    const swarm = await openSwarm(flags);
-    const pool = swarm.pool;
-    let run: Run<ReduceOutcome>;
+    const input = { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin };
     try {
-      run = treeReduce(pool, { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin, ...(items ? { items } : {}) }, runOptions(flags));
+      checkTreeReduce(input);
     } catch (err) {
-      await swarm.close();
       throw new CliError((err as Error).message);
     }
-    const stopBar = showProgress(run, 'tree-reduce', !flags.quiet);
-    const interrupt = onInterrupt(() => run.cancel());
-    const report = await run.done;
-    stopBar();
-    interrupt.dispose();
+    const items = flags.items ? await readItems(flags.items) : undefined;
+    const swarm = await openSwarm(flags);
+    const run = treeReduce(swarm.pool, { ...input, ...(items ? { items } : {}) }, runOptions(flags));
+    const { report, interrupted } = await watchRun(run, 'tree-reduce', Boolean(flags.quiet));
     await swarm.close();
-    if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
     const outcome = report.outcome;
     if (outcome) process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${outcome.text}\n`);
     else process.stderr.write(`error: ${report.error}\n`);
-    process.exitCode = interrupt.interrupted() ? EXIT.interrupted : outcome ? EXIT.ok : EXIT.failed;
+    process.exitCode = interrupted ? EXIT.interrupted : outcome ? EXIT.ok : EXIT.failed;
   });
 }
 

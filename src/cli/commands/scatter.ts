@@ -1,11 +1,9 @@
 import { Command } from 'commander';
 import { loadPrompts, PromptFileError, scatterGather } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
-import { formatSummary } from '../format.ts';
-import { onInterrupt } from '../interrupt.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { OrderedJsonlWriter } from '../ordered-writer.ts';
-import { showProgress } from '../progress.ts';
+import { watchRun } from '../progress.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
 interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
@@ -31,20 +29,14 @@ export function scatterCommand(): Command {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     });
     const swarm = await openSwarm(flags);
-    const pool = swarm.pool;
-    const run = scatterGather(pool, prompts, { ...runOptions(flags), batch: flags.batch });
+    const run = scatterGather(swarm.pool, prompts, { ...runOptions(flags), batch: flags.batch });
     const writer = new OrderedJsonlWriter(flags.out);
     run.on('result', (r) => writer.add(r));
-    const stopBar = showProgress(run, flags.batch ? 'batched' : 'individual', !flags.quiet);
-    const interrupt = onInterrupt(() => run.cancel());
-    const report = await run.done;
-    stopBar();
-    interrupt.dispose();
+    const { report, interrupted } = await watchRun(run, flags.batch ? 'batched' : 'individual', Boolean(flags.quiet));
     await writer.close();
     await swarm.close();
-    if (!flags.quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
     if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
-    if (interrupt.interrupted()) process.exitCode = EXIT.interrupted;
+    if (interrupted) process.exitCode = EXIT.interrupted;
     else process.exitCode = report.summary.ok === report.summary.prompts ? EXIT.ok : EXIT.failed;
   });
 }

@@ -30,9 +30,8 @@ export interface ReduceOutcome {
  * dropped between rounds. Runs on the chat path, as Aurora-Swarm does since its fix for chat models.
  */
 export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: RunOptions = {}): Run<ReduceOutcome> {
+  checkTreeReduce(input);
   const fanin = input.fanin ?? 50;
-  if (!input.reducePrompt.includes('{responses}')) throw new Error('the reduce prompt must contain {responses}, where the answers to merge go');
-  if (!Number.isInteger(fanin) || fanin < 2) throw new Error(`fan-in must be an integer of at least 2 (got ${fanin})`);
   return new Run(pool, { pattern: 'tree-reduce', batch: false }, async (ctx) => {
     const plan = await makePlan(pool, options, ctx);
     const leaves = input.items
@@ -52,6 +51,13 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
     if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');
     return { text: current[0]!, levels };
   });
+}
+
+/** Throws on input that cannot reduce: before any connection is made. */
+export function checkTreeReduce(input: TreeReduceInput): void {
+  const fanin = input.fanin ?? 50;
+  if (!input.reducePrompt.includes('{responses}')) throw new Error('the reduce prompt must contain {responses}, where the answers to merge go');
+  if (!Number.isInteger(fanin) || fanin < 2) throw new Error(`fan-in must be an integer of at least 2 (got ${fanin})`);
 }
 
 function survivors(results: ReadonlyArray<{ ok: boolean; text: string }>): string[] {
