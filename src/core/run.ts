@@ -173,7 +173,7 @@ export class Run<T = void> {
     this.counts.done++;
     this.counts[result.status === 'ok' ? 'ok' : result.status]++;
     this.events.emit('result', result);
-    this.events.emit('progress', this.progress);
+    if (this.events.listenerCount('progress')) this.events.emit('progress', this.progress);
   }
 }
 
