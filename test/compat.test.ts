@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { checkHealth, FALLBACK_MAX_MODEL_LEN, scatterGather, type Endpoint } from '../src/core/index.ts';
+import { checkHealth, FALLBACK_MAX_MODEL_LEN, parseVllmMetrics, readLoad, scatterGather, type Endpoint } from '../src/core/index.ts';
 import { Fixture } from './helpers/swarm.ts';
 
 /**
@@ -72,5 +72,28 @@ describe('servers other than current vLLM', () => {
     const [down] = await checkHealth(fx.pool([goneEndpoint]));
     assert.equal(down!.status, 'down');
     assert.match(down!.error!, /ECONNREFUSED/);
+  });
+});
+
+describe('endpoint load from /metrics', () => {
+  const fx = new Fixture();
+  after(() => fx.close());
+
+  it('reads running and waiting sequences while a batch is in flight, and KV-cache usage', async () => {
+    const sim = await fx.sim(1, { maxNumSeqs: 2, ttftMs: 300 });
+    const pool = fx.pool(sim.endpoints);
+    const run = scatterGather(pool, ['a', 'b', 'c', 'd', 'e'], { maxTokens: 5 });
+    await new Promise((r) => setTimeout(r, 150));
+    const load = await readLoad(pool, 0);
+    assert.deepEqual([load!.running, load!.waiting], [2, 3]);
+    assert.ok(load!.kvCacheUsage! > 0);
+    await run.done;
+    assert.deepEqual(await readLoad(pool, 0), { running: 0, waiting: 0, kvCacheUsage: 0 });
+  });
+
+  it('falls back to the older gpu_cache_usage_perc name and sums engines', () => {
+    const text = ['vllm:num_requests_running{engine="0",model_name="m"} 3', 'vllm:num_requests_running{engine="1",model_name="m"} 2', 'vllm:num_requests_waiting{model_name="m"} 1.0', 'vllm:gpu_cache_usage_perc{model_name="m"} 0.25'].join('\n');
+    assert.deepEqual(parseVllmMetrics(text), { running: 5, waiting: 1, kvCacheUsage: 0.25 });
+    assert.equal(parseVllmMetrics('# nothing here\n'), null);
   });
 });

@@ -210,6 +210,9 @@ describe('model and endpoint selection', () => {
     const tagged = sim.endpoints.map((e, i) => ({ ...e, tags: { role: i < 2 ? 'chat' : 'embed' } }));
     const report = await scatterGather(fx.pool(tagged), prompts(4), { tags: [['role', 'embed']], maxTokens: 5 }).done;
     assert.deepEqual(new Set(report.results.map((r) => r.endpoint)), new Set(tagged.slice(2).map(endpointId)));
+    const pool = fx.pool(tagged);
+    const kept = await scatterGather(pool, prompts(4), { exclude: [endpointId(tagged[0]!)], maxTokens: 5 }).done;
+    assert.ok(kept.results.every((r) => r.ok && r.endpoint !== endpointId(tagged[0]!)), 'an excluded endpoint gets nothing');
     const none = await scatterGather(fx.pool(tagged), prompts(1), { tags: [['role', 'x']] }).done;
     assert.match(none.error!, /no endpoint has tag role=x; tags in the hostfile: role=chat, role=embed/);
   });

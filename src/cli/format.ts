@@ -1,25 +1,6 @@
-import type { RunSummary } from '../core/index.ts';
+import { summaryRows, type RunSummary } from '../core/index.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 3 : 1)} s`;
-const ms = (v: number) => `${v < 10 ? v.toFixed(1) : int(v)} ms`;
-const rate = (n: number | null, unit: string) => (n === null ? 'n/a' : `${n < 10 ? n.toFixed(2) : int(n)} ${unit}/s`);
-
-/** The rows of a summary, label → value, in vLLM-bench vocabulary. */
-export function summaryRows(s: RunSummary): Array<[string, string]> {
-  return [
-    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed · ${int(s.cancelled)} cancelled`],
-    ['wall time', secs(s.wallMs)],
-    ['HTTP requests', int(s.httpRequests)],
-    ['request throughput', rate(s.requestThroughput, 'req')],
-    ['prompt throughput', rate(s.promptThroughput, 'prompts')],
-    ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens)],
-    ['output token throughput', rate(s.outputTokenThroughput, 'tok')],
-    ['E2EL mean', s.e2el ? ms(s.e2el.meanMs) : 'n/a'],
-    ['E2EL median', s.e2el ? ms(s.e2el.medianMs) : 'n/a'],
-    ['E2EL p99', s.e2el ? ms(s.e2el.p99Ms) : 'n/a'],
-  ];
-}
 
 export function formatSummary(s: RunSummary): string {
   const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${s.model}` : ''}`;

@@ -19,3 +19,5 @@ export { broadcast } from './patterns/broadcast.ts';
 export { checkTreeReduce, treeReduce, type TreeReduceInput, type ReduceOutcome, type ReduceLevel } from './patterns/tree-reduce.ts';
 export * from './tunnels/index.ts';
 export * from './wait.ts';
+export * from './load.ts';
+export { OrderedJsonlWriter } from './results-file.ts';

@@ -7,11 +7,13 @@ import type { RunContext } from './run.ts';
 export interface RunOptions extends GenerationOptions {
   /** Only endpoints carrying all these `key=value` tags. */
   tags?: Array<[string, string]>;
+  /** Endpoint ids (`host:port`) the user took out of runs. */
+  exclude?: readonly string[];
 }
 
 /** Picks the run's endpoints and model, and tells the run's watchers what was left out. */
 export async function makePlan(pool: SwarmPool, options: RunOptions, ctx: RunContext): Promise<Plan> {
-  const selection = await pool.select(options, options.tags ?? [], ctx.signal);
+  const selection = await pool.select(options, options.tags ?? [], ctx.signal, options.exclude);
   ctx.setModel(selection.model);
   for (const w of selection.warnings) ctx.warn(w);
   return { pool, selection, gen: options, ctx };

@@ -152,9 +152,11 @@ export class SwarmPool {
   }
 
   /** Endpoints for a run: tag filter, reachable, serving the chosen model. Warns about those left out. */
-  async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal): Promise<Selection> {
+  async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal, exclude: readonly string[] = []): Promise<Selection> {
     checkExtra(gen.extra);
-    const tagged = this.states.filter((s) => matchesTags(s.endpoint, tags));
+    const left = new Set(exclude);
+    const tagged = this.states.filter((s) => matchesTags(s.endpoint, tags) && !left.has(s.id));
+    if (!tagged.length && left.size) throw new SelectionError(`every endpoint${tags.length ? ' with those tags' : ''} is excluded from runs`);
     if (!tagged.length) {
       const present = [...new Set(this.states.flatMap((s) => Object.entries(s.endpoint.tags).map(([k, v]) => `${k}=${v}`)))];
       const wanted = tags.map(([k, v]) => `${k}=${v}`).join(', ');

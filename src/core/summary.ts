@@ -107,3 +107,25 @@ export function percentile(sorted: readonly number[], p: number): number {
   const hi = Math.ceil(rank);
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
 }
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 3 : 1)} s`;
+const ms = (v: number) => `${v < 10 ? v.toFixed(1) : int(v)} ms`;
+const rate = (n: number | null, unit: string) => (n === null ? 'n/a' : `${n < 10 ? n.toFixed(2) : int(n)} ${unit}/s`);
+
+/** The rows of a summary, label → value, in vLLM-bench vocabulary (terminal, notification, markdown). */
+export function summaryRows(s: RunSummary): Array<[string, string]> {
+  return [
+    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed · ${int(s.cancelled)} cancelled`],
+    ['wall time', secs(s.wallMs)],
+    ['HTTP requests', int(s.httpRequests)],
+    ['request throughput', rate(s.requestThroughput, 'req')],
+    ['prompt throughput', rate(s.promptThroughput, 'prompts')],
+    ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens)],
+    ['output token throughput', rate(s.outputTokenThroughput, 'tok')],
+    ['E2EL mean', s.e2el ? ms(s.e2el.meanMs) : 'n/a'],
+    ['E2EL median', s.e2el ? ms(s.e2el.medianMs) : 'n/a'],
+    ['E2EL p99', s.e2el ? ms(s.e2el.p99Ms) : 'n/a'],
+  ];
+}
+

@@ -1,8 +1,7 @@
 import { Command } from 'commander';
-import { loadPrompts, PromptFileError, scatterGather } from '../../core/index.ts';
+import { loadPrompts, OrderedJsonlWriter, PromptFileError, scatterGather } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
-import { OrderedJsonlWriter } from '../ordered-writer.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { PromptResult } from '../core/index.ts';
+import type { PromptResult } from './result.ts';
 
 /**
  * Writes results as JSONL in input order while the run goes on: each result waits only for the

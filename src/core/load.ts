@@ -1,0 +1,37 @@
+import type { SwarmPool } from './pool.ts';
+
+/** What an endpoint is busy with, from vLLM's `/metrics`. */
+export interface EndpointLoad {
+  running: number;
+  waiting: number;
+  /** 0..1; null when the server exposes neither metric name. */
+  kvCacheUsage: number | null;
+}
+
+/**
+ * Reads vLLM's Prometheus gauges, summed over label sets (one per engine). KV-cache usage is
+ * `vllm:kv_cache_usage_perc`, falling back to the older `vllm:gpu_cache_usage_perc` (notes §2.6).
+ */
+export function parseVllmMetrics(text: string): EndpointLoad | null {
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^(vllm:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eE]+|NaN)\s*$/.exec(line);
+    if (m) sums.set(m[1]!, (sums.get(m[1]!) ?? 0) + Number(m[2]));
+  }
+  if (!sums.has('vllm:num_requests_running') && !sums.has('vllm:num_requests_waiting')) return null;
+  return {
+    running: sums.get('vllm:num_requests_running') ?? 0,
+    waiting: sums.get('vllm:num_requests_waiting') ?? 0,
+    kvCacheUsage: sums.get('vllm:kv_cache_usage_perc') ?? sums.get('vllm:gpu_cache_usage_perc') ?? null,
+  };
+}
+
+/** `GET /metrics` of one endpoint; null when it has none (not vLLM) or cannot be reached. */
+export async function readLoad(pool: SwarmPool, slot: number, signal?: AbortSignal): Promise<EndpointLoad | null> {
+  try {
+    const res = await pool.client(slot).send('GET', '/metrics', undefined, pool.options.lookupTimeoutMs, signal);
+    return res.status === 200 ? parseVllmMetrics(res.body) : null;
+  } catch {
+    return null;
+  }
+}
