@@ -1,14 +1,10 @@
-// Bundles the CLI with esbuild; npm packages stay external (they are installed beside it).
+// Bundles with esbuild: the CLI (npm packages stay external: they are installed beside it) and the
+// VS Code extension (everything inlined but `vscode`, so the .vsix needs no node_modules).
 import { build } from 'esbuild';
 
-await build({
-  entryPoints: ['src/cli/main.ts'],
-  outfile: 'dist/cli.js',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: true,
-  logLevel: 'warning',
-});
+const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
+
+await Promise.all([
+  build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', format: 'esm', packages: 'external' }),
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], minify: true }),
+]);

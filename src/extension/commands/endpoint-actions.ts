@@ -1,0 +1,31 @@
+import * as vscode from 'vscode';
+import { originOf } from '../../core/index.ts';
+import type { EndpointView } from '../connection.ts';
+import type { Services } from '../services.ts';
+
+/** Tree rows hand their view to these; the palette hides them (they need a row). */
+type Row = { view: EndpointView } | undefined;
+
+export async function copyUrl(row: Row): Promise<void> {
+  if (!row) return;
+  await vscode.env.clipboard.writeText(`${originOf(row.view.endpoint)}/v1`);
+  void vscode.window.setStatusBarMessage(`Copied ${originOf(row.view.endpoint)}/v1`, 3000);
+}
+
+/** Fetches `/metrics` over the endpoint's own route (a tunnel, perhaps) and shows it as text. */
+export async function openMetrics(services: Services, row: Row): Promise<void> {
+  const connection = services.session.connection;
+  if (!row || !connection) return;
+  const slot = connection.endpoints.findIndex((e) => e === row.view.endpoint);
+  try {
+    const res = await connection.swarm.client(slot).send('GET', '/metrics', undefined, 10_000);
+    const doc = await vscode.workspace.openTextDocument({ content: res.status === 200 ? res.body : `HTTP ${res.status}\n\n${res.body}`, language: 'plaintext' });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Swarm: ${row.view.id}/metrics: ${(err as Error).message}`);
+  }
+}
+
+export function toggleExclude(services: Services, row: Row): void {
+  if (row) services.session.connection?.toggleExclude(row.view.id);
+}

@@ -1,0 +1,83 @@
+import * as vscode from 'vscode';
+import { PromptSetCodeLens } from './codelens.ts';
+import { connect, connectRemote, disconnect, reconnect } from './commands/connect.ts';
+import { copyUrl, openMetrics, toggleExclude } from './commands/endpoint-actions.ts';
+import { compare, scatter, treeReduceCommand } from './commands/run.ts';
+import { startSimulator } from './commands/simulator.ts';
+import type { EndpointView } from './connection.ts';
+import { EndpointTree } from './endpoint-tree.ts';
+import { publishHostfileContext } from './hostfiles.ts';
+import { RunTracker } from './run-tracker.ts';
+import { ApiKeyStore } from './secrets.ts';
+import type { Services } from './services.ts';
+import { Session } from './session.ts';
+import { SwarmStatusBar } from './status-bar.ts';
+
+/** What the extension hands to other extensions and to its tests: read-only views of its state. */
+export interface SwarmLabApi {
+  snapshot(): { connected: boolean; source: string | null; endpoints: EndpointView[]; running: boolean; statusBar: SwarmStatusBar['state'] };
+}
+
+export function activate(context: vscode.ExtensionContext): SwarmLabApi {
+  const log = vscode.window.createOutputChannel('Swarm Lab', { log: true });
+  const keys = new ApiKeyStore(context.secrets);
+  const session = new Session(keys, log);
+  const runs = new RunTracker();
+  const services: Services = { context, log, keys, session, runs };
+  const tree = new EndpointTree();
+  const statusBar = new SwarmStatusBar(runs);
+  session.onDidChange((c) => {
+    tree.show(c);
+    statusBar.show(c);
+  });
+
+  const command = (id: string, run: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
+  context.subscriptions.push(
+    log,
+    session,
+    runs,
+    tree,
+    statusBar,
+    vscode.window.registerTreeDataProvider('swarmLab.endpoints', tree),
+    vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
+    command('swarmLab.connect', (uri?: vscode.Uri) => connect(services, uri)),
+    command('swarmLab.connectRemote', (path?: string) => connectRemote(services, path)),
+    command('swarmLab.disconnect', () => disconnect(services)),
+    command('swarmLab.reconnect', () => reconnect(services)),
+    command('swarmLab.refresh', () => session.connection?.refresh()),
+    command('swarmLab.scatter', (args?: Parameters<typeof scatter>[1]) => scatter(services, args)),
+    command('swarmLab.treeReduce', (args?: Parameters<typeof treeReduceCommand>[1]) => treeReduceCommand(services, args)),
+    command('swarmLab.compare', (args?: Parameters<typeof compare>[1]) => compare(services, args)),
+    command('swarmLab.startSimulator', (args?: { count?: number }) => startSimulator(services, args)),
+    command('swarmLab.setApiKey', (value?: string) => setApiKey(services, value)),
+    command('swarmLab.showLog', () => log.show()),
+    command('swarmLab.cancelRun', () => runs.cancel()),
+    command('swarmLab.copyUrl', (row?: { view: EndpointView }) => copyUrl(row)),
+    command('swarmLab.openMetrics', (row?: { view: EndpointView }) => openMetrics(services, row)),
+    command('swarmLab.toggleExclude', (row?: { view: EndpointView }) => toggleExclude(services, row)),
+    keys.onDidChange(() => void keys.get().then((key) => session.connection?.setApiKey(key))),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('swarmLab.hostfilePatterns') && void publishHostfileContext()),
+  );
+  void publishHostfileContext();
+  void vscode.commands.executeCommand('setContext', 'swarmLab.connected', false);
+
+  return {
+    snapshot: () => ({
+      connected: Boolean(session.connection),
+      source: session.connection?.source.label ?? null,
+      endpoints: session.connection ? [...session.connection.snapshot] : [],
+      running: Boolean(runs.running),
+      statusBar: statusBar.state,
+    }),
+  };
+}
+
+/** `Swarm: Set API Key`: stored in SecretStorage (never in settings or logs); empty clears it. */
+async function setApiKey(services: Services, value?: string): Promise<void> {
+  const key =
+    value ??
+    (await vscode.window.showInputBox({ title: 'Swarm: API key', prompt: "The vLLM server's --api-key, sent as a Bearer token (stored in VS Code's secret storage). Empty clears it.", password: true, ignoreFocusOut: true }));
+  if (key === undefined) return;
+  await services.keys.set(key.trim() || undefined);
+  services.log.info(key.trim() ? 'API key set' : 'API key cleared');
+}

@@ -1,0 +1,28 @@
+import * as vscode from 'vscode';
+import type { Run, RunReport } from '../core/index.ts';
+import type { Services } from './services.ts';
+
+/**
+ * Shows a run as a cancellable notification with per-prompt increments (throttled), logs every
+ * failed prompt and every warning, and feeds the status bar. Cancel keeps what finished.
+ */
+export function withRunProgress<T>(services: Services, run: Run<T>, title: string): Thenable<RunReport<T>> {
+  services.runs.track(run, title);
+  run.on('warning', (w) => services.log.warn(w));
+  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
+  run.on('result', (r) => r.status === 'failed' && services.log.error(`prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
+    token.onCancellationRequested(() => run.cancel());
+    let reported = 0;
+    let last = 0;
+    run.on('progress', (p) => {
+      const now = Date.now();
+      if (now - last < 100 && p.done < p.total) return;
+      last = now;
+      const share = p.total ? (p.done / p.total) * 100 : 0;
+      progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${p.failed} failed · ${(p.elapsedMs / 1000).toFixed(1)} s` });
+      reported = share;
+    });
+    return run.done;
+  });
+}

@@ -1,0 +1,59 @@
+import * as vscode from 'vscode';
+import type { Run, RunProgress, RunSummary } from '../core/index.ts';
+
+/** The run in progress (at most one shown at a time) and the last one finished, for the status bar and Cancel. */
+export class RunTracker implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private current: { run: Run<unknown>; label: string; progress: RunProgress } | undefined;
+  private last: { label: string; summary: RunSummary; comparison?: string } | undefined;
+
+  get running(): { label: string; progress: RunProgress } | undefined {
+    return this.current;
+  }
+
+  get finished(): { label: string; summary: RunSummary; comparison?: string } | undefined {
+    return this.last;
+  }
+
+  /** Follows a run until it is done; progress updates are throttled to a few a second. */
+  track<T>(run: Run<T>, label: string): Run<T> {
+    const entry = { run: run as Run<unknown>, label, progress: run.progress };
+    this.current = entry;
+    let pending: NodeJS.Timeout | undefined;
+    run.on('progress', (p) => {
+      entry.progress = p;
+      pending ??= setTimeout(() => {
+        pending = undefined;
+        if (this.current === entry) this.changed.fire();
+      }, 200);
+    });
+    void vscode.commands.executeCommand('setContext', 'swarmLab.running', true);
+    this.changed.fire();
+    void run.done.then((report) => {
+      clearTimeout(pending);
+      if (this.current === entry) this.current = undefined;
+      this.last = { label, summary: report.summary };
+      void vscode.commands.executeCommand('setContext', 'swarmLab.running', Boolean(this.current));
+      this.changed.fire();
+    });
+    return run;
+  }
+
+  /** Adds a batched-vs-individual comparison to the last finished run (shown on hover). */
+  setComparison(text: string): void {
+    if (this.last) this.last.comparison = text;
+    this.changed.fire();
+  }
+
+  cancel(): boolean {
+    if (!this.current) return false;
+    this.current.run.cancel();
+    return true;
+  }
+
+  dispose(): void {
+    this.current?.run.cancel();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,13 @@
+import type * as vscode from 'vscode';
+import type { RunTracker } from './run-tracker.ts';
+import type { ApiKeyStore } from './secrets.ts';
+import type { Session } from './session.ts';
+
+/** What every command needs, made once at activation. */
+export interface Services {
+  context: vscode.ExtensionContext;
+  log: vscode.LogOutputChannel;
+  keys: ApiKeyStore;
+  session: Session;
+  runs: RunTracker;
+}

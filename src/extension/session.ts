@@ -1,0 +1,59 @@
+import * as vscode from 'vscode';
+import type { Endpoint, Tunnel } from '../core/index.ts';
+import { SwarmConnection, type SwarmSource } from './connection.ts';
+import type { ApiKeyStore } from './secrets.ts';
+import { poolOptions, settings } from './settings.ts';
+
+/** The one connected swarm of this window (or none), announced to the tree, the status bar and the commands. */
+export class Session implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<SwarmConnection | undefined>();
+  readonly onDidChange = this.changed.event;
+  private current: SwarmConnection | undefined;
+
+  constructor(
+    private readonly keys: ApiKeyStore,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  get connection(): SwarmConnection | undefined {
+    return this.current;
+  }
+
+  /** Replaces the current swarm with these endpoints (reached through `tunnel` when given) and checks their health. */
+  async open(source: SwarmSource, endpoints: readonly Endpoint[], tunnel?: Tunnel, onDispose?: () => Promise<void>): Promise<SwarmConnection> {
+    await this.close();
+    const s = settings();
+    const connection = new SwarmConnection(source, endpoints, poolOptions(s, await this.keys.get()), tunnel, onDispose);
+    this.current = connection;
+    tunnel?.on('down', (why) => {
+      this.log.error(`SSH connection lost: ${why}`);
+      void vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', true);
+      void vscode.window.showWarningMessage(`Swarm: the SSH connection to ${tunnel.label} is gone; every endpoint is unreachable.`, 'Reconnect').then((pick) => {
+        if (pick) void vscode.commands.executeCommand('swarmLab.reconnect');
+      });
+    });
+    tunnel?.on('up', () => void vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', false));
+    await vscode.commands.executeCommand('setContext', 'swarmLab.connected', true);
+    this.changed.fire(connection);
+    await connection.refresh();
+    connection.startPolling(s.healthInterval);
+    this.log.info(`connected ${source.label}: ${connection.healthy}/${endpoints.length} healthy${tunnel ? ` through ${tunnel.label} (${tunnel.mode})` : ''}`);
+    return connection;
+  }
+
+  async close(): Promise<void> {
+    const old = this.current;
+    if (!old) return;
+    this.current = undefined;
+    this.changed.fire(undefined);
+    await vscode.commands.executeCommand('setContext', 'swarmLab.connected', false);
+    await vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', false);
+    await old.dispose();
+    this.log.info(`disconnected ${old.source.label}`);
+  }
+
+  dispose(): void {
+    void this.close();
+    this.changed.dispose();
+  }
+}

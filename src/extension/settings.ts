@@ -1,0 +1,47 @@
+import * as vscode from 'vscode';
+import type { PoolOptions, RunOptions, TunnelOptions } from '../core/index.ts';
+
+/** `swarmLab.*` settings, read fresh each time they are needed. */
+export function settings() {
+  const c = vscode.workspace.getConfiguration('swarmLab');
+  return {
+    model: c.get<string>('model', ''),
+    maxTokens: c.get<number | null>('maxTokens', null),
+    concurrency: c.get<number>('concurrency', 512),
+    batching: c.get<boolean>('batching', true),
+    requestTimeout: c.get<number>('requestTimeout', 300),
+    healthInterval: c.get<number>('healthInterval', 15),
+    sshVia: c.get<string>('ssh.via', '').trim(),
+    sshPath: c.get<string>('ssh.path', 'ssh'),
+    sshConfigFile: c.get<string>('ssh.configFile', ''),
+    sshOptions: c.get<string[]>('ssh.options', []),
+    sshMode: c.get<'auto' | 'forward' | 'socks'>('ssh.mode', 'auto'),
+    hostfilePatterns: c.get<string[]>('hostfilePatterns', []),
+    runsFolder: c.get<string>('runsFolder', '.swarm/runs'),
+  };
+}
+
+export type Settings = ReturnType<typeof settings>;
+
+export function poolOptions(s: Settings, apiKey: string | undefined): Partial<PoolOptions> {
+  return { concurrency: s.concurrency, timeoutMs: s.requestTimeout * 1000, ...(apiKey ? { apiKey } : {}) };
+}
+
+export function generationOptions(s: Settings): RunOptions {
+  return { ...(s.model ? { model: s.model } : {}), ...(s.maxTokens ? { maxTokens: s.maxTokens } : {}) };
+}
+
+export function tunnelOptions(s: Settings): TunnelOptions {
+  return {
+    via: s.sshVia,
+    sshPath: s.sshPath,
+    sshOptions: s.sshOptions,
+    mode: s.sshMode,
+    ...(s.sshConfigFile ? { sshConfigFile: s.sshConfigFile } : {}),
+  };
+}
+
+/** Glob patterns of hostfiles: the built-in names plus the user's. */
+export function hostfileGlobs(s: Settings): string[] {
+  return ['**/hostfile', '**/*.hostfile', '**/*.hosts', ...s.hostfilePatterns];
+}

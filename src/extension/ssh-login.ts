@@ -1,0 +1,27 @@
+import * as vscode from 'vscode';
+import type { LoginCommand } from '../core/index.ts';
+
+/**
+ * Runs the first SSH login in a VS Code terminal so the user can type the one-time password.
+ * The terminal runs ssh itself (no shell); once ssh has logged in it goes to the background
+ * (`-f`), the terminal's process ends, and we close the terminal.
+ */
+export function loginInTerminal(label: string): (login: LoginCommand) => Promise<void> {
+  return async (login) => {
+    const terminal = vscode.window.createTerminal({
+      name: `Swarm: SSH login to ${label}`,
+      shellPath: login.command,
+      shellArgs: login.args,
+      message: `Swarm Lab logs in to ${label} once; every endpoint then rides this connection. Type your password or one-time code below.`,
+      isTransient: true,
+    });
+    terminal.show();
+    // Close the terminal once the login is done; keep it (with ssh's message) if ssh failed.
+    const watch = setInterval(() => {
+      const status = terminal.exitStatus;
+      if (status === undefined) return;
+      clearInterval(watch);
+      if (status.code === 0) terminal.dispose();
+    }, 250);
+  };
+}

@@ -1,0 +1,85 @@
+import * as vscode from 'vscode';
+import { summaryRows } from '../core/index.ts';
+import type { SwarmConnection } from './connection.ts';
+import type { RunTracker } from './run-tracker.ts';
+
+/**
+ * `Swarm 18/20` when idle (tooltip: the endpoints down); `3,412/10,000 · 12.4 s` during a run
+ * (click to cancel); the last run's wall time after it (the figures and comparison on hover).
+ */
+export class SwarmStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('swarmLab.status', vscode.StatusBarAlignment.Left, 50);
+  private connection: SwarmConnection | undefined;
+  private subscriptions: vscode.Disposable[] = [];
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly runs: RunTracker) {
+    this.item.name = 'Swarm Lab';
+    runs.onDidChange(() => this.render());
+    this.render();
+  }
+
+  show(connection: SwarmConnection | undefined): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.connection = connection;
+    this.subscriptions = connection ? [connection.onDidChange(() => this.render())] : [];
+    this.render();
+  }
+
+  /** What the item shows now (tests read it through the extension's API). */
+  get state(): { text: string; tooltip: string; command: string | undefined } {
+    const tooltip = this.item.tooltip;
+    return {
+      text: this.item.text,
+      tooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? ''),
+      command: typeof this.item.command === 'string' ? this.item.command : this.item.command?.command,
+    };
+  }
+
+  private render(): void {
+    const running = this.runs.running;
+    clearInterval(this.ticker);
+    this.ticker = undefined;
+    if (running) {
+      const p = running.progress;
+      this.item.text = `$(sync~spin) ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${(p.elapsedMs / 1000).toFixed(1)} s`;
+      this.item.tooltip = `${running.label}: ${p.ok} ok, ${p.failed} failed. Click to cancel (finished results are kept).`;
+      this.item.command = 'swarmLab.cancelRun';
+      this.item.show();
+      this.ticker = setInterval(() => this.render(), 1000); // keep the clock moving between results
+      return;
+    }
+    const c = this.connection;
+    if (!c) {
+      this.item.hide();
+      return;
+    }
+    const finished = this.runs.finished;
+    const total = c.snapshot.length;
+    this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s` : ''}`;
+    const md = new vscode.MarkdownString();
+    md.appendText(`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`);
+    md.appendMarkdown('\n\n');
+    const notHealthy = c.snapshot.filter((v) => v.status !== 'healthy');
+    if (notHealthy.length) {
+      md.appendText(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${v.status})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
+      md.appendMarkdown('\n\n');
+    }
+    if (finished) {
+      md.appendText(`Last run, ${finished.label}: ${summaryRows(finished.summary).map(([k, v]) => `${k} ${v}`).join('; ')}`);
+      if (finished.comparison) {
+        md.appendMarkdown('\n\n');
+        md.appendText(finished.comparison);
+      }
+    }
+    this.item.tooltip = md;
+    this.item.command = 'workbench.view.extension.swarmLab';
+    this.item.show();
+  }
+
+  dispose(): void {
+    clearInterval(this.ticker);
+    for (const s of this.subscriptions) s.dispose();
+    this.item.dispose();
+  }
+}
