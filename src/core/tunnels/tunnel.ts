@@ -113,8 +113,8 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
    * Brings the login and every forward back on the same local ports, so routes stay valid
    * (a ControlPersist socket still valid means no new login at all).
    */
-  async reconnect(options: { interactive?: boolean } = {}): Promise<void> {
-    await this.carrier.open(this.forwards, this.ports, { interactive: options.interactive ?? this.options.interactive ?? false, keepPorts: true });
+  async reconnect(options: ConnectOptions = {}): Promise<void> {
+    await this.carrier.open(this.forwards, this.ports, { ...options, interactive: options.interactive ?? this.options.interactive ?? false, keepPorts: true });
     this.emit('up');
   }
 
