@@ -51,7 +51,7 @@ export class SwarmConnection implements vscode.Disposable {
   constructor(
     readonly source: SwarmSource,
     readonly endpoints: readonly Endpoint[],
-    private readonly poolOptions: Partial<PoolOptions>,
+    private poolOptions: Partial<PoolOptions>,
     readonly tunnel: Tunnel | undefined,
     private readonly disposeExtra: () => Promise<void> = async () => {},
   ) {
@@ -101,8 +101,10 @@ export class SwarmConnection implements vscode.Disposable {
 
   /** A new key means new request headers: a fresh pool on the same routes. */
   async setApiKey(apiKey: string | undefined): Promise<void> {
+    if (apiKey === this.poolOptions.apiKey) return;
     const old = this.pool;
-    this.pool = this.makePool({ ...this.poolOptions, apiKey });
+    this.poolOptions = { ...this.poolOptions, apiKey };
+    this.pool = this.makePool(this.poolOptions);
     await old.close();
     await this.refresh();
   }

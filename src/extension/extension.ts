@@ -79,5 +79,6 @@ async function setApiKey(services: Services, value?: string): Promise<void> {
     (await vscode.window.showInputBox({ title: 'Swarm: API key', prompt: "The vLLM server's --api-key, sent as a Bearer token (stored in VS Code's secret storage). Empty clears it.", password: true, ignoreFocusOut: true }));
   if (key === undefined) return;
   await services.keys.set(key.trim() || undefined);
+  await services.session.connection?.setApiKey(key.trim() || undefined);
   services.log.info(key.trim() ? 'API key set' : 'API key cleared');
 }
