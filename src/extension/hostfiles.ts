@@ -24,11 +24,10 @@ export async function readHostfile(uri: vscode.Uri): Promise<{ endpoints: Endpoi
 }
 
 /** A bad hostfile's problems, shown where people look: a notification with the first ones, the log with all. */
-export async function reportHostfileError(err: unknown, log: vscode.LogOutputChannel): Promise<void> {
+export function reportHostfileError(err: unknown, log: vscode.LogOutputChannel): void {
   if (!(err instanceof HostfileError)) throw err;
   for (const issue of err.issues) log.error(String(issue));
   const first = err.issues.slice(0, 3).map(String).join('; ');
   const more = err.issues.length > 3 ? ` (+${err.issues.length - 3} more)` : '';
-  const pick = await vscode.window.showErrorMessage(`Swarm: bad hostfile: ${first}${more}`, 'Show All');
-  if (pick) log.show();
+  void vscode.window.showErrorMessage(`Swarm: bad hostfile: ${first}${more}`, 'Show All').then((pick) => pick && log.show());
 }

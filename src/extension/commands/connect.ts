@@ -13,7 +13,7 @@ export async function connect(services: Services, uri?: vscode.Uri): Promise<boo
   try {
     hostfile = await readHostfile(target);
   } catch (err) {
-    await reportHostfileError(err, services.log);
+    reportHostfileError(err, services.log);
     return false;
   }
   for (const w of hostfile.warnings) services.log.warn(w);
@@ -85,7 +85,7 @@ async function open(services: Services, source: { label: string; uri?: vscode.Ur
       return true;
     } catch (err) {
       await (tunnel ?? login)?.close().catch(() => undefined);
-      if (err instanceof Error && err.name === 'HostfileError') await reportHostfileError(err, services.log);
+      if (err instanceof Error && err.name === 'HostfileError') reportHostfileError(err, services.log);
       else {
         services.log.error(`connect ${source.label}: ${(err as Error).message}`);
         void vscode.window.showErrorMessage(`Swarm: cannot connect ${source.label}: ${(err as Error).message}`, 'Show Log').then((pick) => pick && services.log.show());

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { checkTreeReduce, normalizePrompts, scatterGather, summaryRows, treeReduce, type PromptInput, type RunReport, type RunSummary } from '../../core/index.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { promptsFrom } from '../prompt-source.ts';
-import { resultsWriter } from '../results-file.ts';
+import { resultsFile } from '../results-file.ts';
 import { withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
 import { generationOptions, settings } from '../settings.ts';
@@ -34,8 +34,10 @@ export async function scatter(services: Services, args: ScatterArgs = {}): Promi
   const batch = args.batch ?? (args.prompts ? settings().batching : await pickBatching());
   if (batch === undefined) return undefined;
 
+  const file = await resultsFile(services.context.globalStorageUri, 'scatter');
   const run = scatterGather(connection.swarm, source.prompts, { ...generationOptions(settings()), tags, exclude: connection.excluded, batch });
-  const { uri, done } = await resultsWriter(run, services.context.globalStorageUri, 'scatter');
+  const done = file.follow(run);
+  const uri = file.uri;
   const mode = batch ? 'batched' : 'individual';
   const report = await withRunProgress(services, run, `Swarm: scattering ${source.prompts.length.toLocaleString('en-US')} prompts (${mode})`);
   await done;
@@ -88,8 +90,9 @@ export async function treeReduceCommand(services: Services, args: TreeReduceArgs
     void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
     return undefined;
   }
+  const file = await resultsFile(services.context.globalStorageUri, 'tree-reduce');
   const run = treeReduce(connection.swarm, input, { ...generationOptions(settings()), exclude: connection.excluded });
-  const { done } = await resultsWriter(run, services.context.globalStorageUri, 'tree-reduce');
+  const done = file.follow(run);
   const report = await withRunProgress(services, run, 'Swarm: tree-reduce');
   await done;
   if (!report.outcome) {
