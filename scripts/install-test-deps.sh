@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests use as real parts: OpenSSH server and client (tunnel tests
-# log in to a throw-away sshd on loopback). Does nothing when they are already there.
+# Installs what the tests use as real parts: OpenSSH server and client (tunnel tests log in to a
+# throw-away sshd on loopback), and code-server + Chromium (the extension runs in a real VS Code).
+# Does nothing that is already done.
 set -euo pipefail
+"$(dirname "$0")/install-code-server.sh"
 need=()
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
