@@ -4,6 +4,8 @@
 // runExtensionHostTests). Only `vscode` stays external: the extension host provides it.
 //
 //   node scripts/build-extension-tests.mjs [--suites DIR] [--out FILE]
+//   node scripts/build-extension-tests.mjs --desktop   # one CommonJS file per suite in dist-test/desktop/,
+//                                                      # for `npm run test:desktop` (@vscode/test-cli's own mocha)
 //
 // --suites / --out let the harness self-test (test/vscode-harness.test.ts) bundle throw-away suites.
 import { build } from 'esbuild';
@@ -17,6 +19,7 @@ const { values } = parseArgs({
   options: {
     suites: { type: 'string', default: join(ROOT, 'test', 'extension-host', 'suite') },
     out: { type: 'string', default: join(ROOT, 'dist-test', 'extension-host.cjs') },
+    desktop: { type: 'boolean', default: false },
   },
 });
 const suiteDir = resolve(values.suites);
@@ -41,6 +44,25 @@ const suitesPlugin = {
     }));
   },
 };
+
+if (values.desktop) {
+  await build({
+    entryPoints: files,
+    outdir: join(ROOT, 'dist-test', 'desktop'),
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode', 'mocha'],
+    sourcemap: 'inline',
+    banner: { js: 'const __import_meta_url = require("url").pathToFileURL(__filename).href;' },
+    define: { 'import.meta.url': '__import_meta_url' },
+    logLevel: 'error',
+  });
+  console.log(`build-extension-tests: ${files.length} suite file(s) -> dist-test/desktop/`);
+  process.exit(0);
+}
 
 // The bundle goes to NAME.bundle.cjs; NAME.cjs is a two-line loader that turns Node's source-map support on
 // first (it only applies to files loaded after that), so stack traces in the log point into the .ts sources.
