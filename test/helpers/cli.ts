@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -180,16 +180,7 @@ export async function writeText(dir: string, name: string, text: string): Promis
 }
 
 /** A loopback port nothing listens on (bound, then released). */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const closedPort = freeLocalPort;
 
 /** `GET /metrics` of one sim server (`host:port`), from outside. */
 export async function scrape(endpoint: string): Promise<string> {

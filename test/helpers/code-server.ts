@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 import { constants as osConstants, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -239,16 +239,6 @@ export function trackTree(root: number, cleanupSync: () => void = () => {}): () 
 
 // ---------------------------------------------------------------------------------------------------
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A private temp dir with the environment that keeps code-server out of $HOME and /tmp. */
 async function privateDirs(): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
@@ -301,7 +291,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
     Object.assign(env, opts.env);
     let lastError: Error | undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const port = await freePort();
+      const port = await freeLocalPort();
       const config = join(dir, 'config.yaml');
       await writeFile(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
       const args = [
