@@ -123,7 +123,9 @@ describe('compareBatching', () => {
         started.push(arm);
         run.on('result', () => handle.cancel()); // the fast endpoint's batch is in: stop
       },
-      onArmDone: (_, results) => (cancelledArm = results),
+      onArmDone: (_, results) => {
+        cancelledArm = results;
+      },
     });
     const comparison = await handle.done;
     assert.equal(comparison.cancelled, true);

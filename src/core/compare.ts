@@ -42,8 +42,8 @@ export interface CompareOptions extends Omit<ScatterOptions, 'batch'> {
   cacheSalt?: boolean;
   /** Called with each arm's Run right after it is created (before it starts): watch it, show it, cancel it. */
   onArm?: (run: Run, arm: Arm, round: number) => void;
-  /** Called with each arm's figures once its run is done. */
-  onArmDone?: (round: ArmRound, results: readonly PromptResult[]) => void;
+  /** Called with each arm's figures (and results) once its run is done; the next arm waits for a returned promise. */
+  onArmDone?: (round: ArmRound, results: readonly PromptResult[]) => void | Promise<void>;
 }
 
 export interface ComparisonHandle {
@@ -85,7 +85,7 @@ export function compareBatching(pool: SwarmPool, prompts: ReadonlyArray<string |
         onArm?.(run, arm, round);
         const report = await run.done;
         const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results) };
-        onArmDone?.(figures, report.results);
+        await onArmDone?.(figures, report.results);
         if (report.cancelled) return { ...out, cancelled: true, error: 'cancelled' };
         out.rounds.push(figures);
         if (report.error) return { ...out, error: report.error };

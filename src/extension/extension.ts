@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { HostMessage } from '../panel/protocol.ts';
 import { PromptSetCodeLens } from './codelens.ts';
 import { connect, connectRemote, disconnect, reconnect } from './commands/connect.ts';
 import { copyUrl, openMetrics, toggleExclude } from './commands/endpoint-actions.ts';
@@ -7,15 +8,27 @@ import { startSimulator } from './commands/simulator.ts';
 import type { EndpointView } from './connection.ts';
 import { EndpointTree } from './endpoint-tree.ts';
 import { publishHostfileContext } from './hostfiles.ts';
+import { PanelHost } from './panel/panel-host.ts';
+import { registerPanelSerializer } from './panel/panel-serializer.ts';
+import { exportRun } from './panel/run-export.ts';
 import { RunTracker } from './run-tracker.ts';
 import { ApiKeyStore } from './secrets.ts';
 import type { Services } from './services.ts';
 import { Session } from './session.ts';
 import { SwarmStatusBar } from './status-bar.ts';
 
-/** What the extension hands to other extensions and to its tests: read-only views of its state. */
+/** What the extension hands to other extensions and to its tests: read-only views of its state (and the panel's wire, for tests). */
 export interface SwarmLabApi {
   snapshot(): { connected: boolean; source: string | null; endpoints: EndpointView[]; running: boolean; statusBar: SwarmStatusBar['state'] };
+  /** The panel's host side, for tests: what it posted, and the webview's side played by hand. */
+  panel: {
+    state(): { open: boolean; visible: boolean; ready: boolean };
+    messages(): readonly HostMessage[];
+    /** Handled as if the webview had posted it; resolves once handled (a run: once done). */
+    receive(message: unknown): Promise<void>;
+    /** `exportRun` without the save dialog. */
+    exportRun(id: string, format: 'jsonl' | 'csv', path: string): Promise<string>;
+  };
 }
 
 export function activate(context: vscode.ExtensionContext): SwarmLabApi {
@@ -24,6 +37,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const session = new Session(keys, log);
   const runs = new RunTracker();
   const services: Services = { context, log, keys, session, runs };
+  const panel = new PanelHost(services);
   const tree = new EndpointTree();
   const statusBar = new SwarmStatusBar(runs);
   session.onDidChange((c) => {
@@ -38,6 +52,8 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     runs,
     tree,
     statusBar,
+    panel,
+    registerPanelSerializer(panel),
     vscode.window.registerTreeDataProvider('swarmLab.endpoints', tree),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
     command('swarmLab.connect', (uri?: vscode.Uri) => connect(services, uri)),
@@ -45,9 +61,10 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     command('swarmLab.disconnect', () => disconnect(services)),
     command('swarmLab.reconnect', () => reconnect(services)),
     command('swarmLab.refresh', () => session.connection?.refresh()),
-    command('swarmLab.scatter', (args?: Parameters<typeof scatter>[1]) => scatter(services, args)),
-    command('swarmLab.treeReduce', (args?: Parameters<typeof treeReduceCommand>[1]) => treeReduceCommand(services, args)),
-    command('swarmLab.compare', (args?: Parameters<typeof compare>[1]) => compare(services, args)),
+    command('swarmLab.openPanel', () => void panel.open()),
+    command('swarmLab.scatter', (args?: Parameters<typeof scatter>[2]) => scatter(services, panel, args)),
+    command('swarmLab.treeReduce', (args?: Parameters<typeof treeReduceCommand>[2]) => treeReduceCommand(services, panel, args)),
+    command('swarmLab.compare', (args?: Parameters<typeof compare>[2]) => compare(services, panel, args)),
     command('swarmLab.startSimulator', (args?: { count?: number }) => startSimulator(services, args)),
     command('swarmLab.setApiKey', (value?: string) => setApiKey(services, value)),
     command('swarmLab.showLog', () => log.show()),
@@ -69,6 +86,12 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       running: Boolean(runs.running),
       statusBar: statusBar.state,
     }),
+    panel: {
+      state: () => panel.state,
+      messages: () => panel.messages(),
+      receive: (message) => panel.receive(message),
+      exportRun: (id, format, path) => exportRun(panel.history, id, format, path),
+    },
   };
 }
 

@@ -2,15 +2,21 @@ import * as vscode from 'vscode';
 import type { Run, RunReport } from '../core/index.ts';
 import type { Services } from './services.ts';
 
+/** Feeds the status bar with a run and logs every failed prompt and every warning. */
+export function watchRun<T>(services: Services, run: Run<T>, title: string): Run<T> {
+  services.runs.track(run, title);
+  run.on('warning', (w) => services.log.warn(w));
+  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
+  run.on('result', (r) => r.status === 'failed' && services.log.error(`prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
+  return run;
+}
+
 /**
  * Shows a run as a cancellable notification with per-prompt increments (throttled), logs every
  * failed prompt and every warning, and feeds the status bar. Cancel keeps what finished.
  */
 export function withRunProgress<T>(services: Services, run: Run<T>, title: string): Thenable<RunReport<T>> {
-  services.runs.track(run, title);
-  run.on('warning', (w) => services.log.warn(w));
-  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
-  run.on('result', (r) => r.status === 'failed' && services.log.error(`prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
+  watchRun(services, run, title);
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
     token.onCancellationRequested(() => run.cancel());
     let reported = 0;

@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
-import { checkTreeReduce, normalizePrompts, scatterGather, summaryRows, treeReduce, type PromptInput, type RunReport, type RunSummary } from '../../core/index.ts';
+import { medianRound } from '../../core/compare.ts';
+import { checkTreeReduce, normalizePrompts, type PromptInput, type RunSummary } from '../../core/index.ts';
 import type { SwarmConnection } from '../connection.ts';
+import type { Launched } from '../panel/run-orchestrator.ts';
+import type { PanelHost } from '../panel/panel-host.ts';
 import { promptsFrom } from '../prompt-source.ts';
-import { resultsFile } from '../results-file.ts';
-import { withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
-import { generationOptions, settings } from '../settings.ts';
+import { settings } from '../settings.ts';
 
 /** Arguments other tools (CodeLens, tests, the panel) pass instead of answering prompts. */
 export interface ScatterArgs {
@@ -23,8 +24,11 @@ export interface ScatterOutcome {
   cancelled: boolean;
 }
 
-/** `Swarm: Scatter Prompts`: every prompt to the swarm, results to `.swarm/runs/…jsonl` in input order. */
-export async function scatter(services: Services, args: ScatterArgs = {}): Promise<ScatterOutcome | undefined> {
+/**
+ * `Swarm: Scatter Prompts`: every prompt to the swarm, results to `.swarm/runs/…jsonl` in input order;
+ * the panel follows the run live when open and shows it when done (opened unless `open: false`).
+ */
+export async function scatter(services: Services, panel: PanelHost, args: ScatterArgs = {}): Promise<ScatterOutcome | undefined> {
   const connection = requireConnection(services);
   if (!connection) return undefined;
   const source = args.prompts ? { prompts: normalizePrompts(args.prompts), label: `${args.prompts.length} prompts` } : await promptsFrom(args.uri);
@@ -34,27 +38,28 @@ export async function scatter(services: Services, args: ScatterArgs = {}): Promi
   const batch = args.batch ?? (args.prompts ? settings().batching : await pickBatching());
   if (batch === undefined) return undefined;
 
-  const file = await resultsFile(services.context.globalStorageUri, 'scatter');
-  const run = scatterGather(connection.swarm, source.prompts, { ...generationOptions(settings()), tags, exclude: connection.excluded, batch });
-  const done = file.follow(run);
-  const uri = file.uri;
   const mode = batch ? 'batched' : 'individual';
-  const report = await withRunProgress(services, run, `Swarm: scattering ${source.prompts.length.toLocaleString('en-US')} prompts (${mode})`);
-  await done;
+  const launched = await launchOrSay(panel, {
+    request: { pattern: 'scatter', prompts: source.prompts, tags, batch },
+    label: `${source.label} · ${mode}`,
+    notify: `Swarm: scattering ${source.prompts.length.toLocaleString('en-US')} prompts (${mode})`,
+  });
+  if (!launched?.report) return undefined;
+  const report = launched.report;
   if (report.error && !report.cancelled) services.log.error(`scatter: ${report.error}`);
-  if (args.open ?? true) await vscode.window.showTextDocument(uri, { preview: false });
-  void announce(report, uri, source.prompts);
-  return { resultsUri: uri, summary: report.summary, cancelled: report.cancelled };
+  panel.show(launched, args.open ?? true);
+  void announce(panel, launched, source.prompts);
+  return { resultsUri: launched.resultsUri, summary: report.summary, cancelled: report.cancelled };
 }
 
-async function announce(report: RunReport<unknown>, uri: vscode.Uri, prompts: PromptInput[]): Promise<void> {
+async function announce(panel: PanelHost, launched: Launched, prompts: PromptInput[]): Promise<void> {
+  const report = launched.report!;
   const s = report.summary;
   const what = `${s.ok.toLocaleString('en-US')}/${s.prompts.toLocaleString('en-US')} ok in ${(s.wallMs / 1000).toFixed(2)} s, ${s.httpRequests.toLocaleString('en-US')} HTTP requests`;
   const text = report.cancelled ? `Swarm: cancelled — kept ${what}` : s.failed ? `Swarm: ${what}; ${s.failed} failed (see the log)` : `Swarm: ${what}`;
-  const pick = await (s.failed ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(text, 'Show Summary', 'Compare', 'Open Results');
-  if (pick === 'Show Summary') await showMarkdown(`# Swarm run\n\n${markdownTable([['', s.mode], ...summaryRows(s)])}\n\nResults: \`${vscode.workspace.asRelativePath(uri)}\`\n`);
+  const pick = await (s.failed ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(text, 'Open Panel', 'Compare');
+  if (pick === 'Open Panel') panel.show(launched, true);
   if (pick === 'Compare') await vscode.commands.executeCommand('swarmLab.compare', { prompts });
-  if (pick === 'Open Results') await vscode.window.showTextDocument(uri);
 }
 
 export interface TreeReduceArgs {
@@ -64,8 +69,8 @@ export interface TreeReduceArgs {
   fanin?: number;
 }
 
-/** `Swarm: Tree Reduce`: leaf answers merged `fanin` at a time until one is left; shows the final text and every level. */
-export async function treeReduceCommand(services: Services, args: TreeReduceArgs = {}): Promise<{ text: string; levels: Array<{ level: number; texts: string[] }> } | undefined> {
+/** `Swarm: Tree Reduce`: leaf answers merged `fanin` at a time until one is left; the panel shows the final text and every level. */
+export async function treeReduceCommand(services: Services, panel: PanelHost, args: TreeReduceArgs = {}): Promise<{ text: string; levels: Array<{ level: number; texts: string[] }> } | undefined> {
   const connection = requireConnection(services);
   if (!connection) return undefined;
   const prompt = args.prompt ?? (await vscode.window.showInputBox({ title: 'Swarm: Tree Reduce (1/3)', prompt: 'Leaf prompt; {item} takes each item when items come from the active editor', ignoreFocusOut: true }));
@@ -90,40 +95,59 @@ export async function treeReduceCommand(services: Services, args: TreeReduceArgs
     void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
     return undefined;
   }
-  const file = await resultsFile(services.context.globalStorageUri, 'tree-reduce');
-  const run = treeReduce(connection.swarm, input, { ...generationOptions(settings()), exclude: connection.excluded });
-  const done = file.follow(run);
-  const report = await withRunProgress(services, run, 'Swarm: tree-reduce');
-  await done;
-  if (!report.outcome) {
-    void vscode.window.showErrorMessage(`Swarm: tree-reduce failed: ${report.error}`);
+  const launched = await launchOrSay(panel, {
+    request: { pattern: 'tree-reduce', prompts: [], ...(items ? { template: prompt, items: items.map(String) } : { prompt }), reducePrompt, fanin: input.fanin, tags: [], batch: false },
+    notify: 'Swarm: tree-reduce',
+  });
+  if (!launched) return undefined;
+  panel.show(launched, true);
+  if (!launched.saved.reduce) {
+    void vscode.window.showErrorMessage(`Swarm: tree-reduce failed: ${launched.report?.error}`);
     return undefined;
   }
-  const levels = report.outcome.levels.map((l) => `## Level ${l.level} — ${l.texts.length} answer${l.texts.length === 1 ? '' : 's'}\n\n${l.texts.map((t, i) => `### ${i + 1}\n\n${fence(t)}`).join('\n\n')}`);
-  await showMarkdown(`# Tree-reduce\n\n## Final answer\n\n${fence(report.outcome.text)}\n\n${levels.join('\n\n')}\n`);
-  return report.outcome;
+  return launched.saved.reduce;
 }
 
-/** `Swarm: Compare Batched vs Individual`: the same prompts both ways, side by side. */
-export async function compare(services: Services, args: { uri?: vscode.Uri; prompts?: Array<string | PromptInput> } = {}): Promise<{ batched: RunSummary; individual: RunSummary } | undefined> {
+export interface CompareArgs {
+  uri?: vscode.Uri;
+  prompts?: Array<string | PromptInput>;
+  /** Rounds of both arms, alternating (default 3). */
+  rounds?: number;
+  /** Salt vLLM's prefix cache per arm and round (default true). */
+  cacheSalt?: boolean;
+}
+
+/**
+ * `Swarm: Compare Batched vs Individual`: the same prompts both ways, the arms alternating over
+ * rounds, side by side in the panel. Returns each arm's median round.
+ */
+export async function compare(services: Services, panel: PanelHost, args: CompareArgs = {}): Promise<{ batched: RunSummary; individual: RunSummary } | undefined> {
   const connection = requireConnection(services);
   if (!connection) return undefined;
   const source = args.prompts ? { prompts: normalizePrompts(args.prompts), label: `${args.prompts.length} prompts` } : await promptsFrom(args.uri);
   if (!source) return undefined;
-  const summaries: RunSummary[] = [];
-  for (const batch of [true, false]) {
-    const run = scatterGather(connection.swarm, source.prompts, { ...generationOptions(settings()), exclude: connection.excluded, batch });
-    const report = await withRunProgress(services, run, `Swarm: compare — ${batch ? 'batched' : 'individual'} (${source.prompts.length} prompts)`);
-    if (report.cancelled) return undefined;
-    summaries.push(report.summary);
+  const rounds = args.rounds ?? 3;
+  const launched = await launchOrSay(panel, {
+    request: { pattern: 'scatter', prompts: source.prompts, tags: [], batch: true, compare: { rounds, cacheSalt: args.cacheSalt ?? true } },
+    label: `${source.label} · batched vs individual × ${rounds}`,
+    notify: `Swarm: compare (${source.prompts.length} prompts)`,
+  });
+  if (!launched?.comparison) return undefined;
+  panel.show(launched, true);
+  const batched = medianRound(launched.comparison.rounds, 'batched');
+  const individual = medianRound(launched.comparison.rounds, 'individual');
+  if (launched.cancelled || !batched || !individual) return undefined;
+  return { batched: batched.summary, individual: individual.summary };
+}
+
+/** Runs through the panel's orchestrator; input the run cannot take is said in an error message. */
+async function launchOrSay(panel: PanelHost, launch: Parameters<PanelHost['runs']['launch']>[0]): Promise<Launched | undefined> {
+  try {
+    return await panel.runs.launch(launch);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
+    return undefined;
   }
-  const [batched, individual] = summaries as [RunSummary, RunSummary];
-  const rows = summaryRows(batched).map(([k, v], i): [string, string, string] => [k, v, summaryRows(individual)[i]![1]]);
-  const speedup = individual.wallMs / batched.wallMs;
-  const verdict = `Batched sent ${batched.httpRequests} HTTP requests where individual sent ${individual.httpRequests}, and took ${(1 / speedup).toFixed(2)}× the wall time (${speedup.toFixed(2)}× speed-up).`;
-  services.runs.setComparison(verdict);
-  await showMarkdown(`# Batched vs individual — ${source.label}\n\n${markdownTable([['', 'batched', 'individual'], ...rows])}\n\n${verdict}\n\nBatch mode uses raw \`/v1/completions\` (no chat template); individual mode uses \`/v1/chat/completions\` (the server applies the chat template).\n`);
-  return { batched, individual };
 }
 
 function requireConnection(services: Services): SwarmConnection | undefined {
@@ -150,22 +174,4 @@ async function pickBatching(): Promise<boolean | undefined> {
   const individual = { label: 'Individual', description: 'one /v1/chat/completions request per prompt (chat template applied)', batch: false };
   const items = settings().batching ? [batched, individual] : [individual, batched];
   return (await vscode.window.showQuickPick(items, { title: 'Swarm: how to send them?' }))?.batch;
-}
-
-async function showMarkdown(content: string): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content });
-  await vscode.window.showTextDocument(doc, { preview: false });
-}
-
-function markdownTable(rows: string[][]): string {
-  const esc = (c: string) => c.replace(/\|/g, '\\|');
-  const [head, ...body] = rows;
-  return [`| ${head!.map(esc).join(' | ')} |`, `|${head!.map(() => ' --- ').join('|')}|`, ...body.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
-}
-
-/** Model output shown as text in markdown: a fence longer than any backtick run inside it. */
-function fence(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const ticks = '`'.repeat(longest + 1);
-  return `${ticks}text\n${text}\n${ticks}`;
 }

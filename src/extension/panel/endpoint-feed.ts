@@ -1,0 +1,55 @@
+import type * as vscode from 'vscode';
+import type { EndpointInfo, HostMessage } from '../../panel/protocol.ts';
+import type { SwarmConnection } from '../connection.ts';
+import type { Session } from '../session.ts';
+
+/** The endpoints as the panel lists them; an endpoint taken out of runs shows as `excluded`. */
+export function endpointInfos(connection: SwarmConnection | undefined): EndpointInfo[] {
+  return (connection?.snapshot ?? []).map((v) => ({ id: v.id, status: v.excluded ? 'excluded' : v.status, model: v.model, tags: { ...v.endpoint.tags } }));
+}
+
+export function endpointsMessage(session: Session): Extract<HostMessage, { type: 'endpoints' }> {
+  const c = session.connection;
+  return { type: 'endpoints', connected: Boolean(c), source: c?.source.label ?? null, endpoints: endpointInfos(c) };
+}
+
+/**
+ * Posts `endpoints` when the session connects or disconnects and when health changes, at most
+ * once per `intervalMs` (a health refresh over 1,000 endpoints fires once, but polling never stops).
+ */
+export class EndpointFeed implements vscode.Disposable {
+  private connectionSub: vscode.Disposable | undefined;
+  private readonly sessionSub: vscode.Disposable;
+  private timer: NodeJS.Timeout | undefined;
+  private last = -Infinity;
+
+  constructor(
+    private readonly session: Session,
+    private readonly post: (message: HostMessage) => void,
+    private readonly intervalMs = 500,
+  ) {
+    this.sessionSub = session.onDidChange((c) => this.follow(c));
+    this.follow(session.connection, false);
+  }
+
+  private follow(connection: SwarmConnection | undefined, announce = true): void {
+    this.connectionSub?.dispose();
+    this.connectionSub = connection?.onDidChange(() => this.schedule());
+    if (announce) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.last = performance.now();
+      this.post(endpointsMessage(this.session));
+    }, Math.max(0, this.last + this.intervalMs - performance.now()));
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.connectionSub?.dispose();
+    this.sessionSub.dispose();
+  }
+}

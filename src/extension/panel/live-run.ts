@@ -1,0 +1,80 @@
+import type { Run, RunReport } from '../../core/index.ts';
+import type { HostMessage, ReduceView, ResultRow } from '../../panel/protocol.ts';
+
+type Started = Extract<HostMessage, { type: 'runStarted' }>;
+
+/** At most this many progress messages a second reach the webview, however fast results come. */
+export const PROGRESS_PER_SECOND = 5;
+
+/**
+ * One run as the panel sees it: `runStarted`, then throttled `runProgress` messages each carrying the
+ * rows that arrived since the previous one (never one message per result), then `runFinished`. Keeps
+ * every row so a webview that comes back mid-run (shown again, reloaded) gets the whole run at once.
+ */
+export class LiveRun {
+  readonly rows: ResultRow[] = [];
+  private pending: ResultRow[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private lastSent = -Infinity;
+  private readonly intervalMs = 1000 / PROGRESS_PER_SECOND;
+
+  constructor(
+    readonly started: Started,
+    private readonly run: Run<unknown>,
+    private readonly post: (message: HostMessage) => boolean,
+  ) {
+    post(started);
+  }
+
+  /** A result of the run, as its row (call from the run's 'result' listener). */
+  add(row: ResultRow): void {
+    this.rows.push(row);
+    this.pending.push(row);
+    this.schedule();
+  }
+
+  get runId(): string {
+    return this.started.runId;
+  }
+
+  /** Everything so far, for a webview that just said `ready`. */
+  resync(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = [];
+    if (this.post(this.started)) this.flush([...this.rows]);
+  }
+
+  /** Sends the last rows (keeping the pace) and then `runFinished`; says whether the webview got it. */
+  async finish(report: RunReport<unknown>, reduce?: ReduceView): Promise<boolean> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length) {
+      await new Promise((r) => setTimeout(r, Math.max(0, this.lastSent + this.intervalMs - performance.now())));
+      this.flush(this.pending.splice(0));
+    }
+    return this.post({
+      type: 'runFinished',
+      runId: this.runId,
+      summary: report.summary,
+      error: report.error,
+      cancelled: report.cancelled,
+      ...(reduce ? { reduce } : {}),
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastSent + this.intervalMs - performance.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush(this.pending.splice(0));
+    }, wait);
+  }
+
+  private flush(results: ResultRow[]): void {
+    this.lastSent = performance.now();
+    const p = this.run.progress;
+    this.post({ type: 'runProgress', runId: this.runId, done: p.done, ok: p.ok, failed: p.failed, total: p.total, elapsedMs: p.elapsedMs, results });
+  }
+}

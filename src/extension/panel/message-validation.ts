@@ -1,0 +1,140 @@
+import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
+
+/**
+ * Checks what the webview posts before the host acts on it: the page renders model output, so the
+ * host never trusts a message's shape. Returns the message, or why it is refused.
+ */
+export function validatePanelMessage(value: unknown): { ok: true; message: PanelMessage } | { ok: false; error: string; requestId?: number } {
+  if (!isPanelMessage(value)) return { ok: false, error: 'not a message object with a type' };
+  const m = value as Record<string, unknown>;
+  try {
+    switch (m.type) {
+      case 'ready':
+      case 'cancel':
+        return { ok: true, message: { type: m.type } };
+      case 'rerun':
+        return { ok: true, message: { type: 'rerun', id: runId(m.id) } };
+      case 'run':
+        return { ok: true, message: { type: 'run', request: runRequest(m.request) } };
+      case 'request': {
+        if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };
+        const requestId = m.requestId as number;
+        try {
+          return { ok: true, message: { type: 'request', requestId, ...request(m.method, m.params) } as PanelMessage };
+        } catch (err) {
+          return { ok: false, error: (err as Error).message, requestId };
+        }
+      }
+      default:
+        return { ok: false, error: `unknown message type ${JSON.stringify(String(m.type)).slice(0, 60)}` };
+    }
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
+const METHODS: readonly RequestMethod[] = ['importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
+
+function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
+  if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
+  const p = record(params ?? {}, 'params');
+  switch (method as RequestMethod) {
+    case 'importFile':
+      return { method: 'importFile', params: {} };
+    case 'savePromptSet':
+      return { method: 'savePromptSet', params: { prompts: promptRows(p.prompts) } };
+    case 'openInEditor':
+      return { method: 'openInEditor', params: { text: string(p.text, 'text'), ...(p.language === undefined ? {} : { language: languageId(p.language) }) } };
+    case 'copy':
+      return { method: 'copy', params: { text: string(p.text, 'text') } };
+    case 'openRun':
+      return { method: 'openRun', params: { id: runId(p.id) } };
+    case 'exportRun':
+      if (p.format !== 'jsonl' && p.format !== 'csv') throw new Error('format must be "jsonl" or "csv"');
+      return { method: 'exportRun', params: { id: runId(p.id), format: p.format } };
+    case 'compareRuns':
+      return { method: 'compareRuns', params: { a: runId(p.a), b: runId(p.b) } };
+  }
+}
+
+/** A RunRequest with every field checked and nothing else carried over. */
+export function runRequest(value: unknown): RunRequest {
+  const r = record(value, 'request');
+  if (!PATTERNS.includes(r.pattern as Pattern)) throw new Error(`pattern must be one of ${PATTERNS.join(', ')}`);
+  const out: RunRequest = {
+    pattern: r.pattern as Pattern,
+    prompts: promptRows(r.prompts ?? []),
+    tags: tags(r.tags ?? []),
+    batch: bool(r.batch ?? true, 'batch'),
+  };
+  if (r.template !== undefined) out.template = string(r.template, 'template');
+  if (r.items !== undefined) out.items = list(r.items, 'items').map((v, i) => string(v, `items[${i}]`));
+  if (r.prompt !== undefined) out.prompt = string(r.prompt, 'prompt');
+  if (r.reducePrompt !== undefined) out.reducePrompt = string(r.reducePrompt, 'reducePrompt');
+  if (r.fanin !== undefined) out.fanin = integer(r.fanin, 'fanin', 2);
+  if (r.model !== undefined && r.model !== '') out.model = string(r.model, 'model');
+  if (r.maxTokens !== undefined && r.maxTokens !== null) out.maxTokens = integer(r.maxTokens, 'maxTokens', 1);
+  if (r.temperature !== undefined && r.temperature !== null) {
+    if (typeof r.temperature !== 'number' || !Number.isFinite(r.temperature) || r.temperature < 0) throw new Error('temperature must be a number of at least 0');
+    out.temperature = r.temperature;
+  }
+  if (r.compare !== undefined && r.compare !== null) {
+    const c = record(r.compare, 'compare');
+    out.compare = { rounds: integer(c.rounds ?? 3, 'compare.rounds', 1, 50), cacheSalt: bool(c.cacheSalt ?? true, 'compare.cacheSalt') };
+  }
+  return out;
+}
+
+function promptRows(value: unknown): PromptRow[] {
+  return list(value, 'prompts').map((row, i) => {
+    if (typeof row === 'string') return { prompt: row };
+    const r = record(row, `prompts[${i}]`);
+    const prompt: PromptRow = { prompt: string(r.prompt, `prompts[${i}].prompt`) };
+    if (r.input !== undefined) prompt.input = record(r.input, `prompts[${i}].input`);
+    return prompt;
+  });
+}
+
+function tags(value: unknown): Array<[string, string]> {
+  return list(value, 'tags').map((t, i) => {
+    if (!Array.isArray(t) || t.length !== 2) throw new Error(`tags[${i}] must be a [key, value] pair`);
+    return [string(t[0], `tags[${i}][0]`), string(t[1], `tags[${i}][1]`)];
+  });
+}
+
+/** History ids are file stems the host made (`2025-01-01_12-00-00-000-scatter`): no path can hide in one. */
+function runId(value: unknown): string {
+  if (typeof value !== 'string' || !/^[\w.-]{1,200}$/.test(value) || value.startsWith('.')) throw new Error('not a run id');
+  return value;
+}
+
+function languageId(value: unknown): string {
+  if (typeof value !== 'string' || !/^[\w.+-]{1,60}$/.test(value)) throw new Error('not a language id');
+  return value;
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${what} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new Error(`${what} must be an array`);
+  return value;
+}
+
+function string(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new Error(`${what} must be a string`);
+  return value;
+}
+
+function bool(value: unknown, what: string): boolean {
+  if (typeof value !== 'boolean') throw new Error(`${what} must be true or false`);
+  return value;
+}
+
+function integer(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) throw new Error(`${what} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
+  return value as number;
+}

@@ -1,0 +1,346 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
+import type { SimOptions } from '../../../src/sim/options.ts';
+import { writeHostfile } from '../../../src/core/hostfile/write.ts';
+import type { RunSummary } from '../../../src/core/index.ts';
+import type { SwarmLabApi } from '../../../src/extension/extension.ts';
+import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
+import type { HostMessage, RunRequest } from '../../../src/panel/protocol.ts';
+
+type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
+
+let api: SwarmLabApi;
+const clusters: SimCluster[] = [];
+let nextRequestId = 1000;
+
+async function sim(count: number, options: Partial<SimOptions> = {}): Promise<SimCluster> {
+  const cluster = await startSimCluster(count, { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0, ...options });
+  clusters.push(cluster);
+  return cluster;
+}
+
+const root = () => vscode.workspace.workspaceFolders![0]!.uri;
+const runsFolder = () => join(root().fsPath, '.swarm', 'runs');
+
+async function connectTo(cluster: SimCluster | SimCluster[]): Promise<void> {
+  const endpoints = (Array.isArray(cluster) ? cluster : [cluster]).flatMap((c) => c.endpoints);
+  const uri = vscode.Uri.joinPath(root(), 'panel.hostfile');
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(writeHostfile(endpoints)));
+  assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), true);
+}
+
+async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A marker in the host's message log; `since(mark)` gives what was posted after it. */
+function mark(): HostMessage | undefined {
+  return api.panel.messages().at(-1);
+}
+function since(marker: HostMessage | undefined): HostMessage[] {
+  const all = api.panel.messages();
+  return marker ? all.slice(all.lastIndexOf(marker) + 1) : [...all];
+}
+const ofType = <T extends HostMessage['type']>(list: HostMessage[], type: T) => list.filter((m): m is Msg<T> => m.type === type);
+
+/** Opens the panel and plays the webview's `ready` (the front end, when built, says it too). */
+async function openReady(): Promise<void> {
+  await vscode.commands.executeCommand('swarmLab.openPanel');
+  await until(() => api.panel.state().visible, 'the panel to show');
+  const m = mark();
+  await api.panel.receive({ type: 'ready' });
+  await until(() => ofType(since(m), 'init')[0], 'init');
+}
+
+async function request(method: string, params: unknown): Promise<Msg<'reply'>> {
+  const requestId = nextRequestId++;
+  await api.panel.receive({ type: 'request', requestId, method, params });
+  const replies = ofType(api.panel.messages() as HostMessage[], 'reply').filter((r) => r.requestId === requestId);
+  assert.equal(replies.length, 1, `exactly one reply to request ${requestId} (${method})`);
+  return replies[0]!;
+}
+
+async function runFromPanel(req: Partial<RunRequest>): Promise<HostMessage[]> {
+  const m = mark();
+  await api.panel.receive({ type: 'run', request: { prompts: [], tags: [], batch: true, pattern: 'scatter', ...req } });
+  return since(m);
+}
+
+function lines(file: string): Array<Record<string, any>> {
+  return readFileSync(join(runsFolder(), file), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+}
+
+describe('the Swarm Lab panel (extension side)', function () {
+  this.timeout(30_000);
+
+  before(async () => {
+    api = await vscode.extensions.getExtension<SwarmLabApi>('swarm-lab.swarm-lab')!.activate();
+  });
+
+  afterEach(async () => {
+    await vscode.commands.executeCommand('swarmLab.disconnect');
+    await Promise.all(clusters.splice(0).map((c) => c.close()));
+  });
+
+  it('"Swarm: Open Panel" opens one webview panel, and again only brings it forward', async () => {
+    const pkg = vscode.extensions.getExtension('swarm-lab.swarm-lab')!.packageJSON as { contributes: { commands: Array<{ command: string; title: string }> }; activationEvents: string[] };
+    assert.ok(pkg.contributes.commands.some((c) => c.command === 'swarmLab.openPanel' && c.title === 'Open Panel'));
+    assert.ok(pkg.activationEvents.includes('onWebviewPanel:swarmLab.panel'));
+    await vscode.commands.executeCommand('swarmLab.openPanel');
+    await vscode.commands.executeCommand('swarmLab.openPanel');
+    await until(() => api.panel.state().visible, 'the panel to show');
+    const panelTabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('swarmLab.panel'));
+    const tabs = await until(() => panelTabs().length > 0 && panelTabs(), 'the panel tab');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(panelTabs().length, 1);
+    assert.equal(tabs[0]!.label, 'Swarm Lab');
+  });
+
+  it('registers its webview serializer (a second one for the same view type is refused)', () => {
+    assert.throws(() => vscode.window.registerWebviewPanelSerializer('swarmLab.panel', { deserializeWebviewPanel: async () => {} }), /already registered/);
+  });
+
+  it('posts init once the webview is ready, with the swarm, the defaults and the history; endpoints when the swarm changes', async () => {
+    await openReady();
+    const init = ofType([...api.panel.messages()], 'init').at(-1)!;
+    assert.equal(init.state.connected, false);
+    assert.deepEqual(init.state.defaults, { model: '', maxTokens: null, batching: true });
+    assert.ok(Array.isArray(init.state.history));
+    const m = mark();
+    const cluster = await sim(2, { model: 'sim-panel' });
+    await connectTo(cluster);
+    const update = await until(() => ofType(since(m), 'endpoints').find((e) => e.connected && e.endpoints.every((x) => x.status === 'healthy')), 'healthy endpoints');
+    assert.deepEqual(update.endpoints.map((e) => [e.id, e.model]), cluster.endpoints.map((e) => [`${e.host}:${e.port}`, 'sim-panel']));
+    assert.ok(since(m).filter((x) => x.type === 'endpoints').length <= 4, 'endpoint updates are throttled');
+  });
+
+  it('follows a palette scatter live (throttled, every row exactly once) and shows it when done; saves it in the history', async () => {
+    const cluster = await sim(3, { requestOverheadMs: 1 });
+    await connectTo(cluster);
+    await openReady();
+    const prompts = Array.from({ length: 1500 }, (_, i) => `q${i}, "quoted"`);
+    const m = mark();
+    const outcome = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts, batch: false, open: false });
+    const posted = since(m);
+    const id = outcome.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
+    const started = ofType(posted, 'runStarted');
+    assert.deepEqual(started.map((s) => [s.runId, s.total, s.pattern]), [[id, 1500, 'scatter']]);
+    const progress = ofType(posted, 'runProgress').filter((p) => p.runId === id);
+    const indices = progress.flatMap((p) => p.results.map((r) => r.index)).sort((a, b) => a - b);
+    assert.deepEqual(indices, prompts.map((_, i) => i), 'every row once');
+    assert.ok(progress.every((p) => p.results.every((r) => r.prompt === prompts[r.index])), 'rows carry their prompt');
+    const seconds = outcome.summary.wallMs / 1000;
+    assert.ok(progress.length >= 2, `several progress messages (${progress.length})`);
+    assert.ok(progress.length <= Math.ceil(seconds * 5) + 2, `${progress.length} progress messages in ${seconds.toFixed(2)} s: at most 5 a second`);
+    const finished = ofType(posted, 'runFinished')[0]!;
+    assert.equal(finished.runId, id);
+    assert.equal(finished.summary.ok, 1500);
+    assert.ok(posted.indexOf(finished) > posted.indexOf(progress.at(-1)!), 'runFinished comes after the last rows');
+    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
+    assert.equal(show.record.id, id);
+    assert.equal(show.record.mode, 'individual');
+    assert.deepEqual(show.results.map((r) => r.index), prompts.map((_, i) => i));
+    assert.equal(show.results[7]!.text, `completion: ${prompts[7]}`);
+    const history = ofType(posted, 'history').at(-1)!;
+    assert.equal(history.history[0]!.id, id, 'newest first');
+
+    // On disk: the results (each line with its prompt) and the record beside them.
+    assert.ok(existsSync(join(runsFolder(), `${id}.jsonl`)) && existsSync(join(runsFolder(), `${id}.run.json`)));
+    const saved = JSON.parse(readFileSync(join(runsFolder(), `${id}.run.json`), 'utf8'));
+    assert.equal(saved.record.file, `${id}.jsonl`);
+    assert.deepEqual(saved.request.prompts, [], 'prompts live in the results file only');
+    const first = lines(`${id}.jsonl`)[0]!;
+    assert.equal(first.prompt, prompts[0]);
+    assert.equal(first.text, `completion: ${prompts[0]}`);
+  });
+
+  it('reopens, exports (JSONL, CSV) and diffs saved runs; reruns one', async () => {
+    const cluster = await sim(2);
+    await connectTo(cluster);
+    await openReady();
+    const a = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts: ['alpha', 'b,"c"\nd', 'gamma'], batch: true, open: false });
+    const b = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts: ['alpha', 'beta', 'gamma', 'delta'], batch: true, open: false });
+    const idOf = (o: ScatterOutcome) => o.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
+    const [ida, idb] = [idOf(a), idOf(b)];
+
+    const m = mark();
+    const reply = await request('openRun', { id: ida });
+    assert.equal(reply.ok, true);
+    const show = ofType(since(m), 'showRun')[0]!;
+    assert.equal(show.record.id, ida);
+    assert.deepEqual(show.results.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma']);
+
+    const jsonl = await api.panel.exportRun(ida, 'jsonl', join(root().fsPath, 'export.jsonl'));
+    assert.equal(readFileSync(jsonl, 'utf8'), readFileSync(a.resultsUri.fsPath, 'utf8'));
+    const csv = readFileSync(await api.panel.exportRun(ida, 'csv', join(root().fsPath, 'export.csv')), 'utf8');
+    const [header, row0, row1] = csv.split('\r\n');
+    assert.match(header!, /^index,status,endpoint,prompt,response,error,e2el_ms,/);
+    assert.match(row0!, /^0,ok,127\.0\.0\.1:\d+,alpha,completion: alpha,,/);
+    assert.match(row1!, /^1,ok,127\.0\.0\.1:\d+,"b,""c""\nd","completion: b,""c""\nd",,/);
+
+    const diff = await request('compareRuns', { a: ida, b: idb });
+    assert.equal(diff.ok, true);
+    const value = diff.value as { a: { id: string }; b: { id: string }; changed: Array<{ index: number; a: string; b: string }> };
+    assert.deepEqual([value.a.id, value.b.id], [ida, idb]);
+    assert.deepEqual(value.changed, [
+      { index: 1, a: 'completion: b,"c"\nd', b: 'completion: beta' },
+      { index: 3, a: '', b: 'completion: delta' },
+    ]);
+
+    const before = mark();
+    await api.panel.receive({ type: 'rerun', id: idb });
+    const history = ofType(since(before), 'history').at(-1)!.history;
+    const again = history[0]!;
+    assert.notEqual(again.id, idb);
+    assert.equal(again.label, history.find((h) => h.id === idb)!.label);
+    assert.deepEqual(lines(again.file).map((l) => l.prompt), ['alpha', 'beta', 'gamma', 'delta']);
+  });
+
+  it('answers every request exactly once, refusing malformed ones; ignores messages that are not messages', async () => {
+    await openReady();
+    const bad = await request('openRun', { id: '../../etc/passwd' });
+    assert.deepEqual([bad.ok, bad.error], [false, 'not a run id']);
+    const unknown = await request('rm -rf', {});
+    assert.equal(unknown.ok, false);
+    const missing = await request('openRun', { id: 'no-such-run' });
+    assert.equal(missing.ok, false);
+    assert.match(missing.error!, /no saved run no-such-run/);
+    const m = mark();
+    await api.panel.receive('ready');
+    await api.panel.receive({ kind: 'run' });
+    await api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: 'oops' } });
+    assert.deepEqual(since(m), [], 'nothing answers a malformed message');
+  });
+
+  it('runs map, broadcast and tree-reduce from the panel through the core patterns', async () => {
+    const cluster = await sim(2);
+    await connectTo(cluster);
+    await openReady();
+    const map = await runFromPanel({ pattern: 'map', template: 'say {item}', items: ['x', 'y', 'z'], batch: true });
+    const mapDone = ofType(map, 'runFinished')[0]!;
+    assert.equal(mapDone.summary.ok, 3);
+    assert.equal(mapDone.summary.httpRequests, 2, 'batched: one request per endpoint');
+    const mapRows = ofType(map, 'runProgress').flatMap((p) => p.results);
+    assert.deepEqual(mapRows.map((r) => r.prompt).sort(), ['say x', 'say y', 'say z']);
+
+    const bc = await runFromPanel({ pattern: 'broadcast', prompt: 'hello all' });
+    assert.equal(ofType(bc, 'runFinished')[0]!.summary.ok, 2);
+
+    const tr = await runFromPanel({ pattern: 'tree-reduce', template: 'leaf {item}', items: ['1', '2', '3'], reducePrompt: 'merge {responses}', fanin: 2 });
+    const trDone = ofType(tr, 'runFinished')[0]!;
+    assert.deepEqual(trDone.reduce!.levels.map((l) => l.texts.length), [3, 2, 1]);
+    const history = ofType(tr, 'history').at(-1)!.history;
+    assert.deepEqual(history.slice(0, 3).map((h) => h.pattern), ['tree-reduce', 'broadcast', 'map']);
+  });
+
+  it('runs a fair comparison from the panel: arms alternate, each a run of its own, then the comparison', async () => {
+    const cluster = await sim(2);
+    await connectTo(cluster);
+    await openReady();
+    const prompts = ['p0', 'p1', 'p2', 'p3', 'p4'].map((prompt) => ({ prompt }));
+    const posted = await runFromPanel({ pattern: 'scatter', prompts, compare: { rounds: 2, cacheSalt: true } });
+    const arms = ofType(posted, 'runStarted').map((s) => `${s.arm}${s.round}`);
+    assert.deepEqual(arms, ['batched0', 'individual0', 'individual1', 'batched1']);
+    assert.equal(ofType(posted, 'runFinished').length, 4);
+    const last = ofType(posted, 'comparison').at(-1)!.comparison;
+    assert.equal(last.cacheSalt, true);
+    assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.httpRequests, r.requests.length, r.latenciesMs.length]), [
+      ['batched', 0, 2, 2, 5],
+      ['individual', 0, 5, 5, 5],
+      ['individual', 1, 5, 5, 5],
+      ['batched', 1, 2, 2, 5],
+    ]);
+    assert.match(last.templatePaths.batched, /completions/);
+    const record = ofType(posted, 'history').at(-1)!.history[0]!;
+    assert.equal(record.mode, 'compare');
+    assert.deepEqual(lines(record.file).map((l) => l.prompt), ['p0', 'p1', 'p2', 'p3', 'p4']);
+    const m = mark();
+    await request('openRun', { id: record.id });
+    assert.equal(ofType(since(m), 'showRun')[0]!.comparison!.rounds.length, 4);
+  });
+
+  it('Compare from the palette returns the median round of each arm and shows the comparison in the panel', async () => {
+    const cluster = await sim(3);
+    await connectTo(cluster);
+    await openReady();
+    const m = mark();
+    const result = await vscode.commands.executeCommand<{ batched: RunSummary; individual: RunSummary }>('swarmLab.compare', { prompts: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], rounds: 3 });
+    assert.equal(result.batched.httpRequests, 3);
+    assert.equal(result.individual.httpRequests, 7);
+    assert.equal(result.batched.mode, 'batched');
+    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
+    assert.equal(show.record.mode, 'compare');
+    assert.equal(show.comparison!.rounds.length, 6);
+    assert.equal(show.results.length, 7);
+  });
+
+  it('Tree Reduce from the palette shows the reduction in the panel', async () => {
+    const cluster = await sim(2);
+    await connectTo(cluster);
+    await openReady();
+    const m = mark();
+    const outcome = await vscode.commands.executeCommand<{ text: string; levels: unknown[] }>('swarmLab.treeReduce', { prompt: 'leaf {item}', items: ['1', '2', '3', '4'], reducePrompt: 'merge: {responses}', fanin: 2 });
+    assert.equal(outcome.levels.length, 3);
+    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
+    assert.equal(show.record.pattern, 'tree-reduce');
+    assert.equal(show.reduce!.text, outcome.text);
+    assert.deepEqual(show.results.filter((r) => !r.level).map((r) => r.prompt), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
+  });
+
+  it('cancel from the panel stops the run and keeps what finished', async () => {
+    const fast = await sim(1);
+    const stuck = await sim(1, { hang: true });
+    await connectTo([fast, stuck]);
+    await openReady();
+    const m = mark();
+    const done = api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: false } });
+    await until(() => ofType(since(m), 'runProgress').some((p) => p.done === 2), 'the fast half');
+    await api.panel.receive({ type: 'cancel' });
+    await done;
+    const finished = ofType(since(m), 'runFinished')[0]!;
+    assert.equal(finished.cancelled, true);
+    assert.deepEqual([finished.summary.ok, finished.summary.cancelled], [2, 2]);
+  });
+
+  it('a run it cannot start ends at once with the reason', async () => {
+    await openReady();
+    const posted = await runFromPanel({ pattern: 'scatter', prompts: [{ prompt: 'x' }] });
+    const [started, finished] = [ofType(posted, 'runStarted')[0]!, ofType(posted, 'runFinished')[0]!];
+    assert.equal(finished.runId, started.runId);
+    assert.match(finished.error!, /connect a hostfile/);
+  });
+
+  it('holds everything while the webview is not ready, and replays a live run from its start when it is', async () => {
+    const cluster = await sim(2, { requestOverheadMs: 3 });
+    await connectTo(cluster);
+    await openReady();
+    // Another editor in front: the page is torn down (no retainContextWhenHidden) and hears nothing.
+    const doc = await vscode.workspace.openTextDocument({ content: 'in front' });
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Active });
+    await until(() => !api.panel.state().visible && !api.panel.state().ready, 'the panel to hide');
+    const m = mark();
+    const prompts = Array.from({ length: 600 }, (_, i) => `h${i}`);
+    const pending = vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts, batch: false, open: false });
+    await until(() => api.snapshot().running && /\$\(sync~spin\) \d/.test(api.snapshot().statusBar.text), 'the run to start');
+    assert.deepEqual(since(m), [], 'nothing is posted to a hidden panel');
+    await vscode.commands.executeCommand('swarmLab.openPanel');
+    await api.panel.receive({ type: 'ready' });
+    const outcome = await pending;
+    const posted = since(m);
+    assert.equal(posted[0]!.type, 'init');
+    const id = outcome.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
+    assert.equal(ofType(posted, 'runStarted').find((s) => s.runId === id)?.total, 600, 'the live run from its start');
+    const rows = ofType(posted, 'runProgress').filter((p) => p.runId === id).flatMap((p) => p.results.map((r) => r.index));
+    assert.deepEqual(rows.sort((a, b) => a - b), prompts.map((_, i) => i), 'every row once, the early ones included');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+});
