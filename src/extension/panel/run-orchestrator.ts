@@ -49,7 +49,8 @@ interface Prepared {
  * Runs what the panel's Run button (or a palette command) asks for on the connected swarm, through
  * the core's patterns: results file written as results arrive (prompt included in each line), status
  * bar, throttled live progress to the panel, a history record when done. `compare` runs the fair
- * batched-vs-individual comparison (core/compare.ts), each arm shown as a run of its own.
+ * batched-vs-individual comparison (core/compare.ts): each arm is announced as a run with the
+ * comparison's id and its arm and round, one after the other; `comparison` after each arm.
  */
 export class RunOrchestrator {
   private readonly active = new Set<{ live: LiveRun | undefined; cancel(): void }>();
@@ -106,11 +107,11 @@ export class RunOrchestrator {
       await writer.close();
       const outcome = report.outcome as ReduceOutcome | undefined;
       const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
-      const delivered = await live.finish(report, reduce);
       const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: report.summary.mode, summary: report.summary, file: basename(file.uri.fsPath) };
       const saved: SavedRun = { record, request: storedRequest(request), ...(reduce ? { reduce } : {}) };
+      await this.save(saved);
       const rows = byIndex(live.rows);
-      await this.finish(saved, rows, delivered);
+      if (!(await live.finish(report, reduce))) this.post(showRunMessage(saved, rows));
       return { saved, rows, resultsUri: file.uri, cancelled: report.cancelled, report };
     } finally {
       this.active.delete(entry);
@@ -136,7 +137,7 @@ export class RunOrchestrator {
       cacheSalt,
       onArm: (run, which: Arm, round) => {
         const title = `${launch.notify ?? label} — ${which}, round ${round + 1}/${rounds}`;
-        const live = new LiveRun({ type: 'runStarted', runId: `${id}.${which}.${round}`, pattern: request.pattern, total: prepared.prompts.length, label, arm: which, round }, run, this.post);
+        const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label, arm: which, round }, run, this.post);
         const writer = round === 0 ? new OrderedJsonlWriter(which === 'batched' ? file.uri.fsPath : individualPath) : undefined;
         run.on('result', (r) => {
           const row = { ...r, prompt: prepared.promptOf(r) };
@@ -173,8 +174,8 @@ export class RunOrchestrator {
       const comparisonView: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
       const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: 'compare', summary, file: basename(file.uri.fsPath) };
       const saved: SavedRun = { record, request: storedRequest(request), comparison: comparisonView, individualFile: basename(individualPath) };
-      const delivered = this.post({ type: 'comparison', comparison: comparisonView });
-      await this.finish(saved, firstRows, delivered);
+      await this.save(saved);
+      if (!this.post({ type: 'comparison', comparison: comparisonView })) this.post(showRunMessage(saved, firstRows));
       if (comparison.error && !comparison.cancelled) this.services.log.error(`compare: ${comparison.error}`);
       return { saved, rows: firstRows, resultsUri: file.uri, cancelled: comparison.cancelled, comparison };
     } finally {
@@ -182,11 +183,13 @@ export class RunOrchestrator {
     }
   }
 
-  /** Saves the record, refreshes the history list; a webview that missed the end gets the run when it is back. */
-  private async finish(saved: SavedRun, rows: ResultRow[], delivered: boolean): Promise<void> {
+  /**
+   * Saves the record and refreshes the history list, before the run's last message, so the webview
+   * knows the run's record when the run ends. (A webview that missed the end gets a showRun instead.)
+   */
+  private async save(saved: SavedRun): Promise<void> {
     await this.history.save(saved);
     this.post({ type: 'history', history: await this.history.list() });
-    if (!delivered) this.post(showRunMessage(saved, rows));
   }
 }
 

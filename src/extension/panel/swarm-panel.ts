@@ -56,11 +56,12 @@ function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
 }
 
-/** The page: nothing but the bundle's stylesheet and script (with a fresh nonce) and the root element. */
+/** The page: nothing but the bundle's stylesheets (its own, and the codicons @vscode-elements looks up by id) and script (with a fresh nonce), and the root element. */
 export function panelHtml(webview: vscode.Webview, root: vscode.Uri): string {
   const nonce = randomBytes(18).toString('base64url');
   const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.css'));
   const js = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.js'));
+  const codicons = webview.asWebviewUri(vscode.Uri.joinPath(root, 'codicon.css'));
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
@@ -74,7 +75,8 @@ export function panelHtml(webview: vscode.Webview, root: vscode.Uri): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}" nonce="${nonce}">
+<link rel="stylesheet" href="${codicons}" id="vscode-codicon-stylesheet">
+<link rel="stylesheet" href="${css}">
 <title>Swarm Lab</title>
 </head>
 <body>
