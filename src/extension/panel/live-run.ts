@@ -6,6 +6,17 @@ type Started = Extract<HostMessage, { type: 'runStarted' }>;
 /** At most this many progress messages a second reach the webview, however fast results come. */
 export const PROGRESS_PER_SECOND = 5;
 
+/** The webview's one budget of progress messages, shared by every run going at once. */
+export class ProgressPace {
+  readonly intervalMs = 1000 / PROGRESS_PER_SECOND;
+  last = -Infinity;
+
+  /** ms until the next progress message may go. */
+  wait(): number {
+    return Math.max(0, this.last + this.intervalMs - performance.now());
+  }
+}
+
 /**
  * One run as the panel sees it: `runStarted`, then throttled `runProgress` messages each carrying the
  * rows that arrived since the previous one (never one message per result), then `runFinished`. Keeps
@@ -15,13 +26,12 @@ export class LiveRun {
   readonly rows: ResultRow[] = [];
   private pending: ResultRow[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private lastSent = -Infinity;
-  private readonly intervalMs = 1000 / PROGRESS_PER_SECOND;
 
   constructor(
     readonly started: Started,
     private readonly run: Run<unknown>,
     private readonly post: (message: HostMessage) => boolean,
+    private readonly pace: ProgressPace,
   ) {
     post(started);
   }
@@ -39,8 +49,6 @@ export class LiveRun {
 
   /** Everything so far, for a webview that just said `ready`. */
   resync(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
     this.pending = [];
     if (this.post(this.started)) this.flush([...this.rows]);
   }
@@ -49,9 +57,9 @@ export class LiveRun {
   async finish(report: RunReport<unknown>, reduce?: ReduceView): Promise<boolean> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending.length) {
-      await new Promise((r) => setTimeout(r, Math.max(0, this.lastSent + this.intervalMs - performance.now())));
-      this.flush(this.pending.splice(0));
+    while (this.pending.length) {
+      await new Promise((r) => setTimeout(r, this.pace.wait()));
+      if (!this.pace.wait()) this.flush(this.pending.splice(0));
     }
     return this.post({
       type: 'runFinished',
@@ -65,15 +73,16 @@ export class LiveRun {
 
   private schedule(): void {
     if (this.timer) return;
-    const wait = Math.max(0, this.lastSent + this.intervalMs - performance.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      if (!this.pending.length) return;
+      if (this.pace.wait()) return this.schedule(); // another run took the slot
       this.flush(this.pending.splice(0));
-    }, wait);
+    }, this.pace.wait());
   }
 
   private flush(results: ResultRow[]): void {
-    this.lastSent = performance.now();
+    this.pace.last = performance.now();
     const p = this.run.progress;
     this.post({ type: 'runProgress', runId: this.runId, done: p.done, ok: p.ok, failed: p.failed, total: p.total, elapsedMs: p.elapsedMs, results });
   }

@@ -6,10 +6,10 @@ import * as vscode from 'vscode';
 import type { ComparisonView, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import { settings } from '../settings.ts';
 
-/** What `<id>.run.json` holds, next to the run's results `<id>.jsonl`. */
+/** A saved run: its record, how to run it again, and what the panel shows besides its rows. */
 export interface SavedRun {
   record: RunRecord;
-  /** How to run it again; a scatter's prompts are not repeated here: they are in the results file. */
+  /** How to run it again; prompts and items are not repeated here: they are in the results file. */
   request: RunRequest;
   reduce?: ReduceView;
   comparison?: ComparisonView;
@@ -17,14 +17,18 @@ export interface SavedRun {
   individualFile?: string;
 }
 
+/** `<id>.run.json`: small (the history list reads every one). */
 const RECORD = '.run.json';
+/** `<id>.details.json`: a tree-reduce's levels, a comparison's rounds (latencies and timelines can be large). */
+const DETAILS = '.details.json';
 /** The history list stops at this many runs (the newest). */
 const LIST_LIMIT = 500;
 
 /**
  * Every run saved under the runs folder (`swarmLab.runsFolder` in the first workspace folder, or the
- * extension's storage without one): the results JSONL, one ResultRow a line in input order, and a
- * small JSON record beside it. Ids are the file stems, which start with the time the run started.
+ * extension's storage without one): the results JSONL (one ResultRow a line, in input order), a
+ * small JSON record beside it, and the details of a tree-reduce or comparison. Ids are the file
+ * stems, which start with the time the run started.
  */
 export class RunHistory {
   constructor(private readonly storage: vscode.Uri) {}
@@ -35,8 +39,12 @@ export class RunHistory {
   }
 
   async save(saved: SavedRun): Promise<void> {
+    const { reduce, comparison, ...small } = saved;
     await mkdir(this.folder(), { recursive: true });
-    await writeFile(join(this.folder(), `${saved.record.id}${RECORD}`), `${JSON.stringify(saved, null, 1)}\n`);
+    if (reduce || comparison) await writeFile(join(this.folder(), `${saved.record.id}${DETAILS}`), JSON.stringify({ reduce, comparison }));
+    const { prompts, items, ...rest } = small.request;
+    const request: RunRequest = { ...rest, prompts: [], ...(items?.length ? { items: [] } : {}) }; // both come back from the results
+    await writeFile(join(this.folder(), `${saved.record.id}${RECORD}`), `${JSON.stringify({ ...small, request }, null, 1)}\n`);
   }
 
   /** Newest first. Records that cannot be read are skipped. */
@@ -48,11 +56,22 @@ export class RunHistory {
       return [];
     }
     const ids = names.filter((n) => n.endsWith(RECORD)).map((n) => n.slice(0, -RECORD.length)).sort().reverse().slice(0, LIST_LIMIT);
-    const records = await Promise.all(ids.map((id) => this.load(id).then((s) => s.record, () => undefined)));
+    const records = await Promise.all(ids.map((id) => this.loadRecord(id).then((s) => s.record, () => undefined)));
     return records.filter((r): r is RunRecord => Boolean(r));
   }
 
+  /** The record with its details. */
   async load(id: string): Promise<SavedRun> {
+    const saved = await this.loadRecord(id);
+    try {
+      const details = JSON.parse(await readFile(join(this.folder(), `${id}${DETAILS}`), 'utf8')) as Pick<SavedRun, 'reduce' | 'comparison'>;
+      return { ...saved, ...(details.reduce ? { reduce: details.reduce } : {}), ...(details.comparison ? { comparison: details.comparison } : {}) };
+    } catch {
+      return saved;
+    }
+  }
+
+  private async loadRecord(id: string): Promise<SavedRun> {
     try {
       return JSON.parse(await readFile(join(this.folder(), `${id}${RECORD}`), 'utf8')) as SavedRun;
     } catch (err) {
@@ -78,12 +97,16 @@ export class RunHistory {
     return rows;
   }
 
-  /** The request to run a saved run again: a scatter's (or comparison's) prompts come back from its results. */
+  /** The request to run a saved run again, its prompts (scatter) or items (map, tree-reduce) read back from its results. */
   async rerunRequest(id: string): Promise<RunRequest> {
-    const saved = await this.load(id);
+    const saved = await this.loadRecord(id);
     const request = { ...saved.request };
-    if (request.pattern === 'scatter' && !request.prompts.length) {
-      request.prompts = (await this.rows(saved)).filter((r) => r.level === undefined).map((r) => ({ prompt: r.prompt, ...(Object.keys(r.input ?? {}).length ? { input: r.input } : {}) }));
+    const needsPrompts = request.pattern === 'scatter';
+    const needsItems = Array.isArray(request.items);
+    if (needsPrompts || needsItems) {
+      const leaves = (await this.rows(saved)).filter((r) => !r.level);
+      if (needsPrompts) request.prompts = leaves.map((r) => ({ prompt: r.prompt, ...(Object.keys(r.input ?? {}).length ? { input: r.input } : {}) }));
+      if (needsItems) request.items = leaves.map((r) => String(r.input?.item ?? ''));
     }
     return request;
   }

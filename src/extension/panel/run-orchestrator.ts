@@ -9,7 +9,7 @@ import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
 import { generationOptions, settings } from '../settings.ts';
-import { LiveRun } from './live-run.ts';
+import { LiveRun, ProgressPace } from './live-run.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
 
 export interface Launch {
@@ -54,6 +54,7 @@ interface Prepared {
  */
 export class RunOrchestrator {
   private readonly active = new Set<{ live: LiveRun | undefined; cancel(): void }>();
+  private readonly pace = new ProgressPace();
 
   constructor(
     private readonly services: Services,
@@ -94,7 +95,7 @@ export class RunOrchestrator {
     const startedAt = new Date().toISOString();
     const run = prepared.make(connection.swarm, options);
     const writer = new OrderedJsonlWriter(file.uri.fsPath);
-    const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label }, run, this.post);
+    const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label }, run, this.post, this.pace);
     run.on('result', (r) => {
       const row = { ...r, prompt: prepared.promptOf(r) };
       writer.add(row);
@@ -108,7 +109,7 @@ export class RunOrchestrator {
       const outcome = report.outcome as ReduceOutcome | undefined;
       const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
       const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: report.summary.mode, summary: report.summary, file: basename(file.uri.fsPath) };
-      const saved: SavedRun = { record, request: storedRequest(request), ...(reduce ? { reduce } : {}) };
+      const saved: SavedRun = { record, request, ...(reduce ? { reduce } : {}) };
       await this.save(saved);
       const rows = byIndex(live.rows);
       if (!(await live.finish(report, reduce))) this.post(showRunMessage(saved, rows));
@@ -137,7 +138,7 @@ export class RunOrchestrator {
       cacheSalt,
       onArm: (run, which: Arm, round) => {
         const title = `${launch.notify ?? label} — ${which}, round ${round + 1}/${rounds}`;
-        const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label, arm: which, round }, run, this.post);
+        const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label, arm: which, round }, run, this.post, this.pace);
         const writer = round === 0 ? new OrderedJsonlWriter(which === 'batched' ? file.uri.fsPath : individualPath) : undefined;
         run.on('result', (r) => {
           const row = { ...r, prompt: prepared.promptOf(r) };
@@ -173,7 +174,7 @@ export class RunOrchestrator {
       if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
       const comparisonView: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
       const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: 'compare', summary, file: basename(file.uri.fsPath) };
-      const saved: SavedRun = { record, request: storedRequest(request), comparison: comparisonView, individualFile: basename(individualPath) };
+      const saved: SavedRun = { record, request, comparison: comparisonView, individualFile: basename(individualPath) };
       await this.save(saved);
       if (!this.post({ type: 'comparison', comparison: comparisonView })) this.post(showRunMessage(saved, firstRows));
       if (comparison.error && !comparison.cancelled) this.services.log.error(`compare: ${comparison.error}`);
@@ -269,11 +270,6 @@ function prepare(request: RunRequest): Prepared {
       };
     }
   }
-}
-
-/** What the record keeps to run it again: a scatter's prompts live in its results file. */
-function storedRequest(request: RunRequest): RunRequest {
-  return request.pattern === 'scatter' ? { ...request, prompts: [] } : request;
 }
 
 function byIndex(rows: readonly ResultRow[]): ResultRow[] {

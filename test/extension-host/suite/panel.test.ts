@@ -240,6 +240,21 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.deepEqual(trDone.reduce!.levels.map((l) => l.texts.length), [3, 2, 1]);
     const history = ofType(tr, 'history').at(-1)!.history;
     assert.deepEqual(history.slice(0, 3).map((h) => h.pattern), ['tree-reduce', 'broadcast', 'map']);
+
+    // Records stay small: items come back from the results; a tree-reduce's levels sit in a details file.
+    const [trRecord, , mapRecord] = history;
+    assert.deepEqual(JSON.parse(readFileSync(join(runsFolder(), `${mapRecord!.id}.run.json`), 'utf8')).request.items, []);
+    assert.ok(existsSync(join(runsFolder(), `${trRecord!.id}.details.json`)));
+    let m = mark();
+    await request('openRun', { id: trRecord!.id });
+    assert.deepEqual(ofType(since(m), 'showRun')[0]!.reduce, trDone.reduce);
+    for (const record of [mapRecord!, trRecord!]) {
+      m = mark();
+      await api.panel.receive({ type: 'rerun', id: record.id });
+      const again = ofType(since(m), 'history').at(-1)!.history[0]!;
+      assert.notEqual(again.id, record.id);
+      assert.deepEqual(lines(again.file).filter((l) => !l.level).map((l) => l.prompt), lines(record.file).filter((l) => !l.level).map((l) => l.prompt));
+    }
   });
 
   it('runs a fair comparison from the panel: arms alternate, each a run of its own, then the comparison', async () => {
