@@ -1,0 +1,156 @@
+/**
+ * End to end, the Swarm Lab panel in a real VS Code: the PACKAGED extension (built, packaged with vsce
+ * like `npm run package`, into a private .vsix so no other test's packaging races it) installed in
+ * code-server 4.99.4, driven in headless Chromium with playwright-core. The local simulator
+ * (`Swarm: Start Local Simulator`, 4 endpoints) answers; the panel runs a batched-vs-individual
+ * comparison from its Compose tab, shows both arms side by side with their charts, and reruns it from
+ * History. Screenshots: .tmp/screenshots/panel-*.png. SWARM_UI_VSIX=<path> tests that .vsix instead.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { FrameLocator, Page } from 'playwright-core';
+import { ROOT } from './helpers/cli.ts';
+import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
+import { CHROMIUM, openWorkbench, quickInputType, runCommand, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
+
+const SHOTS = join(ROOT, '.tmp', 'screenshots');
+const PROMPTS = ['What is a swarm?', 'Name three <b>birds</b> & "bees"', 'Count to five', 'Say hello', 'Why is the sky blue?', 'Spell "vLLM"', 'One word: yes', 'Last prompt'];
+
+const skip = !codeServerAvailable
+  ? `code-server is not installed in ${CODE_SERVER_DIR}: run scripts/install-code-server.sh`
+  : !existsSync(CHROMIUM)
+    ? `${CHROMIUM} is missing: run scripts/install-code-server.sh`
+    : false;
+
+/** Builds and packages the extension into `dir`; checks the .vsix carries the panel's front end. */
+function packageExtension(dir: string): string {
+  const given = process.env.SWARM_UI_VSIX;
+  const vsix = given ?? join(dir, 'swarm-lab.vsix');
+  if (!given) {
+    const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(built.status, 0, `npm run build: ${built.stdout}${built.stderr}`);
+    const packed = spawnSync(join(ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(packed.status, 0, `vsce package: ${packed.stdout}${packed.stderr}`);
+  }
+  const files = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
+  for (const f of ['extension/dist/extension.cjs', 'extension/dist/webview/panel.js', 'extension/dist/webview/panel.css']) {
+    assert.ok(files.includes(f), `${vsix} lacks ${f} (the .vsix allow-list, .vscodeignore, must carry dist/webview/): ${files.join(' ')}`);
+  }
+  return vsix;
+}
+
+/** The panel's page: the webview iframe's active frame. */
+const panelFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+
+async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined as T);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('the Swarm Lab panel end to end (packaged extension in code-server)', { skip }, () => {
+  let dir: string;
+  let forget: () => void;
+  let server: CodeServer | undefined;
+  let wb: Workbench | undefined;
+  const timings: string[] = [];
+  const t0 = Date.now();
+  const lap = (what: string) => timings.push(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'swarm-panel-ui-'));
+    forget = removeOnExit(dir);
+    const vsix = packageExtension(dir);
+    lap('packaged');
+    const extensionsDir = join(dir, 'extensions');
+    await installVsix(vsix, extensionsDir);
+    lap('installed');
+    const workspace = join(dir, 'ws');
+    await mkdir(workspace);
+    await writeFile(join(workspace, 'README.md'), '# panel test\n'); // the explorer has a row to wait for
+    server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
+    wb = await openWorkbench(server, workspace, { viewport: { width: 1400, height: 900 } });
+    lap('workbench open');
+  });
+
+  after(async () => {
+    await wb?.close();
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+    forget?.();
+    console.log(`# panel UI timings: ${timings.join(' · ')}`);
+  });
+
+  test('compares batched and individual on the local simulator, both arms and their charts, and reruns it from History', { timeout: 240_000 }, async () => {
+    const page = wb!.page;
+    await runCommand(page, 'Swarm: Start Local Simulator');
+    await quickInputType(page, '4');
+    await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
+    lap('simulator up');
+
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = panelFrame(page);
+    await app.locator('#run').waitFor({ timeout: 30_000 });
+    const csp = (await app.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')) ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'nonce-[\w-]+'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.doesNotMatch(/script-src ([^;]*)/.exec(csp)![1]!, /self|https?:/, 'scripts only by nonce');
+    await until(() => app.locator('#endpoint-count').textContent(), (t) => /All 4 endpoints/.test(t ?? ''), 'the 4 endpoints in the panel');
+    lap('panel ready');
+
+    // Compose: a few prompts, batched vs individual over 2 rounds.
+    for (const prompt of PROMPTS) {
+      await app.locator('#add-prompt').click();
+      await app.locator('#prompt-editor textarea').fill(prompt);
+    }
+    await until(() => app.locator('#prompt-count').textContent(), (t) => t === String(PROMPTS.length), 'the prompt count');
+    await app.locator('#compare').click();
+    await app.locator('#rounds input').fill('2');
+    await screenshot(page, join(SHOTS, 'panel-compose.png'));
+    await app.locator('#run').click();
+
+    const figures = app.locator('#compare-figures');
+    await figures.waitFor({ timeout: 60_000 });
+    await until(() => figures.locator('thead th').allTextContents(), (h) => h.map((s) => s.trim()).join('|') === '|batched|individual', 'both arms as columns');
+    const requests = await until(
+      () => figures.locator('tr[data-figure="HTTP requests"] .median').allTextContents(),
+      (v) => v.length === 2,
+      'the HTTP request counts',
+    );
+    assert.deepEqual(requests.map((s) => s.trim()), ['4', String(PROMPTS.length)], 'batched: one request per endpoint; individual: one per prompt');
+    const canvases = await until(() => app.locator('#compare canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
+    assert.ok(canvases >= 4);
+    await until(() => app.locator('#run-status').getAttribute('data-state'), (s) => s !== 'running', 'the comparison to end');
+    lap('comparison shown');
+    await screenshot(page, join(SHOTS, 'panel-compare.png'));
+
+    // History: the comparison is saved; rerun it.
+    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    await tab('History').click();
+    const rows = app.locator('#history-table tbody tr');
+    await until(() => rows.count(), (n) => n === 1, 'one saved run');
+    assert.match((await rows.first().textContent()) ?? '', /compare/);
+    await screenshot(page, join(SHOTS, 'panel-history.png'));
+    await rows.first().locator('[data-action="rerun"]').click();
+    await until(() => rows.count(), (n) => n === 2, 'the rerun saved in history', 60_000);
+    const labels = (await app.locator('#history-table tbody tr td.run-name').allTextContents()).map((s) => s.trim());
+    assert.equal(labels[0], labels[1], 'the rerun carries the same label');
+    await tab('Comparison').click();
+    await figures.waitFor();
+    await until(() => app.locator('#compare canvas').count(), (n) => n >= 4, 'the rerun’s charts');
+    lap('rerun done');
+    await screenshot(page, join(SHOTS, 'panel-rerun.png'));
+    const problems = wb!.consoleLog().filter((l) => /Content Security Policy|Refused to/.test(l));
+    assert.deepEqual(problems, [], 'no CSP violation');
+  });
+});
