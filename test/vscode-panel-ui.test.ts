@@ -150,6 +150,21 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await until(() => app.locator('#compare canvas').count(), (n) => n >= 4, 'the rerun’s charts');
     lap('rerun done');
     await screenshot(page, join(SHOTS, 'panel-rerun.png'));
+
+    // A window reload: the serializer brings the panel back, the host sends the history; a saved run reopens.
+    // (What the webview restores from its own setState depends on when the web workbench last flushed it.)
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 30_000 });
+    const revived = panelFrame(page);
+    await revived.locator('#run').waitFor({ timeout: 30_000 });
+    const revivedTab = (name: string) => revived.locator('vscode-tab-header', { hasText: name }).first();
+    await until(() => revivedTab('History').textContent(), (t) => /2/.test(t ?? ''), 'the history from the host after reload');
+    await revivedTab('History').click();
+    await revived.locator('#history-table tbody tr').first().locator('[data-action="open"]').click();
+    await revivedTab('Comparison').click();
+    await until(() => revived.locator('#compare canvas').count(), (n) => n >= 4, 'the reopened comparison');
+    lap('reloaded and reopened');
+    await screenshot(page, join(SHOTS, 'panel-reloaded.png'));
     const problems = wb!.consoleLog().filter((l) => /Content Security Policy|Refused to/.test(l));
     assert.deepEqual(problems, [], 'no CSP violation');
   });
