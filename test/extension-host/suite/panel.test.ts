@@ -9,6 +9,7 @@ import type { RunSummary } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import type { HostMessage, RunRequest } from '../../../src/panel/protocol.ts';
+import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -219,6 +220,21 @@ describe('the Swarm Lab panel (extension side)', function () {
     await api.panel.receive({ kind: 'run' });
     await api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: 'oops' } });
     assert.deepEqual(since(m), [], 'nothing answers a malformed message');
+  });
+
+  it('saves a prompt set as *.prompts.jsonl, copies to the clipboard, opens text in an editor', async () => {
+    await openReady();
+    const path = await savePromptSet([{ prompt: 'first' }, { prompt: 'with "fields"', input: { id: 7, tag: 'x' } }], vscode.Uri.joinPath(root(), 'mine'));
+    assert.equal(path, join(root().fsPath, 'mine.prompts.jsonl'));
+    assert.deepEqual(readFileSync(path!, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), [{ prompt: 'first' }, { id: 7, tag: 'x', prompt: 'with "fields"' }]);
+    const copied = await request('copy', { text: 'copied <b>text</b>' });
+    assert.deepEqual([copied.ok, copied.value], [true, null]);
+    assert.equal(await vscode.env.clipboard.readText(), 'copied <b>text</b>');
+    const opened = await request('openInEditor', { text: '{"a": 1}', language: 'json' });
+    assert.equal(opened.ok, true);
+    await until(() => vscode.window.activeTextEditor?.document.getText() === '{"a": 1}' && vscode.window.activeTextEditor, 'the editor');
+    assert.equal(vscode.window.activeTextEditor!.document.languageId, 'json');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
   it('runs map, broadcast and tree-reduce from the panel through the core patterns', async () => {
