@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,21 +27,29 @@ const skip = !codeServerAvailable
     ? `${CHROMIUM} is missing: run scripts/install-code-server.sh`
     : false;
 
-/** Builds and packages the extension into `dir`; checks the .vsix carries the panel's front end. */
+/**
+ * Builds and packages the extension into `dir`; checks the .vsix carries the panel's front end, and
+ * the very bundles on disk (another test file may be rebuilding dist/ at the same moment: then again).
+ */
 function packageExtension(dir: string): string {
   const given = process.env.SWARM_UI_VSIX;
   const vsix = given ?? join(dir, 'swarm-lab.vsix');
-  if (!given) {
-    const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(built.status, 0, `npm run build: ${built.stdout}${built.stderr}`);
-    const packed = spawnSync(join(ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(packed.status, 0, `vsce package: ${packed.stdout}${packed.stderr}`);
+  const inVsix = (entry: string) => execFileSync('unzip', ['-p', vsix, `extension/${entry}`], { maxBuffer: 64 << 20 });
+  for (let attempt = 1; ; attempt++) {
+    if (!given) {
+      const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
+      assert.equal(built.status, 0, `npm run build: ${built.stdout}${built.stderr}`);
+      const packed = spawnSync(join(ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
+      assert.equal(packed.status, 0, `vsce package: ${packed.stdout}${packed.stderr}`);
+    }
+    const files = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
+    for (const f of ['dist/extension.cjs', 'dist/webview/panel.js', 'dist/webview/panel.css']) {
+      assert.ok(files.includes(`extension/${f}`), `${vsix} lacks ${f} (the .vsix allow-list, .vscodeignore, must carry dist/webview/): ${files.join(' ')}`);
+    }
+    const current = given || ['dist/extension.cjs', 'dist/webview/panel.js'].every((f) => inVsix(f).equals(readFileSync(join(ROOT, f))));
+    if (current) return vsix;
+    assert.ok(attempt < 3, `${vsix} does not hold the bundles in dist/ after ${attempt} tries`);
   }
-  const files = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
-  for (const f of ['extension/dist/extension.cjs', 'extension/dist/webview/panel.js', 'extension/dist/webview/panel.css']) {
-    assert.ok(files.includes(f), `${vsix} lacks ${f} (the .vsix allow-list, .vscodeignore, must carry dist/webview/): ${files.join(' ')}`);
-  }
-  return vsix;
 }
 
 /** The panel's page: the webview iframe's active frame. */
