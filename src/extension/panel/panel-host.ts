@@ -9,7 +9,8 @@ import { PanelChannel } from './panel-channel.ts';
 import { copy, importFile, openInEditor, savePromptSet } from './prompt-requests.ts';
 import { diffRuns, exportRun } from './run-export.ts';
 import { RunHistory } from './run-history.ts';
-import { LaunchError, RunOrchestrator, showRunMessage, type Launched } from './run-orchestrator.ts';
+import { RunOrchestrator, showRunMessage, type Launched } from './run-orchestrator.ts';
+import { LaunchError } from './run-request-plan.ts';
 import { SwarmPanel } from './swarm-panel.ts';
 
 /** Messages the host posted, oldest first, for tests (the newest this many). */

@@ -1,16 +1,15 @@
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import { broadcast, checkTreeReduce, mapGather, OrderedJsonlWriter, scatterGather, treeReduce, type PromptResult, type ReduceOutcome, type Run, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
-import { fillTemplate } from '../../core/plan.ts';
-import type { ComparisonView, HostMessage, PromptRow, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import { OrderedJsonlWriter, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
+import type { ComparisonView, HostMessage, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
-import { generationOptions, settings } from '../settings.ts';
 import { LiveRun, ProgressPace } from './live-run.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
+import { LaunchError, prepare, runOptions, type Prepared } from './run-request-plan.ts';
 
 export interface Launch {
   request: RunRequest;
@@ -30,19 +29,6 @@ export interface Launched {
   report?: RunReport<unknown>;
   /** A comparison: the rounds of both arms. */
   comparison?: Comparison;
-}
-
-/** A run the user cannot start as asked (no swarm, missing input); nothing was sent or saved. */
-export class LaunchError extends Error {
-  override name = 'LaunchError';
-}
-
-interface Prepared {
-  label: string;
-  /** Every prompt it answers, as rows (a tree-reduce's reduce prompts are made as it goes). */
-  prompts: PromptRow[];
-  make(pool: SwarmPool, options: RunOptions): Run<unknown>;
-  promptOf(result: PromptResult): string;
 }
 
 /**
@@ -204,77 +190,7 @@ export function showRunMessage(saved: SavedRun, rows: ResultRow[]): Extract<Host
   };
 }
 
-/** Settings' model and max tokens, overridden by the request's. */
-function runOptions(request: RunRequest): RunOptions {
-  return {
-    ...generationOptions(settings()),
-    ...(request.model ? { model: request.model } : {}),
-    ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    tags: request.tags,
-  };
-}
-
-/** Checks the request's input and says how to run it; throws LaunchError on input that cannot run. */
-function prepare(request: RunRequest): Prepared {
-  const mode = request.batch ? 'batched' : 'individual';
-  const need = (ok: unknown, what: string) => {
-    if (!ok) throw new LaunchError(what);
-  };
-  switch (request.pattern) {
-    case 'scatter': {
-      need(request.prompts.length, 'the prompt set is empty');
-      const prompts = request.prompts;
-      return {
-        label: request.compare ? `${count(prompts.length, 'prompt')} · batched vs individual × ${request.compare.rounds}` : `${count(prompts.length, 'prompt')} · ${mode}`,
-        prompts,
-        make: (pool, o) => scatterGather(pool, prompts, { ...o, batch: request.batch }),
-        promptOf: (r) => prompts[r.index]?.prompt ?? '',
-      };
-    }
-    case 'map': {
-      const { template, items } = request;
-      need(template?.trim(), 'map needs a template ({item} takes each item)');
-      need(items?.length, 'map needs at least one item');
-      const prompts = items!.map((item) => ({ prompt: fillTemplate(template!, { item }), input: { item } }));
-      return {
-        label: request.compare ? `${count(items!.length, 'item')} · batched vs individual × ${request.compare.rounds}` : `${count(items!.length, 'item')} · ${mode}`,
-        prompts,
-        make: (pool, o) => mapGather(pool, items!, template!, { ...o, batch: request.batch }),
-        promptOf: (r) => prompts[r.index]?.prompt ?? '',
-      };
-    }
-    case 'broadcast': {
-      need(!request.compare, 'batched vs individual compares scatter and map runs');
-      const prompt = request.prompt ?? '';
-      need(prompt.trim(), 'broadcast needs a prompt');
-      return { label: `broadcast: ${clip(prompt)}`, prompts: [], make: (pool, o) => broadcast(pool, prompt, o), promptOf: () => prompt };
-    }
-    case 'tree-reduce': {
-      need(!request.compare, 'batched vs individual compares scatter and map runs');
-      const items = request.items?.length ? request.items : undefined;
-      const prompt = items ? request.template : request.prompt;
-      need(prompt?.trim(), items ? 'tree-reduce over items needs a template' : 'tree-reduce needs a prompt');
-      const input = { prompt: prompt!, reducePrompt: request.reducePrompt ?? '', ...(items ? { items } : {}), ...(request.fanin ? { fanin: request.fanin } : {}) };
-      try {
-        checkTreeReduce(input);
-      } catch (err) {
-        throw new LaunchError((err as Error).message);
-      }
-      const leaf = (r: PromptResult) => (items ? fillTemplate(prompt!, { item: String(items[r.index] ?? '') }) : prompt!);
-      return {
-        label: `tree-reduce of ${items ? count(items.length, 'item') : 'every endpoint'} (fan-in ${input.fanin ?? 50})`,
-        prompts: [],
-        make: (pool, o) => treeReduce(pool, input, o),
-        promptOf: (r) => (r.level ? `(reduce level ${r.level}, group ${Number(r.input.group ?? 0) + 1}) ${input.reducePrompt}` : leaf(r)),
-      };
-    }
-  }
-}
-
 function byIndex(rows: readonly ResultRow[]): ResultRow[] {
   return [...rows].sort((a, b) => a.index - b.index);
 }
 
-const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
-const clip = (s: string) => (s.length > 48 ? `${s.slice(0, 47)}…` : s).replace(/\s+/g, ' ');

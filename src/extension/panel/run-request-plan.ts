@@ -1,0 +1,89 @@
+import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type PromptResult, type Run, type RunOptions, type SwarmPool } from '../../core/index.ts';
+import { fillTemplate } from '../../core/plan.ts';
+import type { PromptRow, RunRequest } from '../../panel/protocol.ts';
+import { generationOptions, settings } from '../settings.ts';
+
+/** A run the user cannot start as asked (no swarm, missing input); nothing was sent or saved. */
+export class LaunchError extends Error {
+  override name = 'LaunchError';
+}
+
+/** What a RunRequest comes to: its name, its prompts, the core pattern that runs it, each result's prompt text. */
+export interface Prepared {
+  label: string;
+  /** Every prompt it answers, as rows (a broadcast's and a tree-reduce's are made as it goes). */
+  prompts: PromptRow[];
+  make(pool: SwarmPool, options: RunOptions): Run<unknown>;
+  promptOf(result: PromptResult): string;
+}
+
+/** Settings' model and max tokens, overridden by the request's. */
+export function runOptions(request: RunRequest): RunOptions {
+  return {
+    ...generationOptions(settings()),
+    ...(request.model ? { model: request.model } : {}),
+    ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    tags: request.tags,
+  };
+}
+
+/** Checks the request's input and says how to run it; throws LaunchError on input that cannot run. */
+export function prepare(request: RunRequest): Prepared {
+  const mode = request.batch ? 'batched' : 'individual';
+  const need = (ok: unknown, what: string) => {
+    if (!ok) throw new LaunchError(what);
+  };
+  switch (request.pattern) {
+    case 'scatter': {
+      need(request.prompts.length, 'the prompt set is empty');
+      const prompts = request.prompts;
+      return {
+        label: request.compare ? `${count(prompts.length, 'prompt')} · batched vs individual × ${request.compare.rounds}` : `${count(prompts.length, 'prompt')} · ${mode}`,
+        prompts,
+        make: (pool, o) => scatterGather(pool, prompts, { ...o, batch: request.batch }),
+        promptOf: (r) => prompts[r.index]?.prompt ?? '',
+      };
+    }
+    case 'map': {
+      const { template, items } = request;
+      need(template?.trim(), 'map needs a template ({item} takes each item)');
+      need(items?.length, 'map needs at least one item');
+      const prompts = items!.map((item) => ({ prompt: fillTemplate(template!, { item }), input: { item } }));
+      return {
+        label: request.compare ? `${count(items!.length, 'item')} · batched vs individual × ${request.compare.rounds}` : `${count(items!.length, 'item')} · ${mode}`,
+        prompts,
+        make: (pool, o) => mapGather(pool, items!, template!, { ...o, batch: request.batch }),
+        promptOf: (r) => prompts[r.index]?.prompt ?? '',
+      };
+    }
+    case 'broadcast': {
+      need(!request.compare, 'batched vs individual compares scatter and map runs');
+      const prompt = request.prompt ?? '';
+      need(prompt.trim(), 'broadcast needs a prompt');
+      return { label: `broadcast: ${clip(prompt)}`, prompts: [], make: (pool, o) => broadcast(pool, prompt, o), promptOf: () => prompt };
+    }
+    case 'tree-reduce': {
+      need(!request.compare, 'batched vs individual compares scatter and map runs');
+      const items = request.items?.length ? request.items : undefined;
+      const prompt = items ? request.template : request.prompt;
+      need(prompt?.trim(), items ? 'tree-reduce over items needs a template' : 'tree-reduce needs a prompt');
+      const input = { prompt: prompt!, reducePrompt: request.reducePrompt ?? '', ...(items ? { items } : {}), ...(request.fanin ? { fanin: request.fanin } : {}) };
+      try {
+        checkTreeReduce(input);
+      } catch (err) {
+        throw new LaunchError((err as Error).message);
+      }
+      const leaf = (r: PromptResult) => (items ? fillTemplate(prompt!, { item: String(items[r.index] ?? '') }) : prompt!);
+      return {
+        label: `tree-reduce of ${items ? count(items.length, 'item') : 'every endpoint'} (fan-in ${input.fanin ?? 50})`,
+        prompts: [],
+        make: (pool, o) => treeReduce(pool, input, o),
+        promptOf: (r) => (r.level ? `(reduce level ${r.level}, group ${Number(r.input.group ?? 0) + 1}) ${input.reducePrompt}` : leaf(r)),
+      };
+    }
+  }
+}
+
+const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+const clip = (s: string) => (s.length > 48 ? `${s.slice(0, 47)}…` : s).replace(/\s+/g, ' ');
