@@ -1,0 +1,196 @@
+/**
+ * The comparison's charts: a per-endpoint timeline of requests (batching shows as few long bars,
+ * individual prompts as many short ones), the latency distribution of both arms, and each
+ * endpoint's load. Colours come from VS Code's chart variables, so every theme draws its own.
+ */
+import uPlot from 'uplot';
+import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
+import { ms } from '../lib/format.ts';
+import { ARMS, endpointRows, histogram, roundsOf, timelineLanes, type Arm } from '../lib/stats.ts';
+import type { ChartSpec } from './chart.ts';
+
+export interface Theme {
+  fg: string;
+  grid: string;
+  font: string;
+  arm: Record<Arm, string>;
+  key: string;
+}
+
+export function readTheme(): Theme {
+  const css = getComputedStyle(document.body);
+  const v = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
+  const family = v('--vscode-font-family', 'sans-serif');
+  const theme = {
+    fg: v('--vscode-charts-foreground', v('--vscode-foreground', '#cccccc')),
+    grid: v('--vscode-charts-lines', 'rgba(128,128,128,0.35)'),
+    font: `11px ${family}`,
+    arm: { batched: v('--vscode-charts-blue', '#3794ff'), individual: v('--vscode-charts-orange', '#d18616') },
+  };
+  return { ...theme, key: JSON.stringify(theme) };
+}
+
+export const ARM_LABEL: Record<Arm, string> = { batched: 'batched', individual: 'individual' };
+
+function axis(theme: Theme, extra: uPlot.Axis = {}): uPlot.Axis {
+  return {
+    stroke: theme.fg,
+    font: theme.font,
+    labelFont: theme.font,
+    grid: { stroke: theme.grid, width: 1 },
+    ticks: { stroke: theme.grid, width: 1 },
+    ...extra,
+  };
+}
+
+/** `#rrggbb` (or any colour) with alpha, through the canvas's own parser. */
+function alpha(color: string, a: number): string {
+  const m = /^#([0-9a-f]{6})([0-9a-f]{2})?$/i.exec(color);
+  if (!m) return color;
+  const n = parseInt(m[1]!, 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+}
+
+/** Timeline of one arm's round: a lane per endpoint, a bar per HTTP request from send to done. */
+export function timelineSpec(round: ArmRound, xMax: number, theme: Theme, lanesFor: readonly string[]): ChartSpec {
+  const { bars, slots: slotCounts, endpoints: seen } = timelineLanes(round.requests);
+  const endpoints = lanesFor.length ? [...lanesFor] : seen;
+  const slots = new Map(seen.map((e, i) => [e, slotCounts[i]!]));
+  const n = Math.max(1, endpoints.length);
+  const laneOf = new Map(endpoints.map((e, i) => [e, i]));
+  const color = theme.arm[round.arm];
+  const longest = Math.max(...endpoints.map((e) => e.length), 4);
+  return {
+    key: `timeline:${round.arm}:${round.round}:${xMax}:${endpoints.join(',')}:${theme.key}`,
+    label: `${round.arm} round ${round.round}: ${round.requests.length} HTTP requests on ${seen.length} endpoints`,
+    make: () => ({
+      opts: {
+        height: Math.max(110, 26 * n + 48),
+        padding: [8, 12, 0, 4],
+        legend: { show: false },
+        cursor: { show: true, x: true, y: false, points: { show: false }, drag: { x: false, y: false } },
+        scales: { x: { time: false, range: [0, Math.max(1, xMax)] }, y: { range: [0, n] } },
+        axes: [
+          axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)) }),
+          axis(theme, {
+            grid: { show: false },
+            splits: () => endpoints.map((_, i) => n - i - 0.5),
+            values: () => endpoints,
+            size: Math.min(220, 12 + longest * 6.5),
+          }),
+        ],
+        series: [{}],
+        hooks: {
+          draw: [
+            (u: uPlot) => {
+              const ctx = u.ctx;
+              ctx.save();
+              ctx.beginPath();
+              ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+              ctx.clip();
+              ctx.fillStyle = alpha(color, 0.75);
+              ctx.strokeStyle = color;
+              ctx.lineWidth = 1;
+              const font = theme.font.replace(/^(\d+)px/, (_m, px: string) => `${Math.round(Number(px) * uPlot.pxRatio)}px`);
+              ctx.font = font;
+              for (const b of bars) {
+                const lane = laneOf.get(b.endpoint);
+                if (lane === undefined) continue;
+                const count = slots.get(b.endpoint) ?? 1;
+                const laneTop = n - lane;
+                const h = 0.8 / count;
+                const top = laneTop - 0.1 - b.slot * h;
+                const y0 = u.valToPos(top, 'y', true);
+                const y1 = u.valToPos(top - h * 0.85, 'y', true);
+                const x0 = u.valToPos(b.sentMs, 'x', true);
+                const x1 = u.valToPos(b.doneMs, 'x', true);
+                const w = Math.max(1, x1 - x0);
+                ctx.fillRect(x0, y0, w, Math.max(1, y1 - y0));
+                if (b.prompts > 1 && w > 40 * uPlot.pxRatio && y1 - y0 > 10 * uPlot.pxRatio) {
+                  ctx.fillStyle = theme.fg;
+                  ctx.textAlign = 'left';
+                  ctx.textBaseline = 'middle';
+                  ctx.fillText(`${b.prompts} prompts`, x0 + 4 * uPlot.pxRatio, (y0 + y1) / 2);
+                  ctx.fillStyle = alpha(color, 0.75);
+                }
+              }
+              ctx.restore();
+            },
+          ],
+        },
+      },
+      data: [[0, Math.max(1, xMax)]],
+    }),
+  };
+}
+
+function barSeries(theme: Theme, arm: Arm, align: -1 | 1): uPlot.Series {
+  return {
+    label: ARM_LABEL[arm],
+    stroke: theme.arm[arm],
+    fill: alpha(theme.arm[arm], 0.7),
+    width: 1,
+    points: { show: false },
+    paths: uPlot.paths.bars!({ size: [0.45, 60], align }),
+  };
+}
+
+/** Histogram of both arms' end-to-end latencies, all rounds pooled, on shared bins. */
+export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
+  const byArm = { batched: [] as number[], individual: [] as number[] };
+  for (const r of c.rounds) byArm[r.arm].push(...r.latenciesMs);
+  const { edges, counts } = histogram(byArm, 24);
+  const centers = edges.slice(0, -1).map((e, i) => (e + edges[i + 1]!) / 2);
+  const step = edges.length > 1 ? edges[1]! - edges[0]! : 1;
+  return {
+    key: `latency:${c.rounds.length}:${edges.length}:${edges[0]}:${edges[edges.length - 1]}:${theme.key}`,
+    label: `Latency distribution: ${byArm.batched.length} batched and ${byArm.individual.length} individual prompts`,
+    make: () => ({
+      opts: {
+        height: 220,
+        padding: [8, 12, 0, 4],
+        legend: { show: true, live: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false, range: [(edges[0] ?? 0) - step / 2, (edges[edges.length - 1] ?? 1) + step / 2] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)) }), axis(theme, { size: 44 })],
+        series: [{ label: 'E2EL' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+      },
+      data: [centers, counts.batched.map((n) => n || null), counts.individual.map((n) => n || null)],
+    }),
+  };
+}
+
+/** Prompts each endpoint answered per arm (median over rounds). */
+export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
+  const rows = endpointRows(c);
+  const names = rows.map((r) => r.endpoint);
+  const xs = names.map((_, i) => i);
+  const rotate = names.length > 6;
+  const longest = Math.max(...names.map((e) => e.length), 4);
+  return {
+    key: `load:${names.join(',')}:${rows.map((r) => ARMS.map((a) => r.arms[a]?.prompts ?? 0).join('/')).join(',')}:${theme.key}`,
+    label: `Prompts per endpoint for each arm, ${names.length} endpoints`,
+    make: () => ({
+      opts: {
+        height: 200 + (rotate ? Math.min(120, longest * 5) : 0),
+        padding: [8, 12, 0, 4],
+        legend: { show: true, live: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false, range: [-0.5, Math.max(0.5, names.length - 0.5)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [
+          axis(theme, {
+            grid: { show: false },
+            splits: () => xs,
+            values: () => names,
+            ...(rotate ? { rotate: -40, size: Math.min(140, 16 + longest * 5) } : {}),
+          }),
+          axis(theme, { size: 44, label: 'prompts', labelSize: 18 }),
+        ],
+        series: [{ label: 'endpoint' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+      },
+      data: [xs, rows.map((r) => r.arms.batched?.prompts ?? null), rows.map((r) => r.arms.individual?.prompts ?? null)],
+    }),
+  };
+}
+
+export { roundsOf };

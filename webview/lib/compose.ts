@@ -1,0 +1,178 @@
+/**
+ * What the Compose view edits, and the `RunRequest` it makes. Pure: no DOM, so node tests it.
+ */
+import type { EndpointInfo, Pattern, PromptRow, RunRequest } from '../../src/panel/protocol.ts';
+
+export interface ComposeState {
+  pattern: Pattern;
+  /** scatter: the prompt set. */
+  prompts: PromptRow[];
+  /** map, and tree-reduce with items: `{item}` takes each item. */
+  template: string;
+  /** One item per line. */
+  itemsText: string;
+  /** broadcast, and tree-reduce without items. */
+  prompt: string;
+  reducePrompt: string;
+  fanin: number;
+  /** `key=value` tags every chosen endpoint must carry; empty: all endpoints. */
+  tags: string[];
+  model: string;
+  maxTokens: string;
+  temperature: string;
+  batch: boolean;
+  compare: boolean;
+  rounds: number;
+  cacheSalt: boolean;
+}
+
+export function defaultCompose(): ComposeState {
+  return {
+    pattern: 'scatter',
+    prompts: [],
+    template: 'Summarize in one sentence: {item}',
+    itemsText: '',
+    prompt: '',
+    reducePrompt: 'Merge these answers into one, keeping every distinct point:\n{responses}',
+    fanin: 8,
+    tags: [],
+    model: '',
+    maxTokens: '',
+    temperature: '',
+    batch: true,
+    compare: false,
+    rounds: 3,
+    cacheSalt: true,
+  };
+}
+
+export const PATTERNS: Array<{ id: Pattern; label: string; help: string }> = [
+  { id: 'scatter', label: 'Scatter-gather', help: 'Each prompt of the set goes to one endpoint; answers come back in input order.' },
+  { id: 'map', label: 'Map-gather', help: 'A template with {item}, filled once per item.' },
+  { id: 'broadcast', label: 'Broadcast', help: 'The same prompt to every chosen endpoint.' },
+  { id: 'tree-reduce', label: 'Tree-reduce', help: 'Leaves (per item, or the prompt on every endpoint), then rounds that merge fan-in answers until one is left.' },
+];
+
+export function items(c: Pick<ComposeState, 'itemsText'>): string[] {
+  return c.itemsText.split(/\r?\n/).filter((l) => l.trim() !== '');
+}
+
+export function tagPairs(tags: readonly string[]): Array<[string, string]> {
+  return tags.map((t) => {
+    const i = t.indexOf('=');
+    return [t.slice(0, i), t.slice(i + 1)] as [string, string];
+  });
+}
+
+/** Every `key=value` tag the endpoints carry, sorted. */
+export function endpointTags(endpoints: readonly EndpointInfo[]): string[] {
+  const all = new Set<string>();
+  for (const e of endpoints) for (const [k, v] of Object.entries(e.tags)) all.add(`${k}=${v}`);
+  return [...all].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+}
+
+/** Endpoints carrying all of the tags (the core's rule). */
+export function matchingEndpoints(endpoints: readonly EndpointInfo[], tags: readonly string[]): EndpointInfo[] {
+  const pairs = tagPairs(tags);
+  return endpoints.filter((e) => pairs.every(([k, v]) => e.tags[k] === v));
+}
+
+/** Characters / 4: the usual rough token estimate. */
+export const estimateTokens = (chars: number) => Math.ceil(chars / 4);
+
+export interface ComposeSummary {
+  /** Prompts the first wave sends (tree-reduce: the leaves). */
+  count: number;
+  chars: number;
+  tokens: number;
+  /** Why Run is not possible, or null. */
+  problem: string | null;
+  warnings: string[];
+}
+
+function templateChars(template: string, list: readonly string[]): number {
+  const holes = template.split('{item}').length - 1;
+  const base = template.length - holes * '{item}'.length;
+  return list.reduce((sum, item) => sum + base + holes * item.length, 0);
+}
+
+export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): ComposeSummary {
+  const chosen = matchingEndpoints(endpoints, c.tags).length;
+  const warnings: string[] = [];
+  let count = 0;
+  let chars = 0;
+  let problem: string | null = null;
+  const list = items(c);
+  switch (c.pattern) {
+    case 'scatter':
+      count = c.prompts.length;
+      chars = c.prompts.reduce((s, p) => s + p.prompt.length, 0);
+      if (!count) problem = 'Add or import prompts first.';
+      else if (c.prompts.some((p) => !p.prompt.trim())) warnings.push('Some prompts are empty.');
+      break;
+    case 'map':
+      count = list.length;
+      chars = templateChars(c.template, list);
+      if (!c.template.includes('{item}')) warnings.push('The template has no {item}: every prompt will be the same.');
+      if (!count) problem = 'List the items, one per line.';
+      break;
+    case 'broadcast':
+      count = chosen;
+      chars = c.prompt.length * chosen;
+      if (!c.prompt.trim()) problem = 'Write the prompt every endpoint answers.';
+      break;
+    case 'tree-reduce':
+      if (list.length) {
+        count = list.length;
+        chars = templateChars(c.template, list);
+        if (!c.template.includes('{item}')) warnings.push('The leaf template has no {item}.');
+      } else {
+        count = chosen;
+        chars = c.prompt.length * chosen;
+        if (!c.prompt.trim()) problem = 'Write the leaf prompt, or list items for the template.';
+      }
+      if (!c.reducePrompt.includes('{responses}')) problem = 'The reduce prompt must contain {responses}, where the answers to merge go.';
+      else if (!Number.isInteger(c.fanin) || c.fanin < 2) problem = 'Fan-in must be a whole number of at least 2.';
+      break;
+  }
+  if (!problem && endpoints.length && !chosen) problem = 'No endpoint carries all the chosen tags.';
+  const temperature = c.temperature.trim();
+  if (temperature && !(Number(temperature) >= 0 && Number(temperature) <= 2)) problem ??= 'Temperature must be a number from 0 to 2.';
+  const maxTokens = c.maxTokens.trim();
+  if (maxTokens && !(Number.isInteger(Number(maxTokens)) && Number(maxTokens) >= 1)) problem ??= 'Max tokens must be a whole number of at least 1.';
+  if (c.compare && !(Number.isInteger(c.rounds) && c.rounds >= 1 && c.rounds <= 20)) problem ??= 'Rounds must be from 1 to 20.';
+  return { count, chars, tokens: estimateTokens(chars), problem, warnings };
+}
+
+/** Batching (and so the comparison) exists for scatter and map only: the others run on the chat path. */
+export const canBatch = (pattern: Pattern) => pattern === 'scatter' || pattern === 'map';
+
+export function buildRunRequest(c: ComposeState): RunRequest {
+  const list = items(c);
+  const request: RunRequest = { pattern: c.pattern, prompts: [], tags: tagPairs(c.tags), batch: canBatch(c.pattern) && c.batch };
+  switch (c.pattern) {
+    case 'scatter':
+      request.prompts = c.prompts.map((p) => (p.input && Object.keys(p.input).length ? { prompt: p.prompt, input: p.input } : { prompt: p.prompt }));
+      break;
+    case 'map':
+      request.template = c.template;
+      request.items = list;
+      break;
+    case 'broadcast':
+      request.prompt = c.prompt;
+      break;
+    case 'tree-reduce':
+      if (list.length) {
+        request.template = c.template;
+        request.items = list;
+      } else request.prompt = c.prompt;
+      request.reducePrompt = c.reducePrompt;
+      request.fanin = c.fanin;
+      break;
+  }
+  if (c.model.trim()) request.model = c.model.trim();
+  if (c.maxTokens.trim()) request.maxTokens = Number(c.maxTokens);
+  if (c.temperature.trim()) request.temperature = Number(c.temperature);
+  if (c.compare && canBatch(c.pattern)) request.compare = { rounds: c.rounds, cacheSalt: c.cacheSalt };
+  return request;
+}

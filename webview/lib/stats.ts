@@ -1,0 +1,150 @@
+/**
+ * Figures of a comparison (per arm, over its rounds: the median and the spread) and the data its
+ * charts draw. Pure: no DOM, so node tests it.
+ */
+import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
+
+export type Arm = 'batched' | 'individual';
+export const ARMS: readonly Arm[] = ['batched', 'individual'];
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export function median(sorted: readonly number[]): number {
+  const n = sorted.length;
+  if (!n) return NaN;
+  const mid = n >> 1;
+  return n % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function spread(values: ReadonlyArray<number | null | undefined>): Spread | null {
+  const v = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  return { median: median(v), min: v[0]!, max: v[v.length - 1]!, n: v.length };
+}
+
+/** The rows of the side-by-side table, in vLLM-bench vocabulary; `better` says which way is good. */
+export interface FigureRow {
+  label: string;
+  unit: 'ms' | 'count' | 'rate';
+  better: 'lower' | 'higher' | null;
+  arms: Record<Arm, Spread | null>;
+}
+
+const FIGURES: Array<{ label: string; unit: FigureRow['unit']; better: FigureRow['better']; pick: (r: ArmRound) => number | null }> = [
+  { label: 'wall time', unit: 'ms', better: 'lower', pick: (r) => r.summary.wallMs },
+  { label: 'HTTP requests', unit: 'count', better: null, pick: (r) => r.summary.httpRequests },
+  { label: 'prompts/s', unit: 'rate', better: 'higher', pick: (r) => r.summary.promptThroughput },
+  { label: 'output tokens/s', unit: 'rate', better: 'higher', pick: (r) => r.summary.outputTokenThroughput },
+  { label: 'E2EL mean', unit: 'ms', better: 'lower', pick: (r) => r.summary.e2el?.meanMs ?? null },
+  { label: 'E2EL median', unit: 'ms', better: 'lower', pick: (r) => r.summary.e2el?.medianMs ?? null },
+  { label: 'E2EL p99', unit: 'ms', better: 'lower', pick: (r) => r.summary.e2el?.p99Ms ?? null },
+  { label: 'prompts ok', unit: 'count', better: 'higher', pick: (r) => r.summary.ok },
+  { label: 'prompts failed', unit: 'count', better: 'lower', pick: (r) => r.summary.failed },
+];
+
+export const roundsOf = (c: ComparisonView, arm: Arm) => c.rounds.filter((r) => r.arm === arm).sort((a, b) => a.round - b.round);
+
+export function figureRows(c: ComparisonView): FigureRow[] {
+  return FIGURES.map((f) => ({
+    label: f.label,
+    unit: f.unit,
+    better: f.better,
+    arms: { batched: spread(roundsOf(c, 'batched').map(f.pick)), individual: spread(roundsOf(c, 'individual').map(f.pick)) },
+  }));
+}
+
+export interface EndpointRow {
+  endpoint: string;
+  arms: Record<Arm, { requests: number; prompts: number } | null>;
+}
+
+/** Per endpoint, per arm: the median over rounds of its HTTP requests and prompts. */
+export function endpointRows(c: ComparisonView): EndpointRow[] {
+  const names = new Set<string>();
+  for (const r of c.rounds) for (const e of r.summary.endpoints) names.add(e.endpoint);
+  return [...names]
+    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }))
+    .map((endpoint) => {
+      const arms = {} as EndpointRow['arms'];
+      for (const arm of ARMS) {
+        const rounds = roundsOf(c, arm);
+        if (!rounds.length) {
+          arms[arm] = null;
+          continue;
+        }
+        const of = (pick: (e: { requests: number; prompts: number }) => number) =>
+          spread(rounds.map((r) => {
+            const e = r.summary.endpoints.find((x) => x.endpoint === endpoint);
+            return e ? pick(e) : 0;
+          }))!.median;
+        arms[arm] = { requests: of((e) => e.requests), prompts: of((e) => e.prompts) };
+      }
+      return { endpoint, arms };
+    });
+}
+
+/** Shared bins for both arms' latencies: edges (n+1) and counts per arm (n). */
+export function histogram(byArm: Record<Arm, readonly number[]>, bins = 30): { edges: number[]; counts: Record<Arm, number[]> } {
+  const all = [...byArm.batched, ...byArm.individual];
+  const counts = { batched: [] as number[], individual: [] as number[] };
+  if (!all.length) return { edges: [], counts };
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of all) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (hi === lo) hi = lo + 1;
+  const n = Math.max(1, Math.min(bins, all.length));
+  const width = (hi - lo) / n;
+  const edges = Array.from({ length: n + 1 }, (_, i) => lo + i * width);
+  for (const arm of ARMS) {
+    const c = new Array<number>(n).fill(0);
+    for (const v of byArm[arm]) c[Math.min(n - 1, Math.floor((v - lo) / width))]!++;
+    counts[arm] = c;
+  }
+  return { edges, counts };
+}
+
+export interface Bar {
+  endpoint: string;
+  /** Row inside the endpoint's lane, so overlapping requests do not hide each other. */
+  slot: number;
+  sentMs: number;
+  doneMs: number;
+  prompts: number;
+}
+
+/** Timeline bars per endpoint: each request takes the first free slot of its endpoint's lane. */
+export function timelineLanes(requests: ArmRound['requests']): { endpoints: string[]; slots: number[]; bars: Bar[]; endMs: number } {
+  const endpoints = [...new Set(requests.map((r) => r.endpoint))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const freeAt = new Map<string, number[]>();
+  const bars: Bar[] = [];
+  let endMs = 0;
+  for (const r of [...requests].sort((a, b) => a.sentMs - b.sentMs)) {
+    const lane = freeAt.get(r.endpoint) ?? [];
+    let slot = lane.findIndex((t) => t <= r.sentMs);
+    if (slot < 0) slot = lane.push(0) - 1;
+    lane[slot] = r.doneMs;
+    freeAt.set(r.endpoint, lane);
+    bars.push({ ...r, slot });
+    endMs = Math.max(endMs, r.doneMs);
+  }
+  return { endpoints, slots: endpoints.map((e) => freeAt.get(e)?.length ?? 1), bars, endMs };
+}
+
+/** One sentence on what batching did, for the comparison header. */
+export function verdict(rows: readonly FigureRow[]): string | null {
+  const wall = rows.find((r) => r.label === 'wall time');
+  const b = wall?.arms.batched?.median;
+  const i = wall?.arms.individual?.median;
+  if (!b || !i) return null;
+  const ratio = i / b;
+  if (Math.abs(ratio - 1) < 0.02) return 'Batched and individual took the same wall time.';
+  return ratio > 1 ? `Batched finished ${ratio.toFixed(2)}× faster (median wall time).` : `Individual finished ${(1 / ratio).toFixed(2)}× faster (median wall time).`;
+}

@@ -1,0 +1,88 @@
+/**
+ * What the panel keeps across reloads through `vscode.setState` (VS Code's webview serializer
+ * hands it back): the tab, the composition, the filters, and the run on show when it is small.
+ */
+import type { ComparisonView, Pattern, ReduceView, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+
+type RunSummary = RunRecord['summary'];
+import { defaultCompose, type ComposeState } from './lib/compose.ts';
+import { noFilter, type ResultFilter } from './lib/results.ts';
+
+export const TABS = ['compose', 'results', 'tree', 'compare', 'history'] as const;
+export type Tab = (typeof TABS)[number];
+
+/** The run on show: live, or reopened from history. */
+export interface RunView {
+  runId: string | null;
+  /** The history record it came from (reopen, reload). */
+  recordId: string | null;
+  label: string;
+  pattern: Pattern;
+  arm?: 'batched' | 'individual';
+  round?: number;
+  running: boolean;
+  done: number;
+  ok: number;
+  failed: number;
+  total: number;
+  elapsedMs: number;
+  summary: RunSummary | null;
+  error: string | null;
+  cancelled: boolean;
+}
+
+export interface SavedRun {
+  view: RunView;
+  total: number;
+  rows: ResultRow[] | null;
+  reduce: ReduceView | null;
+  comparison: ComparisonView | null;
+}
+
+export interface UiState {
+  v: 1;
+  tab: Tab;
+  compose: ComposeState;
+  filter: ResultFilter;
+  /** Run ids picked in History for Compare. */
+  picked: string[];
+  timelineRound: number;
+  /** Whether `compose` was ever filled from the host's defaults. */
+  defaultsApplied: boolean;
+  saved: SavedRun | null;
+}
+
+export function freshState(): UiState {
+  return { v: 1, tab: 'compose', compose: defaultCompose(), filter: noFilter(), picked: [], timelineRound: 1, defaultsApplied: false, saved: null };
+}
+
+/** The saved state if it is ours and whole; fields it lacks take their defaults. */
+export function restoreState(saved: unknown): UiState {
+  const fresh = freshState();
+  if (typeof saved !== 'object' || saved === null || (saved as { v?: unknown }).v !== 1) return fresh;
+  const s = saved as Partial<UiState>;
+  return {
+    v: 1,
+    tab: TABS.includes(s.tab as Tab) ? (s.tab as Tab) : fresh.tab,
+    compose: { ...fresh.compose, ...(typeof s.compose === 'object' && s.compose ? s.compose : {}) },
+    filter: { ...fresh.filter, ...(typeof s.filter === 'object' && s.filter ? s.filter : {}) },
+    picked: Array.isArray(s.picked) ? s.picked.filter((x) => typeof x === 'string').slice(0, 2) : [],
+    timelineRound: typeof s.timelineRound === 'number' ? s.timelineRound : 1,
+    defaultsApplied: s.defaultsApplied === true,
+    saved: typeof s.saved === 'object' && s.saved ? s.saved : null,
+  };
+}
+
+/** Rows are kept in the state only while they are this small (VS Code keeps the state as JSON). */
+export const SAVE_ROWS_MAX = 20_000;
+export const SAVE_CHARS_MAX = 4_000_000;
+
+export function smallEnough(rows: readonly ResultRow[]): boolean {
+  if (rows.length > SAVE_ROWS_MAX) return false;
+  let chars = 0;
+  for (const r of rows) {
+    chars += r.prompt.length + r.text.length + (r.error?.length ?? 0) + 200;
+    if (chars > SAVE_CHARS_MAX) return false;
+  }
+  return true;
+}

@@ -1,0 +1,250 @@
+/**
+ * `<swarm-results-table>`: the run's responses in input order, virtualized (VirtualList). Every
+ * prompt and answer goes in with textContent: model output is text, never markup.
+ */
+import type { ResultRow } from '../../src/panel/protocol.ts';
+import { int, ms, oneLine } from '../lib/format.ts';
+import { latencyMs, type ResultsStore } from '../lib/results.ts';
+import { VirtualList } from './virtual-list.ts';
+
+export interface ResultsTableData {
+  store: ResultsStore;
+  /** Input indexes to show, in order; null: every row (pending ones too). */
+  view: Int32Array | null;
+  /** Changes whenever the rows or the view change. */
+  version: string;
+}
+
+export interface ResultsTableActions {
+  copy(text: string): void;
+  open(text: string, language?: string): void;
+}
+
+const ROW_HEIGHT = 26;
+const COLUMNS = ['#', 'Prompt', 'Response', 'Endpoint', 'Status', 'Latency', 'Tokens'];
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function button(label: string, action: string, icon: string): HTMLElement {
+  const b = document.createElement('vscode-button');
+  b.setAttribute('secondary', '');
+  b.setAttribute('icon', icon);
+  b.dataset.action = action;
+  b.textContent = label;
+  return b;
+}
+
+export class ResultsTable extends HTMLElement {
+  actions: ResultsTableActions | null = null;
+  private list: VirtualList | null = null;
+  private data: ResultsTableData | null = null;
+  private lastVersion = '';
+  /** The open row, by input index (so it stays open through filtering). */
+  private openIndex = -1;
+
+  set tableData(data: ResultsTableData) {
+    this.data = data;
+    if (this.isConnected) this.refresh();
+  }
+
+  connectedCallback(): void {
+    if (!this.list) this.build();
+    this.refresh();
+  }
+
+  /** Rows in the DOM now (what virtualization keeps small). */
+  get renderedRows(): number {
+    return this.list?.renderedRows ?? 0;
+  }
+
+  private indexAt(pos: number): number {
+    const view = this.data?.view;
+    return view ? view[pos]! : pos;
+  }
+
+  private posOf(index: number): number {
+    const view = this.data?.view;
+    if (!view) return index;
+    let lo = 0;
+    let hi = view.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (view[mid] === index) return mid;
+      if (view[mid]! < index) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  private build(): void {
+    this.classList.add('rt');
+    const head = el('div', 'rt-head rt-cells');
+    head.setAttribute('role', 'row');
+    head.setAttribute('aria-rowindex', '1');
+    for (const name of COLUMNS) {
+      const c = el('div', 'rt-th', name);
+      c.setAttribute('role', 'columnheader');
+      head.append(c);
+    }
+    const scroller = el('div', 'rt-scroll');
+    scroller.setAttribute('role', 'grid');
+    scroller.setAttribute('aria-label', 'Responses in input order. Arrow keys move, Enter opens a row.');
+    scroller.setAttribute('aria-colcount', String(COLUMNS.length));
+    scroller.setAttribute('aria-readonly', 'true');
+    this.append(head, scroller);
+    this.list = new VirtualList(scroller, {
+      rowHeight: ROW_HEIGHT,
+      idPrefix: 'rt-row',
+      rowIndexOffset: 1,
+      renderer: { create: () => this.createRow(), fill: (row, pos, expanded) => this.fillRow(row, pos, expanded) },
+      onToggle: (pos) => this.toggle(pos),
+      onKey: (e, pos) => {
+        if ((e.key === 'c' || e.key === 'C') && !e.ctrlKey && !e.metaKey && pos >= 0) {
+          const r = this.data?.store.rows[this.indexAt(pos)];
+          if (r) this.actions?.copy(r.ok ? r.text : (r.error ?? r.text));
+          return true;
+        }
+        return false;
+      },
+    });
+    scroller.addEventListener('click', (e) => {
+      const b = (e.target as HTMLElement).closest<HTMLElement>('[data-action]');
+      if (!b) return;
+      const row = b.closest<HTMLElement>('.vl-row');
+      const r = row ? this.data?.store.rows[this.indexAt(Number(row.dataset.index))] : undefined;
+      if (!r) return;
+      const answer = r.ok ? r.text : (r.error ?? r.text);
+      switch (b.dataset.action) {
+        case 'copy-prompt':
+          this.actions?.copy(r.prompt);
+          break;
+        case 'copy-response':
+          this.actions?.copy(answer);
+          break;
+        case 'open-prompt':
+          this.actions?.open(r.prompt);
+          break;
+        case 'open-response':
+          this.actions?.open(answer);
+          break;
+        case 'open-json':
+          this.actions?.open(JSON.stringify(r, null, 2), 'json');
+          break;
+      }
+    });
+  }
+
+  private toggle(pos: number): void {
+    const index = this.indexAt(pos);
+    this.openIndex = this.openIndex === index ? -1 : index;
+    this.list?.setExpanded(this.openIndex < 0 ? -1 : pos);
+  }
+
+  private refresh(): void {
+    if (!this.list || !this.data) return;
+    const { store, view, version } = this.data;
+    const changed = version !== this.lastVersion;
+    this.lastVersion = version;
+    const count = view ? view.length : store.length;
+    this.list.update(count, changed);
+    const pos = this.openIndex < 0 ? -1 : this.posOf(this.openIndex);
+    if (pos !== this.list.expanded) this.list.setExpanded(pos);
+    this.setAttribute('aria-busy', 'false');
+    this.dataset.count = String(count);
+  }
+
+  private createRow(): HTMLElement {
+    const row = el('div');
+    const cells = el('div', 'rt-cells');
+    for (const name of ['idx', 'prompt', 'resp', 'ep', 'status', 'lat', 'tok']) {
+      const c = el('div', `rt-td c-${name}`);
+      c.setAttribute('role', 'gridcell');
+      cells.append(c);
+    }
+    row.append(cells);
+    return row;
+  }
+
+  private fillRow(row: HTMLElement, pos: number, expanded: boolean): void {
+    const index = this.indexAt(pos);
+    const r = this.data?.store.rows[index];
+    const c = row.firstElementChild!.children;
+    const [idx, prompt, resp, ep, status, lat, tok] = [c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!] as HTMLElement[];
+    idx.textContent = r?.level !== undefined && r.level > 0 ? `${index} · L${r.level}` : String(index);
+    row.classList.remove('s-ok', 's-failed', 's-cancelled', 's-pending');
+    if (!r) {
+      row.classList.add('s-pending');
+      prompt.textContent = '';
+      resp.textContent = '…';
+      ep.textContent = '';
+      status.textContent = 'pending';
+      lat.textContent = '';
+      tok.textContent = '';
+      row.title = '';
+    } else {
+      row.classList.add(`s-${r.status}`);
+      prompt.textContent = oneLine(r.prompt);
+      resp.textContent = oneLine(r.ok ? r.text : (r.error ?? r.text) || r.status);
+      ep.textContent = r.endpoint ?? '—';
+      status.textContent = r.status;
+      lat.textContent = ms(latencyMs(r));
+      tok.textContent = r.completionTokens === null ? '—' : int(r.completionTokens);
+      tok.title = `prompt ${r.promptTokens ?? '—'} · completion ${r.completionTokens ?? '—'}`;
+    }
+    const detail = row.querySelector('.vl-detail');
+    if (expanded && r) row.append(this.detail(r, detail));
+    else detail?.remove();
+  }
+
+  private detail(r: ResultRow, old: Element | null): HTMLElement {
+    old?.remove();
+    const d = el('div', 'vl-detail');
+    const section = (label: string, text: string, cls = '') => {
+      const h = el('div', 'vl-label', label);
+      const pre = el('pre', `vl-text ${cls}`, text);
+      pre.tabIndex = 0;
+      d.append(h, pre);
+    };
+    section('Prompt', r.prompt);
+    if (r.ok) section('Response', r.text);
+    else section(r.status === 'cancelled' ? 'Cancelled' : 'Server message', r.error ?? '(no message)', 'error');
+    if (!r.ok && r.text) section('Partial response', r.text);
+    if (r.reasoning) section('Reasoning', r.reasoning);
+    const t = r.timings;
+    const meta = [
+      `status ${r.status}`,
+      `endpoint ${r.endpoint ?? '—'}`,
+      `latency ${ms(latencyMs(r))}`,
+      `first byte ${t.firstByteMs === null || t.sentMs === null ? '—' : ms(t.firstByteMs - t.sentMs)}`,
+      `queued ${ms(t.queuedMs)} · sent ${ms(t.sentMs)} · done ${ms(t.doneMs)} (since start)`,
+      `tokens ${r.promptTokens ?? '—'} in · ${r.completionTokens ?? '—'} out`,
+      `finish ${r.finishReason ?? '—'}`,
+      `attempts ${r.attempts}`,
+    ];
+    d.append(el('div', 'vl-meta', meta.join('  ·  ')));
+    if (Object.keys(r.input).length) d.append(el('div', 'vl-label', 'Input'), el('pre', 'vl-text', JSON.stringify(r.input, null, 2)));
+    const bar = el('div', 'vl-actions');
+    bar.append(
+      button('Copy prompt', 'copy-prompt', 'copy'),
+      button(r.ok ? 'Copy response' : 'Copy message', 'copy-response', 'copy'),
+      button('Open prompt', 'open-prompt', 'go-to-file'),
+      button(r.ok ? 'Open response' : 'Open message', 'open-response', 'go-to-file'),
+      button('Open as JSON', 'open-json', 'json'),
+    );
+    d.append(bar);
+    return d;
+  }
+}
+
+customElements.define('swarm-results-table', ResultsTable);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'swarm-results-table': ResultsTable;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * History: saved runs (reopen, rerun, export JSONL/CSV), and two of them compared: their figures
+ * side by side and the prompts whose answers differ, word by word.
+ */
+import { diffWords } from 'diff';
+import { html, nothing } from 'lit';
+import type { RunRecord } from '../../src/panel/protocol.ts';
+import type { App, RunsComparison } from '../app.ts';
+import { figure, int, when } from '../lib/format.ts';
+
+type Check = HTMLElement & { checked: boolean };
+type RunSummary = RunRecord['summary'];
+
+const FIGURES: Array<{ label: string; unit: 'ms' | 'count' | 'rate'; pick: (s: RunSummary) => number | null | undefined }> = [
+  { label: 'prompts', unit: 'count', pick: (s) => s.prompts },
+  { label: 'ok', unit: 'count', pick: (s) => s.ok },
+  { label: 'failed', unit: 'count', pick: (s) => s.failed },
+  { label: 'wall time', unit: 'ms', pick: (s) => s.wallMs },
+  { label: 'HTTP requests', unit: 'count', pick: (s) => s.httpRequests },
+  { label: 'prompts/s', unit: 'rate', pick: (s) => s.promptThroughput },
+  { label: 'output tokens/s', unit: 'rate', pick: (s) => s.outputTokenThroughput },
+  { label: 'E2EL mean', unit: 'ms', pick: (s) => s.e2el?.meanMs },
+  { label: 'E2EL median', unit: 'ms', pick: (s) => s.e2el?.medianMs },
+  { label: 'E2EL p99', unit: 'ms', pick: (s) => s.e2el?.p99Ms },
+];
+
+const SHOW_CHANGED = 100;
+const DIFF_MAX_CHARS = 20_000;
+let showAllChanged = false;
+
+function delta(a: number | null | undefined, b: number | null | undefined): string {
+  if (a === null || a === undefined || b === null || b === undefined || !a) return '';
+  const pct = ((b - a) / a) * 100;
+  return `${pct >= 0 ? '+' : ''}${pct.toFixed(pct > -10 && pct < 10 ? 1 : 0)}%`;
+}
+
+function wordDiff(a: string, b: string) {
+  if (a.length + b.length > DIFF_MAX_CHARS) {
+    return html`<div class="diff-pair"><pre class="vl-text del-side">${a}</pre><pre class="vl-text ins-side">${b}</pre></div>`;
+  }
+  return html`<pre class="vl-text diff">${diffWords(a, b).map((p) => (p.added ? html`<ins>${p.value}</ins>` : p.removed ? html`<del>${p.value}</del>` : p.value))}</pre>`;
+}
+
+function runsComparison(app: App, rc: RunsComparison) {
+  const changed = showAllChanged ? rc.changed : rc.changed.slice(0, SHOW_CHANGED);
+  const label = (r: RunRecord) => `${r.label} · ${when(r.startedAt)}`;
+  return html`<section class="runs-compare" id="runs-compare" aria-label="Two runs compared">
+    <div class="toolbar">
+      <h3>Compared</h3>
+      <vscode-button
+        secondary
+        icon="close"
+        @click=${() => {
+          app.runsComparison = null;
+          app.invalidate();
+        }}
+        >Close</vscode-button
+      >
+    </div>
+    <table class="figures-table" id="runs-figures">
+      <thead>
+        <tr>
+          <th scope="col"></th>
+          <th scope="col">A: ${label(rc.a)}</th>
+          <th scope="col">B: ${label(rc.b)}</th>
+          <th scope="col">B vs A</th>
+        </tr>
+      </thead>
+      <tbody>
+        <tr><th scope="row">pattern · mode</th><td>${rc.a.pattern} · ${rc.a.mode}</td><td>${rc.b.pattern} · ${rc.b.mode}</td><td></td></tr>
+        ${FIGURES.map((f) => {
+          const a = f.pick(rc.a.summary);
+          const b = f.pick(rc.b.summary);
+          return html`<tr data-figure=${f.label}>
+            <th scope="row">${f.label}</th>
+            <td class="num">${figure(a, f.unit)}</td>
+            <td class="num">${figure(b, f.unit)}</td>
+            <td class="num muted">${delta(a, b)}</td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>
+    <h3 id="changed-count">${rc.changed.length ? `${int(rc.changed.length)} prompt${rc.changed.length === 1 ? '' : 's'} answered differently` : 'Every answer is the same.'}</h3>
+    <ol class="changed">
+      ${changed.map(
+        (c) => html`<li class="change" data-index=${c.index}>
+          <div class="change-head">prompt ${c.index} <span class="muted"><del>A</del> → <ins>B</ins></span></div>
+          ${wordDiff(c.a, c.b)}
+        </li>`,
+      )}
+    </ol>
+    ${!showAllChanged && rc.changed.length > SHOW_CHANGED
+      ? html`<vscode-button
+          secondary
+          @click=${() => {
+            showAllChanged = true;
+            app.invalidate();
+          }}
+          >Show all ${int(rc.changed.length)}</vscode-button
+        >`
+      : nothing}
+  </section>`;
+}
+
+export function historyView(app: App) {
+  const picked = app.ui.picked;
+  const runs = app.history.slice(0, 500);
+  return html`<div class="history" id="history">
+    ${app.runsComparison ? runsComparison(app, app.runsComparison) : nothing}
+    <div class="toolbar">
+      <vscode-button id="compare-runs" icon="diff" ?disabled=${picked.length !== 2} @click=${() => void app.compareRuns()}
+        >Compare the two picked runs</vscode-button
+      >
+      <span class="muted">${picked.length === 2 ? 'A is the older pick, B the newer.' : 'Pick two runs to compare.'}</span>
+    </div>
+    ${runs.length
+      ? html`<table class="history-table" id="history-table">
+          <thead>
+            <tr>
+              <th scope="col"><span class="sr-only">Pick</span></th>
+              <th scope="col">started</th>
+              <th scope="col">run</th>
+              <th scope="col">pattern</th>
+              <th scope="col">mode</th>
+              <th scope="col" class="num">ok / failed</th>
+              <th scope="col" class="num">wall</th>
+              <th scope="col" class="num">prompts/s</th>
+              <th scope="col">actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${runs.map(
+              (r) => html`<tr data-run=${r.id} class=${app.run?.recordId === r.id ? 'current' : ''}>
+                <td>
+                  <vscode-checkbox
+                    aria-label=${`Pick ${r.label}`}
+                    .checked=${picked.includes(r.id)}
+                    @change=${(e: Event) => app.togglePick(r.id, (e.currentTarget as Check).checked)}
+                  ></vscode-checkbox>
+                </td>
+                <td>${when(r.startedAt)}</td>
+                <td class="run-name" title=${r.file}>${r.label}</td>
+                <td>${r.pattern}</td>
+                <td>${r.mode}</td>
+                <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}</td>
+                <td class="num">${figure(r.summary.wallMs, 'ms')}</td>
+                <td class="num">${figure(r.summary.promptThroughput, 'rate')}</td>
+                <td class="actions">
+                  <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
+                  <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
+                  <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
+                  <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
+                </td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : html`<p class="empty" id="history-empty">No saved runs yet. Every run is saved under the workspace's runs folder.</p>`}
+  </div>`;
+}

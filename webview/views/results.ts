@@ -1,0 +1,83 @@
+/** Results: the filters, the run's figures, and the virtualized table of responses in input order. */
+import { html, nothing } from 'lit';
+import type { App } from '../app.ts';
+import { int, ms, rate } from '../lib/format.ts';
+import { isFiltered, type FilterMode } from '../lib/results.ts';
+import type { ResultsTableActions } from '../table/results-table.ts';
+
+type Field = HTMLElement & { value: string };
+type Check = HTMLElement & { checked: boolean };
+
+let actionsFor: App | null = null;
+let actions: ResultsTableActions | null = null;
+function tableActions(app: App): ResultsTableActions {
+  if (actionsFor !== app || !actions) {
+    actionsFor = app;
+    actions = { copy: (text) => app.copy(text), open: (text, language) => app.openInEditor(text, language) };
+  }
+  return actions;
+}
+
+function figures(app: App) {
+  const s = app.run?.summary;
+  if (!s) return nothing;
+  const cells: Array<[string, string]> = [
+    ['wall time', ms(s.wallMs)],
+    ['HTTP requests', int(s.httpRequests)],
+    ['prompts/s', rate(s.promptThroughput, '/s')],
+    ['output tok/s', rate(s.outputTokenThroughput, '/s')],
+    ['E2EL mean', ms(s.e2el?.meanMs)],
+    ['E2EL median', ms(s.e2el?.medianMs)],
+    ['E2EL p99', ms(s.e2el?.p99Ms)],
+    ['mode', s.mode],
+    ['model', s.model ?? '—'],
+  ];
+  return html`<dl class="figures" id="run-figures">
+    ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
+  </dl>`;
+}
+
+export function resultsView(app: App) {
+  const f = app.ui.filter;
+  const { view, error } = app.store.filtered(f);
+  const shown = view ? view.length : app.store.length;
+  const endpoints = app.store.endpoints();
+  if (!app.run && !app.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
+  return html`<div class="results" id="results">
+    ${figures(app)}
+    <div class="filters toolbar" role="search">
+      <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
+        <vscode-option value="all" ?selected=${f.mode === 'all'}>All</vscode-option>
+        <vscode-option value="failures" ?selected=${f.mode === 'failures'}>Failures</vscode-option>
+        <vscode-option value="ok" ?selected=${f.mode === 'ok'}>Successes</vscode-option>
+      </vscode-single-select>
+      <vscode-textfield
+        id="search"
+        type="search"
+        placeholder=${f.regex ? 'Regular expression over prompts, responses, errors' : 'Search prompts, responses, errors'}
+        aria-label="Search"
+        .value=${f.search}
+        ?invalid=${!!error}
+        @input=${(e: Event) => app.setFilter({ search: (e.currentTarget as Field).value })}
+        ><vscode-icon slot="content-before" name="search"></vscode-icon
+      ></vscode-textfield>
+      <vscode-checkbox id="regex" .checked=${f.regex} @change=${(e: Event) => app.setFilter({ regex: (e.currentTarget as Check).checked })}>Regex</vscode-checkbox>
+      <vscode-single-select id="filter-endpoint" aria-label="Endpoint" .value=${f.endpoint} @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value })}>
+        <vscode-option value="" ?selected=${f.endpoint === ''}>All endpoints</vscode-option>
+        ${endpoints.map((ep) => html`<vscode-option value=${ep} ?selected=${f.endpoint === ep}>${ep}</vscode-option>`)}
+      </vscode-single-select>
+      <span class="muted" id="shown-count" role="status"
+        >${isFiltered(f) ? `${int(shown)} of ${int(app.store.received)} shown` : `${int(app.store.received)} of ${int(app.store.length)} answered`}</span
+      >
+      ${isFiltered(f)
+        ? html`<vscode-button id="clear-filter" secondary icon="clear-all" @click=${() => app.setFilter({ mode: 'all', search: '', endpoint: '' })}>Clear filter</vscode-button>`
+        : nothing}
+    </div>
+    ${error ? html`<p class="error" id="search-error" role="alert">Not a valid regular expression: ${error}</p>` : nothing}
+    <swarm-results-table
+      id="results-table"
+      .actions=${tableActions(app)}
+      .tableData=${{ store: app.store, view, version: `${app.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+    ></swarm-results-table>
+  </div>`;
+}
