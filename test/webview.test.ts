@@ -1,0 +1,719 @@
+/**
+ * The experiment panel's front end (webview/) in real headless Chromium, on a harness page that
+ * serves the built dist/webview bundle under the host's CSP and plays the host's side of the
+ * protocol (test/webview-harness). Plus the panel's pure parts in node, its type check, and a scan
+ * of its source for HTML sinks.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { HostMessage, PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/panel/protocol.ts';
+import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
+import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
+import { ResultsStore, noFilter } from '../webview/lib/results.ts';
+import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
+import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
+import { comparison, ENDPOINTS, HISTORY, initState, record, row, summary } from './webview-harness/fixtures.ts';
+import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
+
+// The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
+// here so that the project's type check (node only, no DOM library) stays as it is.
+declare const window: any;
+declare const document: any;
+declare const requestAnimationFrame: (callback: () => void) => number;
+declare const MutationObserver: any;
+declare const getComputedStyle: (element: unknown) => { display: string };
+declare const Event: any;
+type HTMLElement = any;
+type Element = any;
+type Document = any;
+type ShadowRoot = any;
+
+const SHOTS = join(ROOT, '.tmp', 'screenshots');
+
+// ---- the panel's pure parts, in node ---------------------------------------------------------
+
+describe('webview: pure parts', () => {
+  it('imports JSONL (prompt + input), TXT lines and CSV through a column choice', () => {
+    const jsonl = parsePromptFile('set.prompts.jsonl', '{"prompt":"a","id":1}\n\n{"prompt":"b"}\n');
+    assert.equal(jsonl.kind, 'rows');
+    assert.deepEqual(jsonl.kind === 'rows' && jsonl.rows, [{ prompt: 'a', input: { id: 1 } }, { prompt: 'b', input: {} }]);
+    const txt = parsePromptFile('q.txt', 'one\r\n\r\ntwo\n');
+    assert.deepEqual(txt.kind === 'rows' && txt.rows, [{ prompt: 'one' }, { prompt: 'two' }]);
+    const csv = parsePromptFile('q.csv', 'id,question,topic\n1,"What is, a CSV?",fmt\n2,"multi\nline",misc\n3,,empty\n');
+    assert.equal(csv.kind, 'table');
+    if (csv.kind !== 'table') return;
+    assert.deepEqual(csv.columns, ['id', 'question', 'topic']);
+    assert.equal(csv.suggested, 'question');
+    const { rows, skipped } = rowsFromTable(csv.records, 'question');
+    assert.deepEqual(rows, [
+      { prompt: 'What is, a CSV?', input: { id: '1', topic: 'fmt' } },
+      { prompt: 'multi\nline', input: { id: '2', topic: 'misc' } },
+    ]);
+    assert.equal(skipped, 1);
+    const noPromptField = parsePromptFile('x.jsonl', '{"q":"a","n":1}\n{"q":"b","n":2}\n');
+    assert.equal(noPromptField.kind, 'table');
+    assert.equal(noPromptField.kind === 'table' && noPromptField.suggested, 'q');
+    const bad = parsePromptFile('x.jsonl', '{"prompt":"a"}\nnot json\n');
+    assert.match(bad.warnings[0]!, /x\.jsonl:2: not valid JSON/);
+  });
+
+  it('counts prompts, estimates tokens as chars/4 and builds each pattern\'s RunRequest', () => {
+    const c = { ...defaultCompose(), prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }] };
+    assert.deepEqual(summarize(c, ENDPOINTS), { count: 2, chars: 10, tokens: 3, problem: null, warnings: [] });
+    assert.deepEqual(buildRunRequest({ ...c, tags: ['role=chat'], maxTokens: '64', temperature: '0.5' }), {
+      pattern: 'scatter', prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }], tags: [['role', 'chat']], batch: true, maxTokens: 64, temperature: 0.5,
+    });
+    const map = { ...c, pattern: 'map' as const, template: 'T {item}!', itemsText: 'x\n\nyy\n' };
+    assert.equal(summarize(map, ENDPOINTS).count, 2);
+    assert.equal(summarize(map, ENDPOINTS).chars, 'T x!'.length + 'T yy!'.length);
+    assert.deepEqual(buildRunRequest({ ...map, compare: true, rounds: 4 }), {
+      pattern: 'map', prompts: [], template: 'T {item}!', items: ['x', 'yy'], tags: [], batch: true, compare: { rounds: 4, cacheSalt: true },
+    });
+    const broadcast = { ...c, pattern: 'broadcast' as const, prompt: 'hi', tags: ['role=chat'] };
+    assert.equal(summarize(broadcast, ENDPOINTS).count, 3, 'one per chosen endpoint');
+    assert.equal(buildRunRequest(broadcast).batch, false, 'broadcast runs on the chat path');
+    const tree = { ...c, pattern: 'tree-reduce' as const, itemsText: 'a\nb', reducePrompt: 'merge', fanin: 2 };
+    assert.match(summarize(tree, ENDPOINTS).problem ?? '', /\{responses\}/);
+    assert.deepEqual(buildRunRequest({ ...tree, reducePrompt: 'merge {responses}', compare: true }), {
+      pattern: 'tree-reduce', prompts: [], template: c.template, items: ['a', 'b'], reducePrompt: 'merge {responses}', fanin: 2, tags: [], batch: false,
+    });
+    assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
+  });
+
+  it('filters results by failures, text, regex and endpoint, in input order', () => {
+    const store = new ResultsStore();
+    store.reset(6, [row(4), row(0), row(2, { status: 'failed', ok: false, text: '', error: 'HTTP 503: overloaded' }), row(5, { endpoint: 'gpu09:8000' })]);
+    assert.equal(store.length, 6);
+    assert.equal(store.filtered(noFilter()).view, null, 'no filter: every row, pending ones too');
+    const ids = (f: Partial<ReturnType<typeof noFilter>>) => [...(store.filtered({ ...noFilter(), ...f }).view ?? [])];
+    assert.deepEqual(ids({ mode: 'failures' }), [2]);
+    assert.deepEqual(ids({ mode: 'ok' }), [0, 4, 5]);
+    assert.deepEqual(ids({ search: 'OVERLOADED' }), [2]);
+    assert.deepEqual(ids({ search: '^answer [04]$', regex: true }), [0, 4]);
+    assert.deepEqual(ids({ endpoint: 'gpu09:8000' }), [5]);
+    assert.ok(store.filtered({ ...noFilter(), search: '(', regex: true }).error);
+  });
+
+  it('reports each arm as the median over rounds with its spread; bins and lanes for the charts', () => {
+    const c = comparison(3);
+    const rows = figureRows(c);
+    const wall = rows.find((r) => r.label === 'wall time')!;
+    const walls = c.rounds.filter((r) => r.arm === 'batched').map((r) => r.summary.wallMs).sort((a, b) => a - b);
+    assert.deepEqual(wall.arms.batched, { median: walls[1], min: walls[0], max: walls[2], n: 3 });
+    assert.equal(rows.find((r) => r.label === 'HTTP requests')!.arms.individual!.median, 60);
+    assert.deepEqual(endpointRows(c).map((e) => [e.endpoint, e.arms.batched, e.arms.individual]), [
+      ['gpu01:8000', { requests: 1, prompts: 20 }, { requests: 20, prompts: 20 }],
+      ['gpu02:8000', { requests: 1, prompts: 20 }, { requests: 20, prompts: 20 }],
+      ['gpu03:8000', { requests: 1, prompts: 20 }, { requests: 20, prompts: 20 }],
+    ]);
+    const h = histogram({ batched: [1, 2, 3], individual: [10] }, 3);
+    assert.deepEqual(h.edges, [1, 4, 7, 10]);
+    assert.deepEqual(h.counts, { batched: [3, 0, 0], individual: [0, 0, 1] });
+    const lanes = timelineLanes([
+      { endpoint: 'b', sentMs: 0, doneMs: 10, prompts: 1 },
+      { endpoint: 'b', sentMs: 5, doneMs: 8, prompts: 1 },
+      { endpoint: 'a', sentMs: 1, doneMs: 4, prompts: 2 },
+      { endpoint: 'b', sentMs: 9, doneMs: 12, prompts: 1 },
+    ]);
+    assert.deepEqual(lanes.endpoints, ['a', 'b']);
+    assert.deepEqual(lanes.slots, [1, 2], 'overlapping requests get their own row in the lane');
+    assert.equal(lanes.endMs, 12);
+  });
+
+  it('type-checks strictly with the DOM library (tsc -p webview)', () => {
+    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'webview'), '--noEmit'], { encoding: 'utf8' });
+    assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
+  });
+
+  it('has no HTML sink in its source: text only', () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (/\.(ts|css)$/.test(name)) files.push(p);
+      }
+    };
+    walk(join(ROOT, 'webview'));
+    const sinks = /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|unsafeHTML|unsafeSVG|unsafeStatic|unsafeCSS|DOMParser|createContextualFragment|srcdoc|eval\s*\(|new Function)\b|setAttribute\(\s*['"](style|on\w+|href|src)['"]|\bstyleMap\b/;
+    const hits = files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .map((line, i) => [line, i] as const)
+        .filter(([line]) => sinks.test(line) && !/^\s*(\*|\/\/)/.test(line))
+        .map(([line, i]) => `${relative(ROOT, f)}:${i + 1}: ${line.trim()}`),
+    );
+    assert.deepEqual(hits, []);
+    assert.ok(files.length > 10);
+  });
+});
+
+// ---- the panel in Chromium --------------------------------------------------------------------
+
+type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; state: unknown } };
+
+let harness: Harness;
+let browser: Browser;
+const pages: PanelPage[] = [];
+
+async function panel(theme: Theme = 'dark', viewport?: { width: number; height: number }): Promise<PanelPage> {
+  const p = await browser.open(harness.url(theme), viewport);
+  pages.push(p);
+  await p.page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
+  return p;
+}
+
+const host = (page: Page, message: HostMessage) => page.evaluate((m) => (window as unknown as HostGlobal).__host.post(m), message);
+const sentMessages = (page: Page) => page.evaluate(() => (window as unknown as HostGlobal).__host.sent) as Promise<PanelMessage[]>;
+
+async function nextSent<T extends PanelMessage['type']>(page: Page, type: T, method?: RequestMethod): Promise<Extract<PanelMessage, { type: T }>> {
+  const handle = await page.waitForFunction(
+    ([t, m]) => {
+      const found = (window as unknown as HostGlobal).__host.sent.filter((x) => x.type === t && (!m || (x as { method?: string }).method === m));
+      return found.length ? found[found.length - 1] : null;
+    },
+    [type, method ?? null] as const,
+  );
+  return (await handle.jsonValue()) as unknown as Extract<PanelMessage, { type: T }>;
+}
+
+/** Waits for a request of `method` and answers it. */
+async function answer(page: Page, method: RequestMethod, value: unknown): Promise<Extract<PanelMessage, { type: 'request' }>> {
+  const req = (await nextSent(page, 'request', method)) as Extract<PanelMessage, { type: 'request' }>;
+  await host(page, { type: 'reply', requestId: req.requestId, ok: true, value });
+  return req;
+}
+
+/** Clears what the panel has posted so far (so the next wait sees only new messages). */
+const clearSent = (page: Page) => page.evaluate(() => void ((window as unknown as HostGlobal).__host.sent.length = 0));
+
+async function assertClean(p: PanelPage): Promise<void> {
+  const violations = await p.page.evaluate(() => (window as unknown as HostGlobal).__host.violations);
+  assert.deepEqual(violations, [], 'no CSP violation');
+  assert.deepEqual(p.problems, [], 'no console error or warning, no uncaught exception');
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+const tab = (page: Page, name: string) => page.locator(`vscode-tab-header[data-tab="${name}"]`).click();
+const setSelect = (page: Page, selector: string, value: string) =>
+  page.locator(selector).evaluate((el, v) => {
+    (el as HTMLElement & { value: string }).value = v;
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, value);
+const visibleRows = (page: Page) => page.locator('#results-table .vl-row:not([hidden])');
+const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
+
+describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
+  before(async () => {
+    const built = join(ROOT, 'dist', 'webview', 'panel.js');
+    let newest = 0;
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        const s = statSync(p);
+        if (s.isDirectory()) walk(p);
+        else newest = Math.max(newest, s.mtimeMs);
+      }
+    };
+    walk(join(ROOT, 'webview'));
+    let builtAt = 0;
+    try {
+      builtAt = statSync(built).mtimeMs;
+    } catch {
+      /* missing */
+    }
+    assert.ok(builtAt >= newest, 'dist/webview is missing or older than webview/: run `npm run build`');
+    mkdirSync(SHOTS, { recursive: true });
+    harness = await startHarness();
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+
+  it('says ready first, renders nothing from the host before init, then shows its endpoints and history', async () => {
+    const p = await panel();
+    const { page } = p;
+    await page.locator('#compose').waitFor();
+    const first = await sentMessages(page);
+    assert.deepEqual(first.map((m) => m.type), ['ready'], 'ready is the first and only message');
+    assert.match(await page.locator('.conn').textContent() ?? '', /Waiting for the extension/);
+    assert.equal(await page.locator('#run').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true);
+    assert.equal(await page.locator('.tag').count(), 0);
+    await tab(page, 'history');
+    await page.locator('#history-empty').waitFor();
+
+    await host(page, { type: 'init', state: initState() });
+    await page.locator('#history-table tbody tr').first().waitFor();
+    assert.equal(await page.locator('#history-table tbody tr').count(), 3);
+    await tab(page, 'compose');
+    assert.equal(await page.locator('#endpoint-count').textContent().then((t) => t?.trim()), 'All 4 endpoints');
+    assert.deepEqual(await page.locator('.tag').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.tag)), ['rack=x1', 'rack=x2', 'role=chat', 'role=embed']);
+    assert.match(await page.locator('.conn').textContent() ?? '', /4 endpoints \(3 healthy\).*aurora\.hostfile/);
+
+    await host(page, { type: 'endpoints', connected: false, source: null, endpoints: [] });
+    await page.locator('.conn[data-state="off"]').waitFor();
+    assert.equal((await sentMessages(page)).filter((m) => m.type === 'ready').length, 1, 'ready is said once');
+    await assertClean(p);
+  });
+
+  it('composes: types prompts, imports a CSV through a column choice, counts a template\'s items, saves the set', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').pressSequentially('What is a swarm?');
+    await page.locator('#add-prompt').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#prompt-editor textarea').fill('Explain batching in one line.');
+    await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '2');
+    const chars = 'What is a swarm?'.length + 'Explain batching in one line.'.length;
+    await page.locator('#token-estimate', { hasText: new RegExp(`^${Math.ceil(chars / 4)}$`) }).waitFor();
+
+    await clearSent(page);
+    await page.locator('#import').click();
+    await answer(page, 'importFile', { name: 'questions.csv', text: 'id,question,topic\n1,"Why is the sky blue?",physics\n2,"What is, in short, a CSV?",formats\n3,"",empty\n' });
+    await page.locator('#import-dialog').waitFor();
+    assert.deepEqual(await page.locator('#import-column vscode-option').allTextContents(), ['id', 'question', 'topic']);
+    assert.equal(await page.locator('#import-column').evaluate((s) => (s as HTMLElement & { value: string }).value), 'question', 'suggests the prompt-like column');
+    await setSelect(page, '#import-column', 'topic');
+    await page.locator('#import-dialog .preview li').first().filter({ hasText: 'physics' }).waitFor();
+    await setSelect(page, '#import-column', 'question');
+    await page.locator('#import-dialog .preview li').first().filter({ hasText: 'Why is the sky blue?' }).waitFor();
+    assert.match(await page.locator('#import-dialog').textContent() ?? '', /input.*id, topic/s);
+    await page.locator('#import-append').click();
+    await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '4');
+    assert.equal(await page.locator('#prompt-list').getAttribute('data-count'), '4');
+    await page.locator('#prompt-list .vl-row[data-index="3"]').click();
+    assert.equal(await page.locator('#prompt-editor textarea').inputValue(), 'What is, in short, a CSV?');
+    assert.match(await page.locator('.editor .kvs').textContent() ?? '', /id\s+2.*topic\s+formats/s);
+
+    // Delete from the keyboard: the list takes focus, Delete removes the active prompt.
+    await page.locator('#prompt-list .pl-scroll').focus();
+    await page.keyboard.press('Delete');
+    await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '3');
+
+    await page.locator('#save-set').click();
+    const save = await answer(page, 'savePromptSet', '/work/exp/questions.prompts.jsonl');
+    assert.deepEqual((save.params as { prompts: unknown[] }).prompts, [
+      { prompt: 'What is a swarm?' },
+      { prompt: 'Explain batching in one line.' },
+      { prompt: 'Why is the sky blue?', input: { id: '1', topic: 'physics' } },
+    ]);
+    await page.locator('.notice', { hasText: 'Saved 3 prompts to /work/exp/questions.prompts.jsonl' }).waitFor();
+
+    await page.locator('vscode-radio[value="map"]').click();
+    await page.locator('#template textarea').fill('Give one fact about {item}.');
+    await page.locator('#items textarea').fill('hydrogen\nhelium\n\nlithium\n');
+    await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '3');
+    const mapChars = ['hydrogen', 'helium', 'lithium'].reduce((s, i) => s + `Give one fact about ${i}.`.length, 0);
+    await page.locator('#token-estimate', { hasText: new RegExp(`^${Math.ceil(mapChars / 4)}$`) }).waitFor();
+    await assertClean(p);
+  });
+
+  it('Run sends the RunRequest the composition describes (scatter, compare, tree-reduce)', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    for (const text of ['first prompt', 'second prompt']) {
+      await page.locator('#add-prompt').click();
+      await page.locator('#prompt-editor textarea').fill(text);
+    }
+    await page.locator('.tag[data-tag="role=chat"]').click();
+    await page.locator('#endpoint-count', { hasText: '3 of 4 endpoints carry role=chat' }).waitFor();
+    await setSelect(page, '#model', 'llama-3.1-8b');
+    await page.locator('#max-tokens input').fill('64');
+    await page.locator('#temperature input').fill('0.2');
+    await page.locator('#batch').click();
+    await page.locator('#run').click();
+    const run = await nextSent(page, 'run');
+    assert.deepEqual(run.request, {
+      pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
+    } satisfies RunRequest);
+
+    await clearSent(page);
+    await page.locator('#compare').click();
+    await page.locator('#rounds input').fill('2');
+    await page.locator('#run').click();
+    const compare = await nextSent(page, 'run');
+    assert.deepEqual(compare.request.compare, { rounds: 2, cacheSalt: true });
+
+    await clearSent(page);
+    await page.locator('vscode-radio[value="tree-reduce"]').click();
+    await page.locator('#items textarea').fill('a\nb\nc');
+    await page.locator('#reduce-prompt textarea').fill('Merge these:');
+    await page.locator('#reduce-check[role="alert"]').waitFor();
+    assert.equal(await page.locator('#run').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'no {responses}: no run');
+    await page.locator('#reduce-prompt textarea').fill('Merge these: {responses}');
+    await page.locator('#fanin input').fill('2');
+    await page.locator('#reduce-check:not([role])').waitFor();
+    await page.locator('#run').click();
+    const tree = await nextSent(page, 'run');
+    assert.deepEqual(tree.request, {
+      pattern: 'tree-reduce', prompts: [], template: defaultCompose().template, items: ['a', 'b', 'c'], reducePrompt: 'Merge these: {responses}', fanin: 2, tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
+    });
+    await clearSent(page);
+    assert.equal(await page.locator('#cancel').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'nothing to cancel');
+    await host(page, { type: 'runStarted', runId: 'r', pattern: 'tree-reduce', total: 3, label: 'tree-reduce of 3 items' });
+    await page.locator('#cancel:not([disabled])').click();
+    await nextSent(page, 'cancel');
+    await assertClean(p);
+  });
+
+  it('streams runProgress into the table in input order, once per frame, and shows the summary', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, { type: 'runStarted', runId: 'r1', pattern: 'scatter', total: 30, label: 'questions · 30 prompts' });
+    await page.locator('#results-table').waitFor();
+    assert.equal(await page.locator('#results-table').getAttribute('data-count'), '30', 'pending rows show too');
+    const batch = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => row(from + k));
+    await host(page, { type: 'runProgress', runId: 'r1', done: 10, ok: 10, failed: 0, total: 30, elapsedMs: 400, results: batch(20, 30) });
+    await page.locator('#progress-done', { hasText: '10' }).waitFor();
+    const early = await cellTexts(page, 'status');
+    assert.deepEqual(early.slice(0, 3), ['pending', 'pending', 'pending']);
+    await host(page, { type: 'runProgress', runId: 'r1', done: 20, ok: 20, failed: 0, total: 30, elapsedMs: 800, results: batch(0, 10) });
+    await host(page, { type: 'runProgress', runId: 'other', done: 1, ok: 1, failed: 0, total: 1, elapsedMs: 1, results: [row(10, { text: 'WRONG RUN' })] });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200, results: [...batch(10, 15), row(15, { status: 'failed', ok: false, text: '', error: 'HTTP 500: boom' }), ...batch(16, 20)] });
+    await page.locator('#progress-done', { hasText: '30' }).waitFor();
+    const idx = await cellTexts(page, 'idx');
+    assert.deepEqual(idx.map(Number).sort((a, b) => a - b).slice(0, 20), Array.from({ length: 20 }, (_, i) => i));
+    const byIndex = await page.locator('#results-table .vl-row:not([hidden])').evaluateAll((rows) =>
+      rows.map((r) => ({ y: r.getBoundingClientRect().top, i: Number(r.querySelector('.c-idx')!.textContent), resp: r.querySelector('.c-resp')!.textContent })).sort((a, b) => a.y - b.y),
+    );
+    assert.deepEqual(byIndex.slice(0, 16).map((r) => r.i), Array.from({ length: 16 }, (_, i) => i), 'rows stand in input order');
+    assert.equal(byIndex[10]!.resp, 'answer 10', 'a message of another run changes nothing');
+    assert.equal(byIndex[15]!.resp, 'HTTP 500: boom', 'a failed prompt shows the server\'s message');
+
+    // A burst of progress messages in one task is drawn at most once per animation frame.
+    const draws = await page.evaluate(async () => {
+      const target = document.querySelector('#progress-done')!;
+      let n = 0;
+      const mo = new MutationObserver(() => n++);
+      mo.observe(target.parentElement!.parentElement!, { subtree: true, characterData: true, childList: true });
+      const H = (window as unknown as HostGlobal).__host;
+      for (let i = 1; i <= 40; i++) H.post({ type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200 + i, results: [] });
+      await new Promise((r) => setTimeout(r, 300));
+      mo.disconnect();
+      return n;
+    });
+    assert.ok(draws <= 6, `40 messages drew the progress ${draws} times`);
+
+    await host(page, { type: 'runFinished', runId: 'r1', summary: summary({ prompts: 30, ok: 29, failed: 1 }), error: null, cancelled: false });
+    await page.locator('#run-figures').waitFor();
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3.*E2EL p99\s*2\.35 s/s);
+    assert.match(await page.locator('#run-status').textContent() ?? '', /done/);
+    await assertClean(p);
+  });
+
+  it('filters by failures, regex and endpoint; expands, copies and opens a row; keyboard moves through the table', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await page.evaluate((rec) => {
+      const H = (window as unknown as HostGlobal).__host;
+      H.post({ type: 'showRun', record: rec, results: H.makeRows(200, { failEvery: 10 }) });
+    }, record('run-200', '2026-11-02T10:20:00.000Z', { label: '200 prompts' }));
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '200');
+    await setSelect(page, '#filter-mode', 'failures');
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '20');
+    assert.deepEqual(new Set(await cellTexts(page, 'status')), new Set(['failed']));
+    assert.match((await cellTexts(page, 'resp'))[0]!, /^HTTP 500 from server: out of KV cache blocks \(request 9\)$/);
+    assert.match(await page.locator('#shown-count').textContent() ?? '', /20 of 200 shown/);
+
+    await setSelect(page, '#filter-mode', 'all');
+    await page.locator('#regex').click();
+    await page.locator('#search input').fill('^answer 1[0-2]:');
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '3');
+    assert.deepEqual(await cellTexts(page, 'idx'), ['10', '11', '12']);
+    await page.locator('#search input').fill('answer (');
+    await page.locator('#search-error').waitFor();
+    await page.locator('#search input').fill('');
+    await setSelect(page, '#filter-endpoint', 'gpu02:8000');
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '50');
+    assert.deepEqual(new Set(await cellTexts(page, 'ep')), new Set(['gpu02:8000']));
+    await page.locator('#clear-filter').click();
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '200');
+
+    // Keyboard: the grid takes focus, arrows move, Enter opens, Escape closes.
+    await page.locator('#results-table .rt-scroll').focus();
+    for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
+    await open.waitFor();
+    assert.equal(await open.locator('.c-idx').textContent(), '9');
+    assert.match(await open.locator('.vl-detail').textContent() ?? '', /Server message\s*HTTP 500 from server: out of KV cache blocks \(request 9\)/);
+    assert.equal(await page.locator('#results-table .rt-scroll').getAttribute('aria-activedescendant'), 'rt-row-9');
+    await clearSent(page);
+    await open.locator('[data-action="copy-response"]').click();
+    const copy = await answer(page, 'copy', null);
+    assert.deepEqual(copy.params, { text: 'HTTP 500 from server: out of KV cache blocks (request 9)' });
+    await open.locator('[data-action="open-prompt"]').click();
+    const opened = await answer(page, 'openInEditor', null);
+    assert.deepEqual(opened.params, { text: 'prompt 9: tell me about juliet' });
+    await page.locator('#results-table .rt-scroll').focus();
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('#results-table .vl-row[aria-expanded="true"]'));
+    await page.keyboard.press('End');
+    await page.locator('#results-table .vl-row.active .c-idx', { hasText: '199' }).waitFor();
+    await assertClean(p);
+  });
+
+  it('renders 100,000 rows: scrolls to the last one with a small DOM', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const ms = await page.evaluate((rec) => {
+      const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; timeUntil(m: unknown, done: () => boolean): Promise<number> };
+      const rows = H.makeRows(100_000);
+      return H.timeUntil({ type: 'showRun', record: rec, results: rows }, () =>
+        document.querySelector('#results-table')?.getAttribute('data-count') === '100000' && !!document.querySelector('#results-table .vl-row[data-index="0"]'),
+      );
+    }, record('big', '2026-11-02T10:20:00.000Z', { label: '100k prompts' }));
+    assert.ok(ms < 5000, `100k rows painted in ${ms.toFixed(0)} ms`);
+    assert.ok((await visibleRows(page).count()) < 80, 'only the rows in view exist');
+    await page.locator('#results-table .rt-scroll').evaluate((s) => (s.scrollTop = s.scrollHeight));
+    await page.locator('#results-table .vl-row:not([hidden]) .c-idx', { hasText: '99999' }).waitFor();
+    assert.ok(await page.locator('#results-table .vl-row:not([hidden])', { hasText: 'prompt 99999' }).isVisible());
+    assert.ok((await page.locator('#results-table .vl-row').count()) < 120, 'rows are recycled, not added');
+    assert.equal(await page.locator('#results-table').getAttribute('data-count'), '100000');
+    await assertClean(p);
+  });
+
+  it('shows the reduction tree level by level', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, { type: 'runStarted', runId: 't1', pattern: 'tree-reduce', total: 8, label: 'tree-reduce of 8 items' });
+    const leaves = Array.from({ length: 8 }, (_, i) => `leaf answer ${i}`);
+    await host(page, { type: 'runProgress', runId: 't1', done: 11, ok: 11, failed: 0, total: 11, elapsedMs: 900, results: [...leaves.map((t, i) => row(i, { text: t })), row(8, { level: 1, text: 'merged 0-3' }), row(9, { level: 1, text: 'merged 4-7' }), row(10, { level: 2, text: 'FINAL' })] });
+    await host(page, {
+      type: 'runFinished', runId: 't1', summary: summary({ pattern: 'tree-reduce', prompts: 11, ok: 11, failed: 0 }), error: null, cancelled: false,
+      reduce: { text: 'FINAL', levels: [{ level: 0, texts: leaves }, { level: 1, texts: ['merged 0-3', 'merged 4-7'] }, { level: 2, texts: ['FINAL'] }] },
+    });
+    await page.locator('#tree').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#tree-final').textContent(), 'FINAL');
+    assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as HTMLElement).dataset.level)), ['2', '1', '0']);
+    assert.equal(await page.locator('section.level[data-level="0"] details.node').count(), 8);
+    assert.match(await page.locator('section.level[data-level="1"] h3').textContent() ?? '', /2 nodes/);
+    await page.locator('section.level[data-level="1"] details.node summary').first().click();
+    assert.equal(await page.locator('section.level[data-level="1"] details.node[open] pre').textContent(), 'merged 0-3');
+    await tab(page, 'results');
+    await page.locator('#results-table .c-idx', { hasText: '10 · L2' }).waitFor();
+    await shot(page, 'tree-dark-results');
+    await tab(page, 'tree');
+    await shot(page, 'tree-dark');
+    await assertClean(p);
+  });
+
+  for (const theme of ['dark', 'light', 'hc'] as const) {
+    it(`compares batched and individual side by side with uPlot charts (${theme} theme)`, async () => {
+      const p = await panel(theme, { width: 1280, height: 1300 });
+      const { page } = p;
+      await host(page, { type: 'init', state: initState() });
+      await host(page, { type: 'comparison', comparison: comparison(3) });
+      await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+      const heads = await page.locator('#compare-figures thead th').allTextContents();
+      assert.deepEqual(heads.slice(1), ['batched', 'individual']);
+      const wall = await page.locator('#compare-figures tr[data-figure="wall time"] td').allTextContents();
+      assert.equal(wall.length, 2);
+      assert.match(wall[0]!, /^\s*1\.07 s\s*1\.05 s – 1\.09 s\s*$/, `batched wall: median then min – max (${wall[0]})`);
+      assert.match(wall[1]!, /\d\.\d\d s/);
+      const requests = await page.locator('#compare-figures tr[data-figure="HTTP requests"] td').allTextContents();
+      assert.deepEqual(requests.map((t) => t.trim()), ['3', '60']);
+      assert.match(await page.locator('#template-paths').textContent() ?? '', /batched\s*\/v1\/completions.*individual\s*\/v1\/chat\/completions/s);
+      assert.match(await page.locator('#verdict').textContent() ?? '', /Batched finished \d\.\d\d× faster/);
+      assert.equal(await page.locator('#compare-endpoints tbody tr').count(), 3);
+      await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
+      for (const chart of ['timeline-batched', 'timeline-individual', 'latency', 'load']) {
+        const box = await page.locator(`swarm-chart[data-chart="${chart}"] canvas`).boundingBox();
+        assert.ok(box && box.width > 200 && box.height > 50, `${chart} chart is drawn`);
+      }
+      assert.match(await page.locator('swarm-chart[data-chart="latency"] .u-legend').textContent() ?? '', /batched.*individual/s);
+      await setSelect(page, '#timeline-round', '2');
+      await page.locator('swarm-chart[data-chart="timeline-batched"][aria-label*="round 2"]').waitFor();
+      await shot(page, `compare-${theme}`);
+      await assertClean(p);
+    });
+  }
+
+  it('history: reopens, reruns, exports and compares two runs with per-prompt differences', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await tab(page, 'history');
+    const run2 = page.locator('#history-table tr[data-run="run-2"]');
+    await run2.locator('[data-action="open"]').click();
+    const open = await answer(page, 'openRun', null);
+    assert.deepEqual(open.params, { id: 'run-2' });
+    await host(page, { type: 'showRun', record: HISTORY[1]!, results: [row(0), row(1), row(2)] });
+    await page.locator('#results-table').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#results-table').getAttribute('data-count'), '3');
+    assert.match(await page.locator('#run-status').textContent() ?? '', /questions\.prompts\.jsonl · 120 prompts/);
+
+    await tab(page, 'history');
+    await clearSent(page);
+    await run2.locator('[data-action="rerun"]').click();
+    assert.equal((await nextSent(page, 'rerun')).id, 'run-2');
+    await run2.locator('[data-action="export-csv"]').click();
+    const exported = await answer(page, 'exportRun', '/work/exp/run-2.csv');
+    assert.deepEqual(exported.params, { id: 'run-2', format: 'csv' });
+    await page.locator('.notice', { hasText: 'Exported to /work/exp/run-2.csv' }).waitFor();
+
+    assert.equal(await page.locator('#compare-runs').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true);
+    await page.locator('#history-table tr[data-run="run-3"] vscode-checkbox').click();
+    await run2.locator('vscode-checkbox').click();
+    await page.locator('#compare-runs').click();
+    const cmp = await answer(page, 'compareRuns', {
+      a: HISTORY[1], b: HISTORY[0],
+      changed: [{ index: 4, a: 'The sky is blue because of Rayleigh scattering.', b: 'The sky looks blue because of Rayleigh scattering of sunlight.' }],
+    });
+    assert.deepEqual(cmp.params, { a: 'run-2', b: 'run-3' }, 'A is the older run');
+    await page.locator('#runs-compare').waitFor();
+    assert.match(await page.locator('#runs-figures tr[data-figure="wall time"]').textContent() ?? '', /2\.40 s\s*5\.20 s\s*\+117%/);
+    assert.match(await page.locator('#changed-count').textContent() ?? '', /1 prompt answered differently/);
+    assert.equal(await page.locator('.change .diff').textContent(), 'The sky islooks blue because of Rayleigh scattering of sunlight.');
+    assert.deepEqual((await page.locator('.change .diff ins').allTextContents())[0], 'looks');
+    assert.deepEqual((await page.locator('.change .diff del').allTextContents())[0], 'is');
+    await shot(page, 'history-dark');
+    await assertClean(p);
+  });
+
+  it('keeps its state across a reload (webview serializer)', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').fill('kept across reloads');
+    await host(page, { type: 'showRun', record: HISTORY[1]!, results: [row(0), row(1, { status: 'failed', ok: false, text: '', error: 'E' })] });
+    await page.locator('#results-table').waitFor({ state: 'visible' });
+    await setSelect(page, '#filter-mode', 'failures');
+    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '1');
+    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { filter?: { mode: string } } | undefined)?.filter?.mode === 'failures');
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
+    await page.locator('#results-table').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#results-table').getAttribute('data-count'), '1', 'the run and its filter came back');
+    await host(page, { type: 'init', state: initState() });
+    await tab(page, 'compose');
+    assert.equal(await page.locator('#prompt-list').getAttribute('data-count'), '1');
+    await assertClean(p);
+  });
+
+  it('shows prompts and model output full of HTML and script payloads as text; nothing runs', async () => {
+    const PAYLOADS = [
+      `<img src=x onerror="window.__pwned='img'">`,
+      `<script>window.__pwned='script'</script>`,
+      `<a href="javascript:window.__pwned='link'">click me</a>`,
+      `"><svg onload="window.__pwned='svg'"></svg>`,
+      `<iframe srcdoc="<script>parent.__pwned='iframe'</script>"></iframe>`,
+      `<style>body{display:none}</style><b>bold?</b>`,
+      '${window.__pwned="template"} {{constructor.constructor("window.__pwned=1")()}}',
+    ];
+    const evil = PAYLOADS.join(' ');
+    const p = await panel();
+    const { page } = p;
+    const evilEndpoints = [{ id: `<img src=x onerror="window.__pwned='ep'">:8000`, status: '<b>healthy</b>', model: '<script>x()</script>', tags: { '<i>k</i>': '<img src=y onerror=alert(1)>' } }];
+    await host(page, {
+      type: 'init',
+      state: initState({ endpoints: evilEndpoints, source: `<img src=z onerror="window.__pwned='src'">`, history: [record('evil', '2026-11-02T10:20:00.000Z', { label: PAYLOADS[0]!, file: PAYLOADS[1]! })] }),
+    });
+    await page.locator('#import').click();
+    await answer(page, 'importFile', { name: `${PAYLOADS[3]}.jsonl`, text: PAYLOADS.map((x) => JSON.stringify({ prompt: x, [PAYLOADS[0]!]: PAYLOADS[2] })).join('\n') });
+    await page.locator('#import-replace').click();
+    await page.locator('#prompt-list .vl-row[data-index="0"]').click();
+    await page.getByText(PAYLOADS[2]!, { exact: true }).first().waitFor();
+
+    await host(page, { type: 'runStarted', runId: 'x', pattern: 'scatter', total: PAYLOADS.length, label: PAYLOADS[4]! });
+    await host(page, {
+      type: 'runProgress', runId: 'x', done: 7, ok: 6, failed: 1, total: 7, elapsedMs: 10,
+      results: PAYLOADS.map((x, i) => row(i, { prompt: x, text: evil, endpoint: evilEndpoints[0]!.id, ...(i === 1 ? { status: 'failed' as const, ok: false, error: x } : {}), input: { [x]: x } })),
+    });
+    await host(page, { type: 'runFinished', runId: 'x', summary: summary({ model: PAYLOADS[1]!, mode: PAYLOADS[0] as 'batched' }), error: PAYLOADS[5]!, cancelled: false, reduce: { text: evil, levels: [{ level: 0, texts: PAYLOADS }] } });
+    await page.locator('.notice', { hasText: `Run failed: ${PAYLOADS[5]}` }).waitFor();
+    await tab(page, 'results');
+    await page.locator('#results-table .vl-row[data-index="0"]').click();
+    await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
+    const comp = comparison(1, 6);
+    comp.templatePaths = { batched: PAYLOADS[0]!, individual: PAYLOADS[3]! };
+    for (const r of comp.rounds) r.summary.endpoints[0]!.endpoint = PAYLOADS[2]!;
+    await host(page, { type: 'comparison', comparison: comp });
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await tab(page, 'history');
+    await page.locator('#history-table tr[data-run="evil"]').waitFor();
+    await page.locator('#history-table tr[data-run="evil"] [data-action="export-jsonl"]').click();
+    await answer(page, 'exportRun', PAYLOADS[1]);
+    await page.locator('.notice', { hasText: `Exported to ${PAYLOADS[1]}` }).waitFor();
+    await tab(page, 'tree');
+    await page.locator('#tree details.node summary').first().click();
+    await tab(page, 'results');
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+
+    const verdict = await page.evaluate(() => {
+      const all: Element[] = [];
+      const roots: Array<Document | ShadowRoot> = [document];
+      while (roots.length) {
+        for (const el of Array.from<Element>(roots.pop()!.querySelectorAll('*'))) {
+          all.push(el);
+          if (el.shadowRoot) roots.push(el.shadowRoot);
+        }
+      }
+      return {
+        pwned: (window as unknown as { __pwned?: unknown }).__pwned ?? null,
+        forbidden: all.filter((e) => ['IMG', 'IFRAME', 'OBJECT', 'EMBED', 'A', 'I'].includes(e.tagName)).map((e) => e.outerHTML.slice(0, 80)),
+        handlers: all.filter((e) => Array.from<{ name: string }>(e.attributes).some((a) => /^on/i.test(a.name) || a.name === 'srcdoc')).map((e) => e.outerHTML.slice(0, 80)),
+        scripts: document.querySelectorAll('script').length,
+        styles: document.querySelectorAll('style').length,
+        bodyShown: getComputedStyle(document.body).display !== 'none',
+      };
+    });
+    assert.deepEqual(verdict, { pwned: null, forbidden: [], handlers: [], scripts: 2, styles: 0, bodyShown: true });
+    const cells = await page.locator('#results-table .vl-row[aria-expanded="true"] pre').allTextContents();
+    assert.equal(cells[0], PAYLOADS[0], 'the prompt shows literally');
+    assert.equal(cells[1], evil, 'the response shows literally');
+    assert.ok(await page.getByText(PAYLOADS[4]!).first().isVisible(), 'the run label shows literally');
+    await shot(page, 'payloads-dark');
+    await tab(page, 'compose');
+    assert.ok(await page.locator('.conn', { hasText: `onerror="window.__pwned='src'"` }).isVisible());
+    await assertClean(p);
+  });
+
+  it('screenshots: compose and results in the dark and the light theme', async () => {
+    for (const theme of ['dark', 'light'] as const) {
+      const p = await panel(theme);
+      const { page } = p;
+      await host(page, { type: 'init', state: initState() });
+      await page.locator('#import').click();
+      await answer(page, 'importFile', {
+        name: 'questions.prompts.jsonl',
+        text: ['Why is the sky blue?', 'Summarize the causes of the French Revolution in two sentences.', 'What does a KV cache store?', 'Translate "good morning" to Japanese.', 'List three uses of tree-reduce.']
+          .map((q, i) => JSON.stringify({ prompt: q, id: i + 1, topic: ['physics', 'history', 'llm', 'language', 'swarm'][i] }))
+          .join('\n'),
+      });
+      await page.locator('#import-replace').click();
+      await page.locator('#prompt-list .vl-row[data-index="1"]').click();
+      await page.locator('.tag[data-tag="role=chat"]').click();
+      await page.locator('#compare').click();
+      await shot(page, `compose-${theme}`);
+      await page.evaluate(() => {
+        const H = (window as unknown as HostGlobal).__host;
+        H.post({ type: 'runStarted', runId: 's', pattern: 'scatter', total: 400, label: 'questions.prompts.jsonl · 400 prompts' });
+        H.post({ type: 'runProgress', runId: 's', done: 260, ok: 234, failed: 26, total: 400, elapsedMs: 3120, results: H.makeRows(260, { failEvery: 10 }) });
+      });
+      await page.locator('#results-table .vl-row[data-index="2"]').click();
+      await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
+      await shot(page, `results-${theme}`);
+      await assertClean(p);
+    }
+  });
+});
