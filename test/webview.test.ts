@@ -561,6 +561,14 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '3');
     assert.match(await page.locator('#run-status').textContent() ?? '', /questions\.prompts\.jsonl · 120 prompts/);
 
+    // A comparison reopens on its figures and charts.
+    await tab(page, 'history');
+    await page.locator('#history-table tr[data-run="run-3"] [data-action="open"]').click();
+    await answer(page, 'openRun', null);
+    await host(page, { type: 'showRun', record: { ...HISTORY[0]!, mode: 'compare' }, results: [row(0), row(1)], comparison: comparison(2) });
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
+
     await tab(page, 'history');
     await clearSent(page);
     await run2.locator('[data-action="rerun"]').click();

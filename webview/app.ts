@@ -225,7 +225,8 @@ export class App {
         this.store.reset(m.results.length, m.results);
         this.reduce = m.reduce ?? null;
         this.comparison = m.comparison ?? this.comparison;
-        this.ui.tab = m.comparison && !m.results.length ? 'compare' : 'results';
+        // A comparison reopens on its figures and charts; any other run on its responses.
+        this.ui.tab = m.comparison ? 'compare' : m.reduce ? 'tree' : 'results';
         this.keepRun();
         break;
       }
