@@ -25,7 +25,7 @@ declare const window: any;
 declare const document: any;
 declare const requestAnimationFrame: (callback: () => void) => number;
 declare const MutationObserver: any;
-declare const getComputedStyle: (element: unknown) => { display: string };
+declare const getComputedStyle: (element: unknown) => { display: string; outlineStyle: string };
 declare const Event: any;
 type HTMLElement = any;
 type Element = any;
@@ -280,8 +280,12 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const chars = 'What is a swarm?'.length + 'Explain batching in one line.'.length;
     await page.locator('#token-estimate', { hasText: new RegExp(`^${Math.ceil(chars / 4)}$`) }).waitFor();
 
+    // Tab order runs along the toolbar; Space presses the focused button.
     await clearSent(page);
-    await page.locator('#import').click();
+    await page.locator('#add-prompt').focus();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'import');
+    await page.keyboard.press('Space');
     await answer(page, 'importFile', { name: 'questions.csv', text: 'id,question,topic\n1,"Why is the sky blue?",physics\n2,"What is, in short, a CSV?",formats\n3,"",empty\n' });
     await page.locator('#import-dialog').waitFor();
     assert.deepEqual(await page.locator('#import-column vscode-option').allTextContents(), ['id', 'question', 'topic']);
@@ -448,6 +452,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     // Keyboard: the grid takes focus, arrows move, Enter opens, Escape closes.
     await page.locator('#results-table .rt-scroll').focus();
     for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowDown');
+    const outline = await page.locator('#results-table .vl-row.active').evaluate((r) => getComputedStyle(r).outlineStyle);
+    assert.equal(outline, 'solid', 'the active row shows focus');
     await page.keyboard.press('Enter');
     const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
     await open.waitFor();
