@@ -72,12 +72,12 @@ export function row(index: number, over: Partial<ResultRow> = {}): ResultRow {
   };
 }
 
-/** A comparison like the host's: arms alternate over `rounds`; batching sends one request per endpoint. */
+/** A comparison like the core's: rounds from 0, the arms' order alternating (ABBA…); batching sends one request per endpoint. */
 export function comparison(rounds = 3, prompts = 60): ComparisonView {
   const eps = ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'];
   const out: ArmRound[] = [];
-  for (let round = 1; round <= rounds; round++) {
-    for (const arm of ['batched', 'individual'] as const) {
+  for (let round = 0; round < rounds; round++) {
+    for (const arm of round % 2 ? (['individual', 'batched'] as const) : (['batched', 'individual'] as const)) {
       const batched = arm === 'batched';
       const requests: ArmRound['requests'] = [];
       const latencies: number[] = [];

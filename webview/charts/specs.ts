@@ -6,7 +6,7 @@
 import uPlot from 'uplot';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
 import { ms } from '../lib/format.ts';
-import { ARMS, endpointRows, histogram, roundsOf, timelineLanes, type Arm } from '../lib/stats.ts';
+import { ARMS, endpointRows, histogram, timelineLanes, type Arm } from '../lib/stats.ts';
 import type { ChartSpec } from './chart.ts';
 
 export interface Theme {
@@ -52,7 +52,7 @@ function alpha(color: string, a: number): string {
 }
 
 /** Timeline of one arm's round: a lane per endpoint, a bar per HTTP request from send to done. */
-export function timelineSpec(round: ArmRound, xMax: number, theme: Theme, lanesFor: readonly string[]): ChartSpec {
+export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, theme: Theme, lanesFor: readonly string[]): ChartSpec {
   const { bars, slots: slotCounts, endpoints: seen } = timelineLanes(round.requests);
   const endpoints = lanesFor.length ? [...lanesFor] : seen;
   const slots = new Map(seen.map((e, i) => [e, slotCounts[i]!]));
@@ -61,8 +61,8 @@ export function timelineSpec(round: ArmRound, xMax: number, theme: Theme, lanesF
   const color = theme.arm[round.arm];
   const longest = Math.max(...endpoints.map((e) => e.length), 4);
   return {
-    key: `timeline:${round.arm}:${round.round}:${xMax}:${endpoints.join(',')}:${theme.key}`,
-    label: `${round.arm} round ${round.round}: ${round.requests.length} HTTP requests on ${seen.length} endpoints`,
+    key: `timeline:${round.arm}:${round.round}:${shownAs}:${xMax}:${endpoints.join(',')}:${theme.key}`,
+    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints`,
     make: () => ({
       opts: {
         height: Math.max(110, 26 * n + 48),
@@ -193,4 +193,3 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
   };
 }
 
-export { roundsOf };

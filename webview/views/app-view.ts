@@ -25,7 +25,8 @@ function progress(app: App) {
   const r = app.run;
   if (!r) return html`<span class="muted" id="run-status">No run yet.</span>`;
   const pct = r.total ? Math.min(100, (100 * r.done) / r.total) : 0;
-  const arm = r.arm ? ` · ${r.arm}${r.round !== undefined ? ` round ${r.round}` : ''}` : '';
+  // runStarted.round counts from 0, as the core's rounds do.
+  const arm = r.arm ? ` · ${r.arm}${r.round !== undefined ? `, round ${r.round + 1}` : ''}` : '';
   const speed = r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
   const state = r.running ? 'running' : r.error ? 'failed' : r.cancelled ? 'cancelled' : 'done';
   return html`<div class="progress" id="run-status" data-state=${state} role="status" aria-live="polite">

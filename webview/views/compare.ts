@@ -28,14 +28,15 @@ export function compareView(app: App) {
   const eps = endpointRows(c);
   const n = Math.max(roundsOf(c, 'batched').length, roundsOf(c, 'individual').length);
   const round = Math.min(Math.max(1, app.ui.timelineRound), Math.max(1, n));
-  const pick = (arm: Arm) => roundsOf(c, arm).find((r) => r.round === round) ?? roundsOf(c, arm)[0];
+  // Rounds by position (the core counts them from 0; shown from 1).
+  const pick = (arm: Arm) => roundsOf(c, arm)[round - 1] ?? roundsOf(c, arm)[0];
   const shown = ARMS.map(pick);
   const xMax = Math.max(1, ...shown.flatMap((r) => (r ? r.requests.map((q) => q.doneMs) : [])));
   const lanes = eps.map((e) => e.endpoint);
   const say = verdict(rows);
   return html`<div class="compare" id="compare" data-view="compare">
     <p class="lead">
-      ${n} round${n === 1 ? '' : 's'} per arm, alternating (ABAB…) · prefix cache ${c.cacheSalt ? 'salted per arm (cache_salt)' : 'shared (no cache_salt)'}
+      ${n} round${n === 1 ? '' : 's'} per arm, the order alternating (ABBA…) · prefix cache ${c.cacheSalt ? 'salted per arm (cache_salt)' : 'shared (no cache_salt)'}
       ${say ? html`· <b id="verdict">${say}</b>` : nothing}
     </p>
     <dl class="paths" id="template-paths">
@@ -99,7 +100,7 @@ export function compareView(app: App) {
         r
           ? html`<div class="timeline" data-arm=${r.arm}>
               <div class="chart-title arm-${r.arm}">${r.arm} · ${int(r.requests.length)} HTTP requests · ${figure(r.summary.wallMs, 'ms')}</div>
-              <swarm-chart class="chart" data-chart=${`timeline-${r.arm}`} .spec=${timelineSpec(r, xMax, app.theme, lanes)}></swarm-chart>
+              <swarm-chart class="chart" data-chart=${`timeline-${r.arm}`} .spec=${timelineSpec(r, round, xMax, app.theme, lanes)}></swarm-chart>
             </div>`
           : nothing,
       )}

@@ -268,7 +268,7 @@ function endpointsPanel(app: App) {
     >
     ${batchable && c.compare
       ? html`<div class="params">
-            <vscode-label for="rounds">Rounds (ABAB…)</vscode-label>
+            <vscode-label for="rounds">Rounds (ABBA…)</vscode-label>
             <vscode-textfield id="rounds" type="number" min="1" max="20" .value=${String(c.rounds)} @input=${(e: Event) => app.setCompose({ rounds: Number(value(e)) })}></vscode-textfield>
           </div>
           <vscode-checkbox id="cache-salt" .checked=${c.cacheSalt} @change=${(e: Event) => app.setCompose({ cacheSalt: checked(e) })}
