@@ -75,6 +75,7 @@ describe('webview: pure parts', () => {
     });
     const broadcast = { ...c, pattern: 'broadcast' as const, prompt: 'hi', tags: ['role=chat'] };
     assert.equal(summarize(broadcast, ENDPOINTS).count, 3, 'one per chosen endpoint');
+    assert.equal(summarize(broadcast, ENDPOINTS.map((e, i) => (i ? e : { ...e, status: 'excluded' }))).count, 2, 'excluded endpoints answer nothing');
     assert.equal(buildRunRequest(broadcast).batch, false, 'broadcast runs on the chat path');
     const tree = { ...c, pattern: 'tree-reduce' as const, itemsText: 'a\nb', reducePrompt: 'merge', fanin: 2 };
     assert.match(summarize(tree, ENDPOINTS).problem ?? '', /\{responses\}/);

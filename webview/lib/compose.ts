@@ -97,7 +97,8 @@ function templateChars(template: string, list: readonly string[]): number {
 }
 
 export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): ComposeSummary {
-  const chosen = matchingEndpoints(endpoints, c.tags).length;
+  // Endpoints excluded from runs (Endpoints view) answer nothing: broadcast and leaves skip them.
+  const chosen = matchingEndpoints(endpoints, c.tags).filter((e) => e.status !== 'excluded').length;
   const warnings: string[] = [];
   let count = 0;
   let chars = 0;
