@@ -122,7 +122,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       await app.locator('#prompt-editor textarea').fill(prompt);
     }
     await until(() => app.locator('#prompt-count').textContent(), (t) => t === String(PROMPTS.length), 'the prompt count');
-    await app.locator('#compare').click();
+    await app.locator('#compare-toggle').click();
     await app.locator('#rounds input').fill('2');
     await screenshot(page, join(SHOTS, 'panel-compose.png'));
     await app.locator('#run').click();
@@ -136,7 +136,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       'the HTTP request counts',
     );
     assert.deepEqual(requests.map((s) => s.trim()), ['4', String(PROMPTS.length)], 'batched: one request per endpoint; individual: one per prompt');
-    const canvases = await until(() => app.locator('#compare canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
+    const canvases = await until(() => app.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
     assert.ok(canvases >= 4);
     await until(() => app.locator('#run-status').getAttribute('data-state'), (s) => s !== 'running', 'the comparison to end');
     lap('comparison shown');
@@ -155,7 +155,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     assert.equal(labels[0], labels[1], 'the rerun carries the same label');
     await tab('Comparison').click();
     await figures.waitFor();
-    await until(() => app.locator('#compare canvas').count(), (n) => n >= 4, 'the rerun’s charts');
+    await until(() => app.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the rerun’s charts');
     lap('rerun done');
     await screenshot(page, join(SHOTS, 'panel-rerun.png'));
 
@@ -170,7 +170,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await revivedTab('History').click();
     await revived.locator('#history-table tbody tr').first().locator('[data-action="open"]').click();
     await revivedTab('Comparison').click();
-    await until(() => revived.locator('#compare canvas').count(), (n) => n >= 4, 'the reopened comparison');
+    await until(() => revived.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the reopened comparison');
     lap('reloaded and reopened');
     await screenshot(page, join(SHOTS, 'panel-reloaded.png'));
     const problems = wb!.consoleLog().filter((l) => /Content Security Policy|Refused to/.test(l));

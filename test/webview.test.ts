@@ -210,6 +210,18 @@ const setSelect = (page: Page, selector: string, value: string) =>
     el.dispatchEvent(new Event('change', { bubbles: true }));
   }, value);
 const visibleRows = (page: Page) => page.locator('#results-table .vl-row:not([hidden])');
+/** Ids used by more than one element of the page (shadow roots included). */
+const duplicateIds = (page: Page) =>
+  page.evaluate(() => {
+    const seen = new Map<string, number>();
+    const roots: Array<Document | ShadowRoot> = [document];
+    while (roots.length) {
+      const root = roots.pop()!;
+      for (const el of Array.from<Element>(root.querySelectorAll('[id]'))) if (root === document) seen.set(el.id, (seen.get(el.id) ?? 0) + 1);
+      for (const el of Array.from<Element>(root.querySelectorAll('*'))) if (el.shadowRoot) roots.push(el.shadowRoot);
+    }
+    return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  }) as Promise<string[]>;
 const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
 
 describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
@@ -347,7 +359,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     } satisfies RunRequest);
 
     await clearSent(page);
-    await page.locator('#compare').click();
+    await page.locator('#compare-toggle').click();
     await page.locator('#rounds input').fill('2');
     await page.locator('#run').click();
     const compare = await nextSent(page, 'run');
@@ -551,6 +563,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       assert.match(await page.locator('swarm-chart[data-chart="latency"] .u-legend').textContent() ?? '', /batched.*individual/s);
       await setSelect(page, '#timeline-round', '2');
       await page.locator('swarm-chart[data-chart="timeline-batched"][aria-label*="round 2"]').waitFor();
+      // Every tab is in the DOM at once: the compose checkbox and the comparison view must not share an id.
+      assert.deepEqual(await duplicateIds(page), [], 'ids are unique');
+      assert.equal(await page.locator('#compare-toggle').evaluate((e) => e.tagName), 'VSCODE-CHECKBOX');
       await shot(page, `compare-${theme}`);
       await assertClean(p);
     });
@@ -720,7 +735,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await page.locator('#import-replace').click();
       await page.locator('#prompt-list .vl-row[data-index="1"]').click();
       await page.locator('.tag[data-tag="role=chat"]').click();
-      await page.locator('#compare').click();
+      await page.locator('#compare-toggle').click();
       await shot(page, `compose-${theme}`);
       await page.evaluate(() => {
         const H = (window as unknown as HostGlobal).__host;

@@ -263,7 +263,7 @@ function endpointsPanel(app: App) {
         ? 'On: one /v1/completions request per endpoint carrying its list of prompts. Off: one /v1/chat/completions request per prompt.'
         : 'Broadcast and tree-reduce run on the chat path, one request per prompt.'}
     </p>
-    <vscode-checkbox id="compare" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
+    <vscode-checkbox id="compare-toggle" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
       >Run both and compare (batched vs individual)</vscode-checkbox
     >
     ${batchable && c.compare
