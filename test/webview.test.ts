@@ -488,6 +488,45 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('the Endpoint column shows whole host:port endpoints; a long host is cut, never the port', async () => {
+    const endpointCells = (page: Page) =>
+      page.locator('#results-table .vl-row:not([hidden]) .c-ep').evaluateAll((cells) =>
+        cells.map((c) => {
+          const box = c.getBoundingClientRect();
+          const host = c.querySelector('.ep-host');
+          const port = c.querySelector('.ep-port').getBoundingClientRect();
+          return { text: c.textContent, hostCut: host.scrollWidth > host.clientWidth, portShown: port.width > 0 && port.left >= box.left && port.right <= box.right + 0.5 };
+        }),
+      ) as Promise<Array<{ text: string; hostCut: boolean; portShown: boolean }>>;
+    for (const viewport of [{ width: 1280, height: 700 }, { width: 760, height: 700 }]) {
+      const p = await panel('dark', viewport);
+      const { page } = p;
+      await host(page, { type: 'init', state: initState() });
+      const endpoints = ['127.0.0.1:41231', '127.0.0.1:41232', '127.0.0.1:41233', '127.0.0.1:41234'];
+      await page.evaluate(([rec, eps]) => {
+        const H = (window as unknown as HostGlobal).__host;
+        H.post({ type: 'showRun', record: rec, results: H.makeRows(12, { endpoints: eps }) });
+      }, [record('sim', '2026-11-02T10:20:00.000Z', { label: 'simulator' }), endpoints] as const);
+      await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '12');
+      const cells = await endpointCells(page);
+      assert.deepEqual(cells.slice(0, 4).map((c) => c.text), endpoints);
+      assert.ok(cells.every((c) => !c.hostCut && c.portShown), `every endpoint shows whole at ${viewport.width}px: ${JSON.stringify(cells.slice(0, 4))}`);
+      if (viewport.width === 1280) await shot(page, 'results-endpoints');
+
+      const long = ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu-node-0123.rack-x1.cluster.example.org:8001'];
+      await page.evaluate(([rec, eps]) => {
+        const H = (window as unknown as HostGlobal).__host;
+        H.post({ type: 'showRun', record: rec, results: H.makeRows(4, { endpoints: eps }) });
+      }, [record('long', '2026-11-02T10:20:00.000Z', { label: 'long hosts' }), long] as const);
+      await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '4');
+      const longCells = await endpointCells(page);
+      assert.deepEqual(longCells.slice(0, 2).map((c) => c.text), long, 'the cell holds the whole endpoint');
+      assert.ok(longCells.every((c) => c.portShown), `the port shows even when the host is cut (${viewport.width}px)`);
+      assert.equal(await page.locator('#results-table .vl-row[data-index="1"] .c-ep').getAttribute('title'), long[1]);
+      await assertClean(p);
+    }
+  });
+
   it('renders 100,000 rows: scrolls to the last one with a small DOM', async () => {
     const p = await panel();
     const { page } = p;

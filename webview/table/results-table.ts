@@ -39,6 +39,15 @@ function button(label: string, action: string, icon: string): HTMLElement {
   return b;
 }
 
+/** `host:port` in two parts: the host may be cut with an ellipsis, the port always shows. */
+function setEndpoint(cell: HTMLElement, endpoint: string): void {
+  const m = /^(.*?)(:\d+)$/.exec(endpoint);
+  const [host, port] = [cell.children[0] as HTMLElement, cell.children[1] as HTMLElement];
+  host.textContent = m ? m[1]! : endpoint;
+  port.textContent = m ? m[2]! : '';
+  cell.title = endpoint;
+}
+
 export class ResultsTable extends HTMLElement {
   actions: ResultsTableActions | null = null;
   private list: VirtualList | null = null;
@@ -156,6 +165,18 @@ export class ResultsTable extends HTMLElement {
     if (pos !== this.list.expanded) this.list.setExpanded(pos);
     this.setAttribute('aria-busy', 'false');
     this.dataset.count = String(count);
+    if (changed) this.fitEndpointColumn(store.endpoints());
+  }
+
+  /**
+   * The Endpoint column is as wide as the longest `host:port` the run has (within bounds), so
+   * endpoints that differ only in their port can be told apart; narrower than that, the cell cuts
+   * the host and keeps the port (see setEndpoint).
+   */
+  private fitEndpointColumn(endpoints: readonly string[]): void {
+    const longest = endpoints.reduce((n, e) => Math.max(n, e.length), 0);
+    const width = `${Math.min(32, Math.max(10, longest + 1))}ch`;
+    if (this.style.getPropertyValue('--rt-ep') !== width) this.style.setProperty('--rt-ep', width);
   }
 
   private createRow(): HTMLElement {
@@ -164,6 +185,7 @@ export class ResultsTable extends HTMLElement {
     for (const name of ['idx', 'prompt', 'resp', 'ep', 'status', 'lat', 'tok']) {
       const c = el('div', `rt-td c-${name}`);
       c.setAttribute('role', 'gridcell');
+      if (name === 'ep') c.append(el('span', 'ep-host'), el('span', 'ep-port'));
       cells.append(c);
     }
     row.append(cells);
@@ -181,7 +203,7 @@ export class ResultsTable extends HTMLElement {
       row.classList.add('s-pending');
       prompt.textContent = '';
       resp.textContent = '…';
-      ep.textContent = '';
+      setEndpoint(ep, '');
       status.textContent = 'pending';
       lat.textContent = '';
       tok.textContent = '';
@@ -190,7 +212,7 @@ export class ResultsTable extends HTMLElement {
       row.classList.add(`s-${r.status}`);
       prompt.textContent = oneLine(r.prompt);
       resp.textContent = oneLine(r.ok ? r.text : (r.error ?? r.text) || r.status);
-      ep.textContent = r.endpoint ?? '—';
+      setEndpoint(ep, r.endpoint ?? '—');
       status.textContent = r.status;
       lat.textContent = ms(latencyMs(r));
       tok.textContent = r.completionTokens === null ? '—' : int(r.completionTokens);
