@@ -73,12 +73,13 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 }
 
+/** Most telling first, as the sidebar cuts the end off: status, live load (when busy), model, context, latency. */
 function describe(v: EndpointView): string {
   const parts = [v.excluded ? 'excluded' : LABELS[v.status]];
+  if (v.load && v.load.running + v.load.waiting > 0) parts.push(`${v.load.running} run · ${v.load.waiting} wait`);
   if (v.model) parts.push(v.model);
-  if (v.maxModelLen) parts.push(`${Math.round(v.maxModelLen / 1024)}k ctx`);
+  if (v.maxModelLen) parts.push(`${Math.round(v.maxModelLen / 1024)}k`);
   if (v.latencyMs !== null && v.status === 'healthy') parts.push(`${v.latencyMs.toFixed(0)} ms`);
-  if (v.load) parts.push(`${v.load.running} running · ${v.load.waiting} waiting`);
   return parts.join(' · ');
 }
 

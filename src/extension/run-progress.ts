@@ -19,16 +19,21 @@ export function withRunProgress<T>(services: Services, run: Run<T>, title: strin
   watchRun(services, run, title);
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
     token.onCancellationRequested(() => run.cancel());
+    // At most ten updates a second, the latest always shown: a trailing update follows every burst.
     let reported = 0;
-    let last = 0;
-    run.on('progress', (p) => {
-      const now = Date.now();
-      if (now - last < 100 && p.done < p.total) return;
-      last = now;
+    let latest = run.progress;
+    let timer: NodeJS.Timeout | undefined;
+    const report = () => {
+      timer = undefined;
+      const p = latest;
       const share = p.total ? (p.done / p.total) * 100 : 0;
       progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${p.failed} failed · ${(p.elapsedMs / 1000).toFixed(1)} s` });
       reported = share;
+    };
+    run.on('progress', (p) => {
+      latest = p;
+      timer ??= setTimeout(report, 100);
     });
-    return run.done;
+    return run.done.finally(() => clearTimeout(timer));
   });
 }

@@ -5,11 +5,17 @@ import type { Run, RunProgress, RunSummary } from '../core/index.ts';
 export class RunTracker implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private current: { run: Run<unknown>; label: string; progress: RunProgress } | undefined;
+  private current: { run: Run<unknown>; label: string; progress: RunProgress; startedAt: number } | undefined;
   private last: { label: string; summary: RunSummary; comparison?: string } | undefined;
 
-  get running(): { label: string; progress: RunProgress } | undefined {
+  get running(): { label: string; progress: RunProgress; startedAt: number } | undefined {
     return this.current;
+  }
+
+  /** A new swarm: the last run's figures belonged to the old one. */
+  forgetFinished(): void {
+    this.last = undefined;
+    this.changed.fire();
   }
 
   get finished(): { label: string; summary: RunSummary; comparison?: string } | undefined {
@@ -18,7 +24,7 @@ export class RunTracker implements vscode.Disposable {
 
   /** Follows a run until it is done; progress updates are throttled to a few a second. */
   track<T>(run: Run<T>, label: string): Run<T> {
-    const entry = { run: run as Run<unknown>, label, progress: run.progress };
+    const entry = { run: run as Run<unknown>, label, progress: run.progress, startedAt: Date.now() };
     this.current = entry;
     let pending: NodeJS.Timeout | undefined;
     run.on('progress', (p) => {

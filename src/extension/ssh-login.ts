@@ -10,8 +10,7 @@ export function loginInTerminal(label: string): (login: LoginCommand) => Promise
   return async (login) => {
     const terminal = vscode.window.createTerminal({
       name: `Swarm: SSH login to ${label}`,
-      shellPath: login.command,
-      shellArgs: login.args,
+      ...terminalCommand(login),
       message: `Swarm Lab logs in to ${label} once; every endpoint then rides this connection. Type your password or one-time code below.`,
       isTransient: true,
     });
@@ -24,4 +23,15 @@ export function loginInTerminal(label: string): (login: LoginCommand) => Promise
       if (status.code === 0) terminal.dispose();
     }, 250);
   };
+}
+
+/**
+ * When the terminal's ssh exits after `-f`, the terminal hangs up its process group, and the
+ * master ssh forked may not have left that group yet: SIGHUP would kill it. So ssh starts with
+ * SIGHUP ignored (inherited through exec and fork). The fixed script takes ssh and its arguments
+ * as positional parameters, never as text to interpret. Windows has neither the signal nor `-f`.
+ */
+function terminalCommand(login: LoginCommand): { shellPath: string; shellArgs: string[] } {
+  if (process.platform === 'win32') return { shellPath: login.command, shellArgs: login.args };
+  return { shellPath: '/bin/sh', shellArgs: ['-c', 'trap "" HUP; exec "$0" "$@"', login.command, ...login.args] };
 }

@@ -21,6 +21,7 @@ export class SwarmStatusBar implements vscode.Disposable {
 
   show(connection: SwarmConnection | undefined): void {
     for (const s of this.subscriptions) s.dispose();
+    if (connection !== this.connection) this.runs.forgetFinished();
     this.connection = connection;
     this.subscriptions = connection ? [connection.onDidChange(() => this.render())] : [];
     this.render();
@@ -42,11 +43,12 @@ export class SwarmStatusBar implements vscode.Disposable {
     this.ticker = undefined;
     if (running) {
       const p = running.progress;
-      this.item.text = `$(sync~spin) ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${(p.elapsedMs / 1000).toFixed(1)} s`;
+      const seconds = (Date.now() - running.startedAt) / 1000;
+      this.item.text = `$(sync~spin) ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${seconds.toFixed(1)} s`;
       this.item.tooltip = `${running.label}: ${p.ok} ok, ${p.failed} failed. Click to cancel (finished results are kept).`;
       this.item.command = 'swarmLab.cancelRun';
       this.item.show();
-      this.ticker = setInterval(() => this.render(), 1000); // keep the clock moving between results
+      this.ticker = setInterval(() => this.render(), 1000); // the clock moves even while no result comes
       return;
     }
     const c = this.connection;
@@ -57,22 +59,15 @@ export class SwarmStatusBar implements vscode.Disposable {
     const finished = this.runs.finished;
     const total = c.snapshot.length;
     this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s` : ''}`;
-    const md = new vscode.MarkdownString();
-    md.appendText(`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`);
-    md.appendMarkdown('\n\n');
+    // A plain-text tooltip: what a screen reader reads out, without markdown escapes.
+    const lines = [`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`];
     const notHealthy = c.snapshot.filter((v) => v.status !== 'healthy');
-    if (notHealthy.length) {
-      md.appendText(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${v.status})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
-      md.appendMarkdown('\n\n');
-    }
+    if (notHealthy.length) lines.push(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${v.status})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
     if (finished) {
-      md.appendText(`Last run, ${finished.label}: ${summaryRows(finished.summary).map(([k, v]) => `${k} ${v}`).join('; ')}`);
-      if (finished.comparison) {
-        md.appendMarkdown('\n\n');
-        md.appendText(finished.comparison);
-      }
+      lines.push('', `Last run, ${finished.label}:`, ...summaryRows(finished.summary).map(([k, v]) => `  ${k}: ${v}`));
+      if (finished.comparison) lines.push('', finished.comparison);
     }
-    this.item.tooltip = md;
+    this.item.tooltip = lines.join('\n');
     this.item.command = 'workbench.view.extension.swarmLab';
     this.item.show();
   }
