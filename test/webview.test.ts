@@ -433,6 +433,46 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('a cancelled run says it was cancelled and counts its cancelled prompts; a failed run says why', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    // As the host sends a cancelled run: every prompt settles (the unanswered ones as 'cancelled'),
+    // progress counts them as done but neither ok nor failed, and the core sets error 'cancelled'.
+    const cancelledRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: 'cancelled', finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, doneMs: 900 } });
+    const rows = [...Array.from({ length: 5 }, (_, i) => row(i)), ...Array.from({ length: 5 }, (_, i) => cancelledRow(5 + i))];
+    const sum = summary({ prompts: 10, ok: 5, failed: 0, cancelled: 5 });
+    await host(page, { type: 'runStarted', runId: 'c9', pattern: 'scatter', total: 10, label: 'hung run' });
+    await host(page, { type: 'runProgress', runId: 'c9', done: 10, ok: 5, failed: 0, total: 10, elapsedMs: 900, results: rows });
+    await host(page, { type: 'runFinished', runId: 'c9', summary: sum, error: 'cancelled', cancelled: true });
+    const status = page.locator('#run-status');
+    await page.locator('#run-status[data-state="cancelled"]').waitFor();
+    const line = (await status.textContent())!.replace(/\s+/g, ' ');
+    assert.match(line, /10 \/ 10 · 5 ok · 5 cancelled · .* · cancelled/, line);
+    assert.doesNotMatch(line, /\bdone\b|failed/, line);
+    await page.locator('.notice', { hasText: 'Run cancelled' }).waitFor();
+    assert.equal(await page.locator('.notice', { hasText: 'Run failed' }).count(), 0, 'a cancel is no failure');
+    assert.equal((await page.locator('#shown-count').textContent())!.replace(/\s+/g, ' ').trim(), '5 of 10 answered · 5 cancelled');
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /prompts\s*5 ok · 0 failed · 5 cancelled/);
+    assert.deepEqual((await cellTexts(page, 'status')).slice(4, 7), ['ok', 'cancelled', 'cancelled']);
+    await shot(page, 'results-cancelled');
+
+    // Reopened from history (or shown after the webview missed the end): still cancelled.
+    await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), results: rows });
+    await page.locator('#run-status[data-state="cancelled"] .run-label', { hasText: /^hung run$/ }).waitFor();
+    assert.match((await status.textContent())!.replace(/\s+/g, ' '), /10 \/ 10 · 5 ok · 5 cancelled · .* · cancelled/);
+    assert.equal((await page.locator('#shown-count').textContent())!.replace(/\s+/g, ' ').trim(), '5 of 10 answered · 5 cancelled');
+
+    // A run that ended on an error says so, with the error.
+    await host(page, { type: 'runStarted', runId: 'e1', pattern: 'scatter', total: 4, label: 'broken run' });
+    await host(page, { type: 'runProgress', runId: 'e1', done: 4, ok: 1, failed: 3, total: 4, elapsedMs: 50, results: [row(0), ...[1, 2, 3].map((i) => row(i, { status: 'failed', ok: false, text: '', error: 'every endpoint serving llama is down' }))] });
+    await host(page, { type: 'runFinished', runId: 'e1', summary: summary({ prompts: 4, ok: 1, failed: 3 }), error: 'every endpoint serving llama is down', cancelled: false });
+    await page.locator('#run-status[data-state="failed"]').waitFor();
+    assert.match((await status.textContent())!.replace(/\s+/g, ' '), /4 \/ 4 · 1 ok · 3 failed · .* · failed: every endpoint serving llama is down/);
+    await page.locator('.notice[data-kind="error"]', { hasText: 'Run failed: every endpoint serving llama is down' }).waitFor();
+    await assertClean(p);
+  });
+
   it('filters by failures, regex and endpoint; expands, copies and opens a row; keyboard moves through the table', async () => {
     const p = await panel();
     const { page } = p;

@@ -191,8 +191,8 @@ export class App {
           this.ui.tab = 'tree';
         }
         if (m.error || m.cancelled) this.comparing = false;
-        if (m.error) this.say(`Run failed: ${m.error}`, 'error');
-        else if (m.cancelled) this.say('Run cancelled; the answers that came back are kept.');
+        if (m.cancelled) this.say('Run cancelled; the answers that came back are kept.');
+        else if (m.error) this.say(`Run failed: ${m.error}`, 'error');
         this.keepRun();
         break;
       case 'comparison':
@@ -207,6 +207,8 @@ export class App {
         break;
       case 'showRun': {
         const r = m.record;
+        // A record keeps no error or cancel flag: its summary and rows say whether it was cancelled.
+        const cancelledRows = m.results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
         this.run = {
           runId: null,
           recordId: r.id,
@@ -220,7 +222,7 @@ export class App {
           elapsedMs: r.summary.wallMs,
           summary: r.summary,
           error: null,
-          cancelled: false,
+          cancelled: (r.summary.cancelled ?? 0) > 0 || cancelledRows > 0,
         };
         this.store.reset(m.results.length, m.results);
         this.reduce = m.reduce ?? null;

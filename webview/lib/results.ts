@@ -42,6 +42,8 @@ export class ResultsStore {
   rows: Array<ResultRow | undefined> = [];
   total = 0;
   received = 0;
+  /** Rows received, by status (a cancelled prompt came back, but was never answered). */
+  readonly statusCounts = { ok: 0, failed: 0, cancelled: 0 };
   /** Bumped on every change, so views know when to redraw. */
   version = 0;
   private endpointSet = new Set<string>();
@@ -52,6 +54,7 @@ export class ResultsStore {
     this.rows = [];
     this.total = total;
     this.received = 0;
+    Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
     this.endpointSet.clear();
     this.add(rows);
     this.version++;
@@ -60,7 +63,10 @@ export class ResultsStore {
 
   add(rows: readonly ResultRow[]): void {
     for (const r of rows) {
-      if (this.rows[r.index] === undefined) this.received++;
+      const had = this.rows[r.index];
+      if (had === undefined) this.received++;
+      else this.statusCounts[had.status]--;
+      this.statusCounts[r.status]++;
       this.rows[r.index] = r;
       if (r.endpoint) this.endpointSet.add(r.endpoint);
     }
@@ -81,6 +87,11 @@ export class ResultsStore {
   /** Rows the unfiltered table has: every prompt, done or pending. */
   get length(): number {
     return Math.max(this.total, this.rows.length);
+  }
+
+  /** Rows that got an answer or a failure: every row received but the cancelled ones. */
+  get answered(): number {
+    return this.received - this.statusCounts.cancelled;
   }
 
   endpoints(): string[] {

@@ -3,7 +3,7 @@ import { html, nothing } from 'lit';
 import type { App } from '../app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { summarize } from '../lib/compose.ts';
-import { TABS, type Tab } from '../state.ts';
+import { TABS, type RunView, type Tab } from '../state.ts';
 import { composeView } from './compose.ts';
 import { resultsView } from './results.ts';
 import { treeView } from './tree.ts';
@@ -21,6 +21,11 @@ function connection(app: App) {
   >`;
 }
 
+/** How the run on show ended: a cancelled run says so (the core also sets its error to 'cancelled'). */
+export function runState(r: RunView): 'running' | 'cancelled' | 'failed' | 'done' {
+  return r.running ? 'running' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+}
+
 function progress(app: App) {
   const r = app.run;
   if (!r) return html`<span class="muted" id="run-status">No run yet.</span>`;
@@ -28,14 +33,18 @@ function progress(app: App) {
   // runStarted.round counts from 0, as the core's rounds do.
   const arm = r.arm ? ` · ${r.arm}${r.round !== undefined ? `, round ${r.round + 1}` : ''}` : '';
   const speed = r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
-  const state = r.running ? 'running' : r.error ? 'failed' : r.cancelled ? 'cancelled' : 'done';
+  const state = runState(r);
+  // Prompts settled without an answer: the run counts them as done, neither ok nor failed.
+  const cancelled = Math.max(r.summary?.cancelled ?? 0, r.done - r.ok - r.failed, 0);
+  const said = state === 'failed' && r.error ? `failed: ${r.error}` : state;
   return html`<div class="progress" id="run-status" data-state=${state} role="status" aria-live="polite">
     <div class="progress-line">
       <span class="run-label" title=${r.label}>${r.label}${arm}</span>
       <span class="counts"
         ><span id="progress-done">${int(r.done)}</span> / ${int(r.total)} · <span class="ok">${int(r.ok)} ok</span>${r.failed
           ? html` · <span class="failed">${int(r.failed)} failed</span>`
-          : nothing} · ${ms(r.elapsedMs)}${speed ? ` · ${speed}` : ''} · ${state}</span
+          : nothing}${cancelled ? html` · <span class="cancelled">${int(cancelled)} cancelled</span>` : nothing} · ${ms(r.elapsedMs)}${speed ? ` · ${speed}` : ''} ·
+        <span class="run-state" title=${r.error ?? ''}>${said}</span></span
       >
     </div>
     <vscode-progress-bar aria-label="Run progress" .value=${pct} max="100" ?indeterminate=${r.running && !r.total}></vscode-progress-bar>

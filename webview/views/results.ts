@@ -23,6 +23,7 @@ function figures(app: App) {
   if (!s) return nothing;
   const cells: Array<[string, string]> = [
     ['wall time', ms(s.wallMs)],
+    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed${s.cancelled ? ` · ${int(s.cancelled)} cancelled` : ''}`],
     ['HTTP requests', int(s.httpRequests)],
     ['prompts/s', rate(s.promptThroughput, '/s')],
     ['output tok/s', rate(s.outputTokenThroughput, '/s')],
@@ -67,7 +68,9 @@ export function resultsView(app: App) {
         ${endpoints.map((ep) => html`<vscode-option value=${ep} ?selected=${f.endpoint === ep}>${ep}</vscode-option>`)}
       </vscode-single-select>
       <span class="muted" id="shown-count" role="status"
-        >${isFiltered(f) ? `${int(shown)} of ${int(app.store.received)} shown` : `${int(app.store.received)} of ${int(app.store.length)} answered`}</span
+        >${isFiltered(f) ? `${int(shown)} of ${int(app.store.received)} shown` : `${int(app.store.answered)} of ${int(app.store.length)} answered`}${app.store.statusCounts.cancelled
+          ? html` · <span class="cancelled" id="cancelled-count">${int(app.store.statusCounts.cancelled)} cancelled</span>`
+          : nothing}</span
       >
       ${isFiltered(f)
         ? html`<vscode-button id="clear-filter" secondary icon="clear-all" @click=${() => app.setFilter({ mode: 'all', search: '', endpoint: '' })}>Clear filter</vscode-button>`
