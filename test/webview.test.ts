@@ -650,6 +650,66 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     });
   }
 
+  it('a comparison stays one run from its first arm until its record is saved: no flicker between arms, the timeline round stays', async () => {
+    const p = await panel('dark', { width: 1280, height: 1100 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').fill('a prompt to run');
+    await page.locator('#run:not([disabled])').waitFor();
+    const full = comparison(2, 6); // rounds in the order the arms ran: batched 0, individual 0, individual 1, batched 1
+    const so = (n: number) => ({ ...full, rounds: full.rounds.slice(0, n) });
+    const disabled = (id: string) => page.locator(id).evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled);
+    const runState = () => page.locator('#run-status').getAttribute('data-state');
+    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
+    /** One arm as the host sends it: runStarted, progress, its own runFinished, then the rounds so far. */
+    const arm = async (i: number) => {
+      const { arm: which, round } = full.rounds[i]!;
+      await host(page, { type: 'runStarted', runId: 'cmp-1', pattern: 'scatter', total: 6, label: 'compare 6 prompts', arm: which, round });
+      await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, results: Array.from({ length: 6 }, (_, k) => row(k)) });
+      await host(page, { type: 'runFinished', runId: 'cmp-1', summary: full.rounds[i]!.summary, error: null, cancelled: false });
+      await settle();
+      assert.equal(await runState(), 'running', `after the ${which} arm of round ${round + 1} finished, the comparison still runs`);
+      assert.equal(await disabled('#run'), true, 'Run waits for the whole comparison');
+      assert.equal(await disabled('#cancel'), false, 'the comparison can be cancelled between arms');
+      await host(page, { type: 'comparison', comparison: so(i + 1) });
+      await settle();
+      assert.equal(await runState(), 'running', 'a comparison of the rounds so far does not end it');
+      assert.equal(await disabled('#run'), true);
+    };
+    await arm(0);
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await arm(1);
+    await arm(2);
+    // Two rounds so far: the user looks at round 2 of the timeline, then at the results.
+    await setSelect(page, '#timeline-round', '2');
+    await page.locator('swarm-chart[data-chart="timeline-individual"][aria-label*="round 2"]').waitFor();
+    await tab(page, 'results');
+    await arm(3);
+    assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'a later arm does not pull the Comparison tab forward again');
+    // The record is saved (history), then the final comparison: now it is over.
+    const rec = record('cmp-1', '2026-11-02T11:00:00.000Z', { label: 'compare 6 prompts', mode: 'compare' });
+    await host(page, { type: 'history', history: [rec, ...HISTORY] });
+    await host(page, { type: 'comparison', comparison: full });
+    await page.locator('#run-status[data-state="done"]').waitFor();
+    await page.locator('#run:not([disabled])').waitFor();
+    assert.equal(await disabled('#cancel'), true, 'nothing left to cancel');
+    await tab(page, 'compare');
+    assert.equal(await page.locator('#timeline-round').evaluate((s) => (s as HTMLElement & { value: string }).value), '2', 'the chosen round stayed');
+    await page.locator('swarm-chart[data-chart="timeline-batched"][aria-label*="round 2"]').waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
+    await shot(page, 'compare-finished');
+
+    // A comparison cancelled in an arm ends there.
+    await host(page, { type: 'runStarted', runId: 'cmp-2', pattern: 'scatter', total: 6, label: 'compare again', arm: 'batched', round: 0 });
+    await page.locator('#run-status[data-state="running"]').waitFor();
+    assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from round 1, its rounds from nothing');
+    await host(page, { type: 'runFinished', runId: 'cmp-2', summary: summary({ prompts: 6, ok: 2, failed: 0, cancelled: 4 }), error: 'cancelled', cancelled: true });
+    await page.locator('#run-status[data-state="cancelled"]').waitFor();
+    await page.locator('#run:not([disabled])').waitFor();
+    await assertClean(p);
+  });
+
   it('history: reopens, reruns, exports and compares two runs with per-prompt differences', async () => {
     const p = await panel();
     const { page } = p;

@@ -44,8 +44,14 @@ export class App {
   selectedPrompt = -1;
   composeVersion = 0;
   theme: Theme;
-  /** A comparison was asked for and its `comparison` has not come yet. */
-  private comparing = false;
+  /**
+   * The comparison going: its run id (every arm's runStarted carries it), from its first arm until
+   * its record is in history (or an arm is cancelled or fails). Arms come one after the other, each
+   * with its own runFinished and a `comparison` of the rounds so far; none of those ends it.
+   */
+  private comparingId: string | null = null;
+  /** The run whose comparison already brought the Comparison tab forward (once per run). */
+  private comparisonShownFor: string | null = null;
   private frame = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -152,6 +158,19 @@ export class App {
         this.setEndpoints(m.connected, m.source, m.endpoints);
         break;
       case 'runStarted':
+        if (m.arm) {
+          if (this.comparingId !== m.runId) {
+            // A new comparison: its rounds start from nothing (a resync of the one on show keeps them).
+            if (this.run?.runId !== m.runId) {
+              this.comparison = null;
+              this.ui.timelineRound = 1;
+            }
+            this.comparingId = m.runId;
+          }
+        } else {
+          // Runs go one at a time: a run that is no arm means no comparison is going any more.
+          this.comparingId = null;
+        }
         this.run = {
           runId: m.runId,
           recordId: null,
@@ -172,7 +191,6 @@ export class App {
         this.store.reset(m.total);
         this.reduce = null;
         if (this.notice?.kind === 'info') this.notice = null;
-        if (m.arm) this.comparing = true;
         if (this.ui.tab === 'compose' || this.ui.tab === 'history') this.ui.tab = 'results';
         this.ui.saved = null;
         this.persist();
@@ -190,23 +208,34 @@ export class App {
           this.reduce = m.reduce;
           this.ui.tab = 'tree';
         }
-        if (m.error || m.cancelled) this.comparing = false;
+        if ((m.error || m.cancelled) && this.comparingId === m.runId) this.comparingId = null;
         if (m.cancelled) this.say('Run cancelled; the answers that came back are kept.');
         else if (m.error) this.say(`Run failed: ${m.error}`, 'error');
         this.keepRun();
         break;
-      case 'comparison':
+      case 'comparison': {
+        // After every arm (the rounds so far), and once more when the comparison is saved: the view
+        // grows; the tab comes forward once per run, and the chosen timeline round stays.
         this.comparison = m.comparison;
-        this.comparing = false;
-        this.ui.tab = 'compare';
-        this.ui.timelineRound = 1;
+        const key = this.comparingId ?? this.run?.runId ?? null;
+        if (key === null || this.comparisonShownFor !== key) {
+          this.comparisonShownFor = key;
+          this.ui.tab = 'compare';
+        }
         this.keepRun();
         break;
+      }
       case 'history':
         this.history = m.history;
+        // The comparison is over once its record is saved (its final `comparison` follows).
+        if (this.comparingId && m.history.some((h) => h.id === this.comparingId)) {
+          this.comparingId = null;
+          this.keepRun();
+        }
         break;
       case 'showRun': {
         const r = m.record;
+        if (r.id === this.comparingId) this.comparingId = null;
         // A record keeps no error or cancel flag: its summary and rows say whether it was cancelled.
         const cancelledRows = m.results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
         this.run = {
@@ -267,8 +296,13 @@ export class App {
 
   // ---- actions ----------------------------------------------------------------------------
 
+  /** A comparison is going (between its arms too). */
+  get comparing(): boolean {
+    return this.comparingId !== null;
+  }
+
   get running(): boolean {
-    return (this.run?.running ?? false) || this.comparing;
+    return (this.run?.running ?? false) || this.comparingId !== null;
   }
 
   startRun(): void {

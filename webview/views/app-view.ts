@@ -33,7 +33,8 @@ function progress(app: App) {
   // runStarted.round counts from 0, as the core's rounds do.
   const arm = r.arm ? ` · ${r.arm}${r.round !== undefined ? `, round ${r.round + 1}` : ''}` : '';
   const speed = r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
-  const state = runState(r);
+  // Between a comparison's arms the arm on show has finished, the comparison has not.
+  const state = app.comparing ? 'running' : runState(r);
   // Prompts settled without an answer: the run counts them as done, neither ok nor failed.
   const cancelled = Math.max(r.summary?.cancelled ?? 0, r.done - r.ok - r.failed, 0);
   const said = state === 'failed' && r.error ? `failed: ${r.error}` : state;
