@@ -710,6 +710,56 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('the "Comparing batched and individual" notice stays while the comparison runs and goes when it ends or is cancelled', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').fill('a prompt to compare');
+    await page.locator('#compare-toggle').click();
+    await page.locator('#rounds input').fill('1');
+    const notice = page.locator('.notice', { hasText: 'Comparing batched and individual over 1 rounds' });
+    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
+    const full = comparison(1, 6);
+    const arms = async (runId: string) => {
+      for (const [i, r] of full.rounds.entries()) {
+        await host(page, { type: 'runStarted', runId, pattern: 'scatter', total: 6, label: 'compare', arm: r.arm, round: r.round });
+        await host(page, { type: 'runFinished', runId, summary: r.summary, error: null, cancelled: false });
+        await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, i + 1) } });
+        await settle();
+        assert.ok(await notice.isVisible(), `the notice stays after the ${r.arm} arm`);
+      }
+    };
+
+    await page.locator('#run').click();
+    await notice.waitFor();
+    await arms('cmp-n1');
+    await host(page, { type: 'history', history: [record('cmp-n1', '2026-11-02T11:00:00.000Z', { mode: 'compare' }), ...HISTORY] });
+    await host(page, { type: 'comparison', comparison: full });
+    await notice.waitFor({ state: 'detached' });
+    await page.locator('#run-status[data-state="done"]').waitFor();
+
+    // Cancelled in its first arm: the notice goes, the cancel says so.
+    await page.locator('#run').click();
+    await notice.waitFor();
+    await host(page, { type: 'runStarted', runId: 'cmp-n2', pattern: 'scatter', total: 6, label: 'compare', arm: 'batched', round: 0 });
+    await settle();
+    assert.ok(await notice.isVisible());
+    await host(page, { type: 'runFinished', runId: 'cmp-n2', summary: summary({ prompts: 6, ok: 1, failed: 0, cancelled: 5 }), error: 'cancelled', cancelled: true });
+    await page.locator('.notice', { hasText: 'Run cancelled' }).waitFor();
+    assert.equal(await notice.count(), 0);
+
+    // Cancelled between arms: no arm says so, the saved record does.
+    await page.locator('#run').click();
+    await notice.waitFor();
+    await host(page, { type: 'runStarted', runId: 'cmp-n3', pattern: 'scatter', total: 6, label: 'compare', arm: 'batched', round: 0 });
+    await host(page, { type: 'runFinished', runId: 'cmp-n3', summary: full.rounds[0]!.summary, error: null, cancelled: false });
+    await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, 1) } });
+    await host(page, { type: 'history', history: [record('cmp-n3', '2026-11-02T11:10:00.000Z', { mode: 'compare' }), ...HISTORY] });
+    await notice.waitFor({ state: 'detached' });
+    await assertClean(p);
+  });
+
   it('history: reopens, reruns, exports and compares two runs with per-prompt differences', async () => {
     const p = await panel();
     const { page } = p;

@@ -55,6 +55,8 @@ export class App {
   private frame = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** "Comparing batched and individual…": on show from Run until the comparison ends. */
+  private compareNotice: Notice | null = null;
 
   constructor(private readonly root: HTMLElement) {
     this.ui = restoreState(loadState());
@@ -169,7 +171,7 @@ export class App {
           }
         } else {
           // Runs go one at a time: a run that is no arm means no comparison is going any more.
-          this.comparingId = null;
+          this.endComparison();
         }
         this.run = {
           runId: m.runId,
@@ -190,7 +192,12 @@ export class App {
         };
         this.store.reset(m.total);
         this.reduce = null;
-        if (this.notice?.kind === 'info') this.notice = null;
+        if (m.arm && this.notice && this.notice === this.compareNotice) {
+          // The comparison started: its notice stays until it ends (no timeout meanwhile).
+          clearTimeout(this.noticeTimer);
+        } else if (this.notice?.kind === 'info') {
+          this.notice = null;
+        }
         if (this.ui.tab === 'compose' || this.ui.tab === 'history') this.ui.tab = 'results';
         this.ui.saved = null;
         this.persist();
@@ -208,7 +215,7 @@ export class App {
           this.reduce = m.reduce;
           this.ui.tab = 'tree';
         }
-        if ((m.error || m.cancelled) && this.comparingId === m.runId) this.comparingId = null;
+        if ((m.error || m.cancelled) && this.comparingId === m.runId) this.endComparison();
         if (m.cancelled) this.say('Run cancelled; the answers that came back are kept.');
         else if (m.error) this.say(`Run failed: ${m.error}`, 'error');
         this.keepRun();
@@ -229,13 +236,13 @@ export class App {
         this.history = m.history;
         // The comparison is over once its record is saved (its final `comparison` follows).
         if (this.comparingId && m.history.some((h) => h.id === this.comparingId)) {
-          this.comparingId = null;
+          this.endComparison();
           this.keepRun();
         }
         break;
       case 'showRun': {
         const r = m.record;
-        if (r.id === this.comparingId) this.comparingId = null;
+        if (r.id === this.comparingId) this.endComparison();
         // A record keeps no error or cancel flag: its summary and rows say whether it was cancelled.
         const cancelledRows = m.results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
         this.run = {
@@ -263,6 +270,16 @@ export class App {
       }
     }
     this.invalidate();
+  }
+
+  /** The comparison is over (saved, cancelled or failed): its start notice goes with it. */
+  private endComparison(): void {
+    this.comparingId = null;
+    if (this.notice && this.notice === this.compareNotice) {
+      clearTimeout(this.noticeTimer);
+      this.notice = null;
+    }
+    this.compareNotice = null;
   }
 
   private setEndpoints(connected: boolean, source: string | null, endpoints: EndpointInfo[]): void {
@@ -310,6 +327,7 @@ export class App {
     const request = buildRunRequest(c);
     post({ type: 'run', request });
     this.say(request.compare ? `Comparing batched and individual over ${request.compare.rounds} rounds…` : 'Starting the run…');
+    this.compareNotice = request.compare ? this.notice : null;
   }
 
   cancelRun(): void {
