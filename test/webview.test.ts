@@ -831,6 +831,80 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('after a reload, a stale snapshot of a run that has finished since gives way to its saved record (openRun); a live run is not asked for', async () => {
+    const p = await panel();
+    const { page } = p;
+    const savedRunId = () => page.evaluate(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { runId: string | null } } } | undefined)?.saved?.view.runId ?? null);
+    const reload = async () => {
+      await page.reload();
+      await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
+    };
+    const openRuns = async () => (await sentMessages(page)).filter((m) => m.type === 'request' && m.method === 'openRun').map((m) => (m as { params: { id: string } }).params.id);
+    await host(page, { type: 'init', state: initState() });
+    // The state as saved between a comparison's arms: the first arm done, one round of two.
+    const full = comparison(2, 6);
+    await host(page, { type: 'runStarted', runId: 'cmp-r', pattern: 'scatter', total: 6, label: 'compare 6 prompts', arm: 'batched', round: 0 });
+    await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, results: [row(0), row(1), row(2)] });
+    await host(page, { type: 'runFinished', runId: 'cmp-r', summary: full.rounds[0]!.summary, error: null, cancelled: false });
+    await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, 1) } });
+    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { runId: string } } })?.saved?.view.runId === 'cmp-r');
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+
+    // The comparison finished while the page was gone: history has its record.
+    await reload();
+    assert.equal(await savedRunId(), 'cmp-r', 'the stale snapshot came back');
+    const rec = record('cmp-r', '2026-11-02T11:00:00.000Z', { label: 'compare 6 prompts', mode: 'compare', summary: full.rounds[0]!.summary });
+    await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
+    const req = await answer(page, 'openRun', null);
+    assert.deepEqual(req.params, { id: 'cmp-r' }, 'the finished record is asked for');
+    assert.notEqual(await page.locator('#run-status').getAttribute('data-state'), 'running', 'a finished run never shows as running');
+    await page.locator('#cancel[disabled]').waitFor();
+    await host(page, { type: 'showRun', record: rec, results: Array.from({ length: 6 }, (_, k) => row(k)), comparison: full });
+    await page.locator('#run-status[data-state="done"] .run-label', { hasText: /^compare 6 prompts$/ }).waitFor();
+    assert.match(await page.locator('#run-status').textContent() ?? '', /6 \/ 6/);
+    await tab(page, 'compare');
+    assert.match(await page.locator('[data-view="compare"] .lead').textContent() ?? '', /2 rounds per arm/, 'the whole comparison, not the snapshot\'s one round');
+
+    // Now the saved state is the finished record: a reload asks for nothing.
+    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { recordId: string | null } } })?.saved?.view.recordId === 'cmp-r');
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    await reload();
+    await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    assert.deepEqual(await openRuns(), [], 'a whole finished run is shown from the state');
+
+    // A run still going is not in history: the host resyncs it, nothing is asked for.
+    await host(page, { type: 'runStarted', runId: 'live-1', pattern: 'scatter', total: 4, label: 'live run' });
+    await host(page, { type: 'runFinished', runId: 'live-1', summary: summary({ prompts: 4, ok: 4, failed: 0 }), error: null, cancelled: false });
+    await host(page, { type: 'runStarted', runId: 'live-2', pattern: 'scatter', total: 4, label: 'still going' });
+    await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, results: [row(0)] });
+    await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    await reload();
+    await host(page, { type: 'init', state: initState() });
+    await host(page, { type: 'runStarted', runId: 'live-2', pattern: 'scatter', total: 4, label: 'still going' });
+    await page.locator('#run-status[data-state="running"]').waitFor();
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    assert.deepEqual(await openRuns(), []);
+
+    // A stale snapshot's reopen overtaken by a live run: the live run stays on show.
+    // (The state is kept at runFinished, before this page heard of the record: a snapshot without it.)
+    await host(page, { type: 'runFinished', runId: 'live-2', summary: summary({ prompts: 4, ok: 4, failed: 0 }), error: null, cancelled: false });
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    await host(page, { type: 'history', history: [record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), ...HISTORY] });
+    await reload();
+    await host(page, { type: 'init', state: initState({ history: [record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), ...HISTORY] }) });
+    const stale = await nextSent(page, 'request', 'openRun');
+    await host(page, { type: 'runStarted', runId: 'live-3', pattern: 'scatter', total: 8, label: 'the next run' });
+    await host(page, { type: 'showRun', record: record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), results: [row(0)] });
+    await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: null });
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
+    assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
+    await assertClean(p);
+  });
+
   it('shows prompts and model output full of HTML and script payloads as text; nothing runs', async () => {
     const PAYLOADS = [
       `<img src=x onerror="window.__pwned='img'">`,

@@ -50,6 +50,10 @@ export class App {
    * with its own runFinished and a `comparison` of the rounds so far; none of those ends it.
    */
   private comparingId: string | null = null;
+  /** A saved run asked for again after a reload (openRun), whose showRun is to come. */
+  private reopening: string | null = null;
+  /** A reopen overtaken by a live run: its showRun must not replace the live run. */
+  private dropShowOf: string | null = null;
   /** The run whose comparison already brought the Comparison tab forward (once per run). */
   private comparisonShownFor: string | null = null;
   private frame = 0;
@@ -154,7 +158,7 @@ export class App {
           this.ui.defaultsApplied = true;
           this.persist();
         }
-        this.reopenIfLost();
+        this.reopenSaved();
         break;
       case 'endpoints':
         this.setEndpoints(m.connected, m.source, m.endpoints);
@@ -173,6 +177,8 @@ export class App {
           // Runs go one at a time: a run that is no arm means no comparison is going any more.
           this.endComparison();
         }
+        if (this.reopening && this.reopening !== m.runId) this.dropShowOf = this.reopening;
+        this.reopening = null;
         this.run = {
           runId: m.runId,
           recordId: null,
@@ -242,6 +248,13 @@ export class App {
         break;
       case 'showRun': {
         const r = m.record;
+        if (r.id === this.dropShowOf) {
+          this.dropShowOf = null;
+          break;
+        }
+        // The run on show before a reload, as saved: it comes back on the tab the panel was on.
+        const reopened = r.id === this.reopening;
+        if (reopened) this.reopening = null;
         if (r.id === this.comparingId) this.endComparison();
         // A record keeps no error or cancel flag: its summary and rows say whether it was cancelled.
         const cancelledRows = m.results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
@@ -264,7 +277,7 @@ export class App {
         this.reduce = m.reduce ?? null;
         this.comparison = m.comparison ?? this.comparison;
         // A comparison reopens on its figures and charts; any other run on its responses.
-        this.ui.tab = m.comparison ? 'compare' : m.reduce ? 'tree' : 'results';
+        if (!reopened) this.ui.tab = m.comparison ? 'compare' : m.reduce ? 'tree' : 'results';
         this.keepRun();
         break;
       }
@@ -288,12 +301,23 @@ export class App {
     this.endpoints = endpoints;
   }
 
-  /** After a reload, a run too big to keep in the state is asked for again by its record id. */
-  private reopenIfLost(): void {
+  /**
+   * After a reload (`init`), the run the saved state shows is asked for again by its id when history
+   * has its record and the state has not all of it: a run too big to keep, or a snapshot taken before
+   * the run was saved (between a comparison's arms, or whenever the workbench last flushed the
+   * state). A saved record means the run is over: the snapshot never shows as running. A run that is
+   * still going is not in history; the host resyncs it (runStarted…) right after `init`.
+   */
+  private reopenSaved(): void {
     const saved = this.ui.saved;
-    if (saved && !saved.rows && saved.view.recordId && this.history.some((h) => h.id === saved.view.recordId)) {
-      void this.openRun(saved.view.recordId);
-    }
+    if (!saved) return;
+    const id = saved.view.recordId ?? saved.view.runId;
+    if (!id || !this.history.some((h) => h.id === id)) return;
+    saved.view.running = false;
+    if (this.run) this.run.running = false;
+    if (saved.rows && saved.view.recordId) return; // the finished run, whole
+    this.reopening = id;
+    void this.openRun(id);
   }
 
   /** Keeps the finished run in the state (rows only when small; else its record id for reopening). */
