@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,7 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   private controlPath: string | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
   private alive = false;
+  private masterPid: number | undefined;
 
   constructor(
     readonly config: SshConfig,
@@ -108,6 +110,9 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   async check(): Promise<boolean> {
     const r = await runSsh(this.config, [...this.control, '-O', 'check'], { timeoutMs: QUICK_MS });
     this.alive = r.code === 0;
+    // "Master running (pid=N)": remembered so exit() can wait for that process to be gone.
+    const pid = /pid=(\d+)/.exec(r.stderr)?.[1];
+    if (this.alive && pid) this.masterPid = Number(pid);
     return this.alive;
   }
 
@@ -146,7 +151,11 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   /** Stops our master (`-O exit`); the user's own master is left running. */
   async exit(): Promise<void> {
     this.unwatch();
-    if (this.controlPath) await runSsh(this.config, [...this.control, '-O', 'exit'], { timeoutMs: QUICK_MS });
+    if (this.controlPath) {
+      await runSsh(this.config, [...this.control, '-O', 'exit'], { timeoutMs: QUICK_MS });
+      // `-O exit` returns once the request is sent; the master takes a moment to close its channels.
+      if (this.masterPid) await waitForExit(this.masterPid, 5_000);
+    }
     this.alive = false;
   }
 
@@ -168,6 +177,20 @@ export class ForwardError extends Error {
     readonly portTaken: boolean,
   ) {
     super(message);
+  }
+}
+
+/** Resolves once process `pid` has exited (or only its zombie is left), or after `timeoutMs`. */
+async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+      if (/^\d+ \(.*\) Z/.test(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''))) return;
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
