@@ -10,7 +10,8 @@ import { pidsMentioning, removeOnExit, type CodeServer } from './code-server.ts'
 
 export const CHROMIUM = process.env.SWARM_CHROMIUM || '/usr/bin/chromium';
 
-const CHROMIUM_ARGS = [
+/** Headless, and nothing that reaches for the network this machine does not have (notes, testing-offline §1c). */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

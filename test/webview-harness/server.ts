@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { panelCsp } from '../../src/panel/csp.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(HERE, '..', '..');
@@ -32,10 +33,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** The CSP the extension's panel host sets, for this origin as its `webview.cspSource`. */
-export function csp(cspSource: string, nonce: string): string {
-  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:`;
-}
+/** The CSP the extension's panel host sets (the same function), for this origin as its `webview.cspSource`. */
+export const csp = panelCsp;
 
 function page(origin: string, theme: Theme): string {
   const nonce = randomBytes(16).toString('base64');

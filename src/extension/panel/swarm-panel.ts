@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { panelCsp } from '../../panel/csp.ts';
 
 /**
  * The Swarm Lab panel: one webview panel per window, made (or brought forward), revived after a
@@ -62,13 +63,7 @@ export function panelHtml(webview: vscode.Webview, root: vscode.Uri): string {
   const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.css'));
   const js = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.js'));
   const codicons = webview.asWebviewUri(vscode.Uri.joinPath(root, 'codicon.css'));
-  const csp = [
-    "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    `style-src ${webview.cspSource} 'nonce-${nonce}'`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource} data:`,
-  ].join('; ');
+  const csp = panelCsp(webview.cspSource, nonce);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
