@@ -19,7 +19,9 @@ export function withRunProgress<T>(services: Services, run: Run<T>, title: strin
   watchRun(services, run, title);
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
     token.onCancellationRequested(() => run.cancel());
-    // At most ten updates a second, the latest always shown: a trailing update follows every burst.
+    // At most ten updates a second, the latest always shown (a trailing update follows every
+    // burst), and once a second regardless, so the clock moves while a slow request is pending.
+    const startedAt = Date.now();
     let reported = 0;
     let latest = run.progress;
     let timer: NodeJS.Timeout | undefined;
@@ -27,13 +29,17 @@ export function withRunProgress<T>(services: Services, run: Run<T>, title: strin
       timer = undefined;
       const p = latest;
       const share = p.total ? (p.done / p.total) * 100 : 0;
-      progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${p.failed} failed · ${(p.elapsedMs / 1000).toFixed(1)} s` });
+      progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${p.failed} failed · ${((Date.now() - startedAt) / 1000).toFixed(1)} s` });
       reported = share;
     };
     run.on('progress', (p) => {
       latest = p;
       timer ??= setTimeout(report, 100);
     });
-    return run.done.finally(() => clearTimeout(timer));
+    const clock = setInterval(report, 1000);
+    return run.done.finally(() => {
+      clearTimeout(timer);
+      clearInterval(clock);
+    });
   });
 }
