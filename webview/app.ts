@@ -270,8 +270,8 @@ export class App {
           total: m.results.length,
           elapsedMs: r.summary.wallMs,
           summary: r.summary,
-          error: null,
-          cancelled: (r.summary.cancelled ?? 0) > 0 || cancelledRows > 0,
+          error: r.error ?? null,
+          cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows > 0),
         };
         this.store.reset(m.results.length, m.results);
         this.reduce = m.reduce ?? null;

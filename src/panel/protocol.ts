@@ -81,6 +81,9 @@ export interface RunRecord {
   mode: 'batched' | 'individual' | 'compare';
   summary: RunSummary;
   file: string;
+  /** How the run ended, so a reopened run can say it was cancelled or why it failed. */
+  cancelled?: boolean;
+  error?: string | null;
 }
 
 export interface PanelState {

@@ -94,7 +94,17 @@ export class RunOrchestrator {
       await writer.close();
       const outcome = report.outcome as ReduceOutcome | undefined;
       const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
-      const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: report.summary.mode, summary: report.summary, file: basename(file.uri.fsPath) };
+      const record: RunRecord = {
+        id,
+        startedAt,
+        pattern: request.pattern,
+        label,
+        mode: report.summary.mode,
+        summary: report.summary,
+        file: basename(file.uri.fsPath),
+        cancelled: report.cancelled,
+        error: report.cancelled ? null : report.error,
+      };
       const saved: SavedRun = { record, request, ...(reduce ? { reduce } : {}) };
       await this.save(saved);
       const rows = byIndex(live.rows);
@@ -159,7 +169,17 @@ export class RunOrchestrator {
       const summary = batched?.summary ?? individual?.summary ?? lastSummary;
       if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
       const comparisonView: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
-      const record: RunRecord = { id, startedAt, pattern: request.pattern, label, mode: 'compare', summary, file: basename(file.uri.fsPath) };
+      const record: RunRecord = {
+        id,
+        startedAt,
+        pattern: request.pattern,
+        label,
+        mode: 'compare',
+        summary,
+        file: basename(file.uri.fsPath),
+        cancelled: comparison.cancelled,
+        error: comparison.cancelled ? null : (comparison.error ?? null),
+      };
       const saved: SavedRun = { record, request, comparison: comparisonView, individualFile: basename(individualPath) };
       await this.save(saved);
       if (!this.post({ type: 'comparison', comparison: comparisonView })) this.post(showRunMessage(saved, firstRows));

@@ -340,6 +340,9 @@ describe('the Swarm Lab panel (extension side)', function () {
     const finished = ofType(since(m), 'runFinished')[0]!;
     assert.equal(finished.cancelled, true);
     assert.deepEqual([finished.summary.ok, finished.summary.cancelled], [2, 2]);
+    // The saved record says how the run ended, for when it is reopened.
+    const record = ofType(since(m), 'history').at(-1)!.history.find((r) => r.id === finished.runId)!;
+    assert.deepEqual([record.cancelled, record.error], [true, null]);
   });
 
   it('a run it cannot start ends at once with the reason', async () => {
