@@ -25,6 +25,18 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
 ];
 
+/** Debian Chromium with a private profile in `dir` and a private HOME (it writes ~/.config and ~/.cache). */
+export function launchChromium(dir: string, home: string, viewport = { width: 1280, height: 800 }): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
+    viewport,
+    timeout: 30_000,
+  });
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface Workbench {
@@ -84,14 +96,7 @@ export async function openWorkbench(server: CodeServer, folder: string, opts: Op
     forget();
   };
   try {
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
-      viewport: opts.viewport ?? { width: 1280, height: 800 },
-      timeout: 30_000,
-    });
+    context = await launchChromium(dir, home, opts.viewport);
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(10_000);
     page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));

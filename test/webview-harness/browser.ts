@@ -5,8 +5,8 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/workbench.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/workbench.ts';
 
 
 export interface PanelPage {
@@ -27,14 +27,7 @@ export async function launchBrowser(): Promise<Browser> {
   await mkdir(home, { recursive: true });
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
-      viewport: { width: 1280, height: 800 },
-      timeout: 30_000,
-    });
+    context = await launchChromium(dir, home);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
