@@ -25,6 +25,12 @@ export interface PoolOptions {
   lookupTimeoutMs: number;
   /** Ways to reach endpoints other than their own address (tunnels), keyed by endpointId. */
   routes?: ReadonlyMap<string, Route>;
+  /**
+   * After a request failed because its route (an SSH tunnel) is gone: resolves true once the
+   * route carries traffic again (the prompts are then re-sent to the same endpoint), false when it
+   * did not come back within the caller's bound (they then fail over). Unset: routes never heal.
+   */
+  awaitRoute?: (endpointId: string, signal: AbortSignal) => Promise<boolean>;
 }
 
 export const DEFAULT_POOL_OPTIONS: PoolOptions = {

@@ -8,7 +8,11 @@ import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOpti
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
 import { attemptsOf, withRetries } from './retry.ts';
 
-export type EndpointHealth = 'unknown' | 'up' | 'down' | 'tunnel-down';
+/**
+ * The one status vocabulary of an endpoint: `degraded` answers but fails (5xx, stalls) and is
+ * benched from runs for a cool-down; `down` refuses or resets; `tunnel-down` its route is gone.
+ */
+export type EndpointHealth = 'unknown' | 'up' | 'degraded' | 'down' | 'tunnel-down';
 
 export interface EndpointState {
   readonly slot: number;
