@@ -180,6 +180,7 @@ describe('compareBatching', () => {
 describe('requestSpans and medianRound', () => {
   const result = (index: number, endpoint: string | null, sentMs: number | null, doneMs: number): PromptResult => ({
     index,
+    prompt: `p${index}`,
     status: sentMs === null ? 'failed' : 'ok',
     ok: sentMs !== null,
     text: '',
@@ -190,7 +191,7 @@ describe('requestSpans and medianRound', () => {
     promptTokens: null,
     completionTokens: null,
     attempts: 1,
-    timings: { queuedMs: 0, sentMs, firstByteMs: null, doneMs },
+    timings: { queuedMs: 0, sentMs, firstByteMs: null, firstTokenMs: null, doneMs },
     input: {},
   });
 

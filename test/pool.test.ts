@@ -49,16 +49,15 @@ describe('batch mode', () => {
     assert.equal(sim.servers[0]!.stats().httpRequests['POST /v1/completions 400'], 1, 'the cap is remembered');
   });
 
-  it('fails exactly the prompts of a batch the server rejects, each with the server message', async () => {
+  it('fails only the prompt a server rejects in a list (bisected), with the server message', async () => {
     const sim = await fx.sim(2, { maxModelLen: 300 });
     const list = prompts(6);
     list[2] = 'x'.repeat(2000); // endpoint 0's group: 0, 2, 4
     const report = await scatterGather(fx.pool(sim.endpoints), list, { maxTokens: 20 }).done;
-    assert.deepEqual(report.results.map((r) => r.status), ['failed', 'ok', 'failed', 'ok', 'failed', 'ok']);
-    for (const i of [0, 2, 4]) {
-      assert.match(report.results[i]!.error!, /HTTP 400: .*maximum context length/);
-      assert.equal(report.results[i]!.attempts, 1, '4xx is never retried');
-    }
+    assert.deepEqual(report.results.map((r) => r.status), ['ok', 'ok', 'failed', 'ok', 'ok', 'ok']);
+    assert.match(report.results[2]!.error!, /HTTP 400: .*maximum context length/);
+    assert.equal(report.results[2]!.attempts, 1, '4xx is never retried');
+    for (const i of [0, 4]) assert.equal(report.results[i]!.text, `completion: p${i}`);
   });
 
   it('reads the flat pre-0.10.1 error body as well as the nested one', async () => {
@@ -159,7 +158,7 @@ describe('retries and failover', () => {
     const [r] = (await scatterGather(pool, ['a'], { batch: false, maxTokens: 5 }).done).results;
     assert.equal(r!.status, 'failed');
     assert.match(r!.error!, /timed out after 0\.1 s/);
-    assert.equal(r!.attempts, 2);
+    assert.equal(r!.attempts, 1, 'a timeout is not retried on the same endpoint: another may answer');
   });
 });
 

@@ -23,12 +23,20 @@ describe('request shapes', () => {
     await assert.rejects(pool.select({ extra: { prompt: 'x' } }, [], new AbortController().signal), /prompt are set by Swarm Lab itself/);
   });
 
-  it('matches list-prompt choices by index = prompt·n + j and names missing ones', () => {
+  it('matches list-prompt choices by index = prompt·n + j', () => {
     const body = { choices: [{ index: 3, text: 'b1' }, { index: 0, text: 'a0' }, { index: 2, text: 'b0' }, { index: 1, text: 'a1' }] };
-    assert.deepEqual(readCompletions(body, 2, 2).map((a) => (a instanceof Error ? a.message : [a.text, a.texts])), [['a0', ['a0', 'a1']], ['b0', ['b0', 'b1']]]);
-    const short = readCompletions({ choices: [{ index: 0, text: 'x', finish_reason: 'stop' }] }, 2, 1);
-    assert.equal((short[0] as { text: string }).text, 'x');
-    assert.equal((short[1] as Error).message, 'no choice with index 1 in the response (server returned 1 choices for 2)');
+    assert.deepEqual(readCompletions(body, 2, 2).map((a) => [a.text, a.texts]), [['a0', ['a0', 'a1']], ['b0', ['b0', 'b1']]]);
+  });
+
+  it('refuses a reply whose choices are not exactly prompts × n with every index once', () => {
+    const one = (index: number, text = 'x') => ({ index, text, finish_reason: 'stop' });
+    assert.throws(() => readCompletions({ choices: [one(0)] }, 2, 1), /returned 1 choice\(s\) for 2 prompts × n=1, expected 2/);
+    // A server that ignores n: prompt 1's answer must never become prompt 0's second sample.
+    assert.throws(() => readCompletions({ choices: [one(0), one(1)] }, 2, 2), /1 choice per prompt for n=2: it may not support n/);
+    assert.throws(() => readCompletions({ choices: [one(0), one(0)] }, 2, 1), /every index once/);
+    assert.throws(() => readCompletions({ choices: [one(0), one(2)] }, 2, 1), /every index once/);
+    assert.throws(() => readCompletions({ choices: [one(0), one(1), one(2)] }, 2, 1), /returned 3 choice/);
+    assert.throws(() => readChat({ choices: [{ index: 0, message: { content: 'a' } }] }, 3), /1 choice per prompt for n=3/);
   });
 
   it('reads reasoning from either field, never as the answer', () => {

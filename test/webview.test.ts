@@ -439,7 +439,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     // As the host sends a cancelled run: every prompt settles (the unanswered ones as 'cancelled'),
     // progress counts them as done but neither ok nor failed, and the core sets error 'cancelled'.
-    const cancelledRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: 'cancelled', finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, doneMs: 900 } });
+    const cancelledRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: 'cancelled', finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs: 900 } });
     const rows = [...Array.from({ length: 5 }, (_, i) => row(i)), ...Array.from({ length: 5 }, (_, i) => cancelledRow(5 + i))];
     const sum = summary({ prompts: 10, ok: 5, failed: 0, cancelled: 5 });
     await host(page, { type: 'runStarted', runId: 'c9', pattern: 'scatter', total: 10, label: 'hung run' });

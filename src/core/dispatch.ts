@@ -1,10 +1,12 @@
-import { chunk, type Member, type Selection, type Sent, type SwarmPool } from './pool.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestFailure } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
-import type { Answer } from './request-shapes.ts';
-import { attemptsOf } from './retry.ts';
-import type { PromptResult } from './result.ts';
-import { unfinished, type RunContext, type Slot } from './run.ts';
+import type { Member, Selection, SendSink, SentTimes, Shape, SwarmPool } from './pool.ts';
+import type { Answer, Usage } from './request-shapes.ts';
+import { backoffDelay } from './retry.ts';
+import { answeredResult, failedResult, type PromptResult } from './result.ts';
+import type { RunContext, Slot } from './run.ts';
+import { Stragglers } from './stragglers.ts';
 
 /** One run's view of the swarm: the pool, the endpoints and model picked for it, its options. */
 export interface Plan {
@@ -14,126 +16,420 @@ export interface Plan {
   ctx: RunContext;
 }
 
-/**
- * Sends each prompt on its own `POST /v1/chat/completions`, round-robin `i % n` as Aurora-Swarm does.
- * Resolves once every slot has its result.
- */
-export async function dispatchIndividual(plan: Plan, slots: readonly Slot[]): Promise<PromptResult[]> {
-  const { pool, selection, gen, ctx } = plan;
-  const members = selection.members;
-  return Promise.all(
-    slots.map((slot, i) =>
-      pool.limit(() =>
-        sendWithFailover(plan, [slot], members[i % members.length]!, async (member) => {
-          const sent = await pool.chat(member, selection.model, slot.prompt, gen, ctx);
-          return { ...sent, value: [sent.value] };
-        }),
-      ),
-    ),
-  ).then((groups) => groups.flat());
+/** Prompts travelling together (one request's worth), with what they went through so far. */
+interface Group {
+  slots: Slot[];
+  /** Where they go first (round-robin); null once they are being failed over. */
+  home: Member | null;
+  /** Endpoints that failed them. */
+  tried: Set<number>;
+  /** Endpoint failures so far, and attempts on the current endpoint in a row. */
+  failures: number;
+  retries: number;
+  refusals: number;
+  /** HTTP requests that carried these prompts. */
+  attempts: number;
+  firstTryAt: number;
+  /** What the last endpoint that failed them said. */
+  lastError: string | null;
+  /** A copy of a hung request's prompts: whichever side answers first wins, the other is aborted. */
+  hedge?: boolean;
 }
 
-/**
- * Aurora-Swarm's batch prompting: prompts grouped per endpoint (`i % n`), one `POST /v1/completions`
- * with the list per group, groups above the server's prompt-list cap split into several requests.
- */
-export async function dispatchBatched(plan: Plan, slots: readonly Slot[]): Promise<PromptResult[]> {
-  const { pool, selection, gen, ctx } = plan;
-  const members = selection.members;
-  const groups = members.map(() => [] as Slot[]);
-  slots.forEach((slot, i) => groups[i % members.length]!.push(slot));
-  const chunks = groups.flatMap((group, m) => chunk(group, pool.options.maxPromptsPerRequest).map((part) => ({ member: members[m]!, slots: part })));
-  const done = await Promise.all(
-    chunks.map((chunk) =>
-      pool.limit(() =>
-        sendWithFailover(plan, chunk.slots, chunk.member, (member) =>
-          pool.complete(member, selection.model, chunk.slots.map((s) => s.prompt), gen, ctx),
-        ),
-      ),
-    ),
-  );
-  return done.flat();
+/** A group on its way: one `pool.send` in flight. */
+interface Exec {
+  group: Group;
+  member: Member;
+  controller: AbortController;
+  startedAt: number;
+  /** Streamed: `performance.now()` of the headers or the latest event; first token seen yet. */
+  lastActivity: number;
+  tokens: boolean;
+  probe: boolean;
+  /** Its prompts were also sent elsewhere (a hedge), or it is such a copy. */
+  hedged: boolean;
+  ownUsage: Usage | null;
 }
 
+/** A probe of a benched endpoint carries no more prompts than this. */
+const PROBE_PROMPTS = 8;
+/** How often hung and stalled requests are looked for. */
+const WATCH_MS = 200;
+
 /**
- * Sends a group of slots to one member; when that endpoint turns out to be down (refused, reset),
- * marks it so and re-sends the group to the next endpoint still up. Settles every slot exactly once.
+ * Sends prompts and settles each exactly once, whatever the swarm does: retries on the same
+ * endpoint for what may pass (resets, 429, 502-504), fails over for every endpoint failure
+ * (refused, reset, timeout, 5xx after retries, a stalled stream), benches failing endpoints behind
+ * a circuit breaker, hedges requests that hang once the rest of the swarm is idle, and fails a
+ * prompt only for its own fault or when no endpoint is left to take it. Prompt i starts on member
+ * i mod n (batched: grouped as the pool groups batches). Resolves when every slot is settled or the
+ * run is cancelled; with `collect`, with the slots' results in order.
  */
-async function sendWithFailover(
-  plan: Plan,
-  slots: readonly Slot[],
-  first: Member,
-  send: (member: Member) => Promise<Sent<Array<Answer | Error>>>,
-): Promise<PromptResult[]> {
-  const { pool, selection, ctx } = plan;
-  const tried = new Set<number>();
-  let attempts = 0;
-  for (let member: Member | undefined = nextUp(plan, first, tried); member; member = nextUp(plan, member, tried)) {
-    if (ctx.signal.aborted) break;
-    tried.add(member.slot);
-    const sentMs = ctx.now();
-    try {
-      const sent = await send(member);
-      attempts += sent.attempts;
-      if (sent.usage) ctx.addUsage(member, sent.usage);
-      return settleAll(slots, (slot, i) => answered(plan, slot, member!, sent, sent.value[i]!, attempts, slots.length === 1));
-    } catch (err) {
-      attempts += attemptsOf(err);
-      const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', String(err));
-      if (failure.kind === 'cancelled') break;
-      const doneMs = ctx.now();
-      if (failure.endpointDown) pool.markDown(member.slot, failure);
-      const again = failure.endpointDown && pool.options.failover && nextUp(plan, member, tried);
-      if (!again) {
-        return settleAll(slots, (slot) => ({
-          ...unfinished(slot, 'failed', failure.message, doneMs, member!.id, attempts),
-          timings: { queuedMs: slot.queuedMs, sentMs, firstByteMs: null, doneMs },
-        }));
+export function dispatch(plan: Plan, slots: readonly Slot[], shape: Shape, collect = false): Promise<PromptResult[]> {
+  return new Dispatcher(plan, slots, shape, collect).done;
+}
+
+/** Each prompt on its own `POST /v1/chat/completions`. */
+export const dispatchIndividual = (plan: Plan, slots: readonly Slot[], collect = false) => dispatch(plan, slots, 'chat', collect);
+
+/** Aurora-Swarm's batch prompting: each endpoint's share of the prompts in `POST /v1/completions` lists. */
+export const dispatchBatched = (plan: Plan, slots: readonly Slot[], collect = false) => dispatch(plan, slots, 'batch', collect);
+
+class Dispatcher {
+  readonly done: Promise<PromptResult[]>;
+  private resolve!: (results: PromptResult[]) => void;
+  private readonly members: Member[];
+  private readonly load: Map<number, number>;
+  /** Initial groups not yet sent (individual: made lazily from `cursor`), and groups sent back (first). */
+  private readonly initial: Group[] = [];
+  private cursor = 0;
+  private readonly again: Group[] = [];
+  private readonly active = new Set<Exec>();
+  private readonly hedging = new Set<Exec>();
+  private pending: number;
+  private waiting = 0;
+  private watch: NodeJS.Timeout | undefined;
+  private readonly stragglers: Stragglers;
+  private readonly results: PromptResult[] | null;
+  private readonly offset: number;
+  private finished = false;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly slots: readonly Slot[],
+    private readonly shape: Shape,
+    collect: boolean,
+  ) {
+    this.done = new Promise((resolve) => (this.resolve = resolve));
+    this.members = plan.selection.members;
+    this.load = new Map(this.members.map((m) => [m.slot, 0]));
+    this.pending = slots.length;
+    this.offset = slots[0]?.index ?? 0;
+    this.results = collect ? new Array(slots.length) : null;
+    this.stragglers = new Stragglers(plan.pool.options, plan.ctx, Boolean(plan.gen.stream));
+    if (shape === 'batch') {
+      for (const { member, items } of plan.pool.groupBatches(slots, this.members)) this.initial.push(this.group(items, member));
+    }
+    if (!slots.length || plan.ctx.signal.aborted) {
+      this.finish();
+      return;
+    }
+    plan.ctx.signal.addEventListener('abort', () => this.cancel(), { once: true });
+    this.watch = setInterval(() => this.patrol(), WATCH_MS);
+    this.pump();
+  }
+
+  private group(slots: Slot[], home: Member | null): Group {
+    return { slots, home, tried: new Set(), failures: 0, retries: 0, refusals: 0, attempts: 0, firstTryAt: 0, lastError: null };
+  }
+
+  /** The next group to send: those sent back first, then the initial ones in order. */
+  private next(): Group | undefined {
+    if (this.again.length) return this.again.shift();
+    if (this.shape === 'batch') return this.initial.shift();
+    if (this.cursor >= this.slots.length) return undefined;
+    const i = this.cursor++;
+    return this.group([this.slots[i]!], this.members[i % this.members.length]!);
+  }
+
+  private hasQueued(): boolean {
+    return this.again.length > 0 || (this.shape === 'batch' ? this.initial.length > 0 : this.cursor < this.slots.length);
+  }
+
+  /** Starts groups while the pool's concurrency allows. */
+  private pump(): void {
+    const limit = this.plan.pool.options.concurrency;
+    while (!this.finished && this.active.size < limit) {
+      const group = this.next();
+      if (!group) return;
+      if (group.slots.every((s) => this.isSettled(s))) continue;
+      const pick = this.pick(group);
+      if (!pick) {
+        this.failGroup(group, noneLeft(this.plan, group));
+        continue;
       }
+      this.launch(group, pick.member, pick.probe);
     }
   }
-  const status = ctx.signal.aborted ? 'cancelled' : 'failed';
-  const reason = ctx.signal.aborted ? 'cancelled' : `every endpoint serving ${selection.model} is down`;
-  return settleAll(slots, (slot) => unfinished(slot, status, reason, ctx.now(), null, attempts));
 
-  function settleAll(group: readonly Slot[], make: (slot: Slot, i: number) => PromptResult): PromptResult[] {
-    return group.map((slot, i) => {
-      const result = make(slot, i);
-      ctx.settle(result);
-      return result;
-    });
+  /**
+   * The endpoint for a group: its home while that is healthy and untried, else the least loaded
+   * healthy one it has not failed on, else one it failed on before that is healthy again; a benched
+   * endpoint whose cool-down is over may be probed. None: every endpoint is benched.
+   */
+  private pick(group: Group): { member: Member; probe: boolean } | null {
+    const pool = this.plan.pool;
+    const now = performance.now();
+    if (group.home && !group.tried.has(group.home.slot) && pool.admits(group.home.slot, now) === 'yes') return { member: group.home, probe: false };
+    let best: Member | undefined;
+    let bestScore = Infinity;
+    let probe: Member | undefined;
+    for (const m of this.members) {
+      const admits = pool.admits(m.slot, now);
+      if (admits === 'no') continue;
+      if (admits === 'probe') {
+        probe ??= m;
+        continue;
+      }
+      // Untried endpoints first, then the least loaded.
+      const score = (group.tried.has(m.slot) ? 1e12 : 0) + this.load.get(m.slot)!;
+      if (score < bestScore) [best, bestScore] = [m, score];
+    }
+    if (best && !group.tried.has(best.slot)) return { member: best, probe: false };
+    if (probe) return { member: probe, probe: true };
+    return best ? { member: best, probe: false } : null;
   }
-}
 
-/** `from` itself if it is still usable, else the next member after it (cyclic) that is up and untried. */
-function nextUp(plan: Plan, from: Member, tried: ReadonlySet<number>): Member | undefined {
-  const members = plan.selection.members;
-  const start = members.indexOf(from);
-  for (let k = 0; k < members.length; k++) {
-    const m = members[(start + k) % members.length]!;
-    const status = plan.pool.endpoints[m.slot]!.status;
-    if (!tried.has(m.slot) && status !== 'down' && status !== 'tunnel-down') return m;
+  private launch(group: Group, member: Member, probe: boolean): void {
+    const { pool, selection, gen, ctx } = this.plan;
+    if (probe && group.slots.length > PROBE_PROMPTS) {
+      this.again.unshift(this.derive(group, group.slots.slice(PROBE_PROMPTS)));
+      group = this.derive(group, group.slots.slice(0, PROBE_PROMPTS));
+    }
+    if (probe) pool.startProbe(member.slot);
+    const now = performance.now();
+    group.attempts++;
+    group.firstTryAt ||= now;
+    const exec: Exec = { group, member, controller: new AbortController(), startedAt: now, lastActivity: now, tokens: false, probe, hedged: false, ownUsage: null };
+    this.active.add(exec);
+    if (group.hedge) this.hedging.add(exec);
+    this.load.set(member.slot, this.load.get(member.slot)! + group.slots.length);
+    const prompts = group.slots.map((s) => s.prompt);
+    const call = {
+      signal: exec.controller.signal,
+      stream: Boolean(gen.stream),
+      onRequest: ctx.onRequest,
+      onActivity: (at: number) => {
+        exec.lastActivity = at;
+      },
+    };
+    pool.limit(() => pool.send(member, selection.model, prompts, this.shape, gen, call, this.sink(exec))).then(
+      () => this.succeeded(exec),
+      (err: unknown) => this.failed(exec, RequestFailure.from(err)),
+    );
   }
-  return undefined;
-}
 
-/** Turns one prompt's answer into its result; a reasoning model cut off before answering is not an answer. */
-function answered(plan: Plan, slot: Slot, member: Member, sent: Sent<unknown>, answer: Answer | Error, attempts: number, ownsUsage: boolean): PromptResult {
-  const { ctx, gen } = plan;
-  const doneMs = ctx.now();
-  const base = unfinished(slot, 'failed', '', doneMs, member.id, attempts);
-  base.timings.sentMs = ctx.since(sent.sentAt);
-  base.timings.firstByteMs = ctx.since(sent.firstByteAt);
-  if (answer instanceof Error) return { ...base, error: answer.message };
-  // Per-prompt tokens are known only when the usage covers this prompt alone.
-  const tokens = ownsUsage && sent.usage ? { promptTokens: sent.usage.promptTokens, completionTokens: sent.usage.completionTokens } : {};
-  const common = { ...base, ...tokens, reasoning: answer.reasoning, finishReason: answer.finishReason, ...(answer.texts ? { texts: answer.texts } : {}) };
-  if (answer.text === null && answer.finishReason === 'length' && !(gen.reasoningFallback && answer.reasoning)) {
+  private sink(exec: Exec): SendSink {
+    const { ctx } = this.plan;
     return {
-      ...common,
-      error: `truncated: the model spent its whole max_tokens budget${answer.reasoning ? ' on reasoning' : ''} before answering (finish_reason "length"); raise max_tokens`,
+      onAnswer: (i: number, answer: Answer, times: SentTimes) => {
+        const slot = exec.group.slots[i]!;
+        if (answer.stream) {
+          exec.tokens = true;
+          this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
+        }
+        if (this.isSettled(slot)) return;
+        this.settle(answeredResult(slot, exec.member.id, exec.group.attempts, answer, times, exec.ownUsage, ctx, this.plan.gen));
+      },
+      onPromptError: (i: number, failure: RequestFailure) => {
+        const slot = exec.group.slots[i]!;
+        if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, ctx.now(), exec.member.id, exec.group.attempts));
+      },
+      onUsage: (usage: Usage, own: boolean) => {
+        ctx.addUsage(exec.member, usage);
+        if (own) exec.ownUsage = usage;
+      },
+      onGap: (ms: number) => this.stragglers.gap(ms),
     };
   }
-  const text = answer.text ?? (gen.reasoningFallback ? (answer.reasoning ?? '') : '');
-  return { ...common, status: 'ok', ok: true, text, error: null };
+
+  private succeeded(exec: Exec): void {
+    this.retire(exec);
+    this.plan.pool.succeeded(exec.member.slot);
+    this.stragglers.took(performance.now() - exec.startedAt);
+    const missing = exec.group.slots.filter((s) => !this.isSettled(s));
+    if (missing.length && !exec.hedged) this.failSlots(missing, exec, 'the response ended without an answer for this prompt');
+    this.settleHedges();
+    this.pump();
+  }
+
+  private failed(exec: Exec, failure: RequestFailure): void {
+    this.retire(exec);
+    const { pool, ctx } = this.plan;
+    const group = exec.group;
+    const unanswered = group.slots.filter((s) => !this.isSettled(s));
+    if (failure.kind === 'cancelled' || this.finished) {
+      if (exec.probe) pool.abandonProbe(exec.member.slot);
+      this.pump();
+      return;
+    }
+    if (!failure.endpointFault) {
+      // The prompts' own fault (a 4xx), or an answer we cannot read: the same anywhere else.
+      if (exec.probe) pool.abandonProbe(exec.member.slot);
+      this.failSlots(unanswered, exec, failure.message);
+      this.pump();
+      return;
+    }
+    if (!unanswered.length || exec.hedged) {
+      // It lost to a hedge, or hedge copies already carry its prompts: its endpoint is not to be trusted for now.
+      pool.failed(exec.member.slot, failure);
+      this.pump();
+      return;
+    }
+    const rest = this.derive(group, unanswered);
+    if (failure.kind === 'tunnel' && pool.options.awaitRoute) {
+      pool.failed(exec.member.slot, failure);
+      this.park(pool.options.awaitRoute(exec.member.id, ctx.signal).catch(() => false), (healed) => {
+        if (healed) {
+          pool.healed(exec.member.slot);
+          rest.home = exec.member;
+          this.again.unshift(rest);
+        } else this.failOver(rest, exec, failure);
+      });
+      return;
+    }
+    const delay = this.retryDelay(rest, failure);
+    if (delay !== null) {
+      if (exec.probe) pool.abandonProbe(exec.member.slot);
+      rest.retries++;
+      if (failure.kind === 'refused') rest.refusals++;
+      rest.home = exec.member;
+      this.park(sleep(delay, true, { ref: true }), () => this.again.unshift(rest));
+      return;
+    }
+    pool.failed(exec.member.slot, failure);
+    this.failOver(rest, exec, failure);
+  }
+
+  /** Another attempt on the same endpoint after a backoff, or null: fail over now. Timeouts and stalls never wait. */
+  private retryDelay(group: Group, failure: RequestFailure): number | null {
+    const policy = this.plan.pool.options.retry;
+    if (!failure.retryable || group.retries + 1 >= policy.maxAttempts) return null;
+    if (failure.kind === 'refused' && group.refusals >= 1) return null;
+    const delay = failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(group.retries + 1, policy);
+    return performance.now() - group.firstTryAt + delay > policy.budgetMs ? null : delay;
+  }
+
+  /** Sends a failed group's unanswered prompts to the healthy endpoints, spread over them, or fails them when none is left. */
+  private failOver(group: Group, exec: Exec, failure: RequestFailure): void {
+    group.tried.add(exec.member.slot);
+    group.failures++;
+    group.lastError = failure.message;
+    group.retries = 0;
+    group.refusals = 0;
+    group.home = null;
+    const { pool, ctx } = this.plan;
+    if (!pool.options.failover || group.failures >= pool.options.maxEndpointFailures) {
+      this.failSlots(group.slots, exec, failure.message);
+      this.pump();
+      return;
+    }
+    const now = performance.now();
+    const healthy = this.members.filter((m) => !group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes').length;
+    for (const part of spread(group.slots, Math.max(1, healthy))) this.again.push(this.derive(group, part));
+    ctx.warn(`${exec.member.id}: ${failure.message}; its ${group.slots.length} unanswered prompt(s) go to other endpoints`);
+    this.pump();
+  }
+
+  /** Holds a group back until `until` settles (a backoff, a tunnel reconnecting), then `then`. */
+  private park<T>(until: Promise<T>, then: (value: T) => void): void {
+    this.waiting++;
+    void until.then(
+      (value) => {
+        this.waiting--;
+        if (this.finished) return;
+        then(value);
+        this.pump();
+      },
+      () => {
+        this.waiting--;
+      },
+    );
+  }
+
+  private derive(from: Group, slots: Slot[]): Group {
+    return { ...from, slots, tried: new Set(from.tried) };
+  }
+
+  private retire(exec: Exec): void {
+    this.active.delete(exec);
+    this.hedging.delete(exec);
+    this.load.set(exec.member.slot, this.load.get(exec.member.slot)! - exec.group.slots.length);
+  }
+
+  /** Every WATCH_MS: stalled streams are cut, and hung requests hedged once the rest of the swarm is idle. */
+  private patrol(): void {
+    const now = performance.now();
+    for (const exec of this.active) {
+      const stall = this.stragglers.stalled(exec, now);
+      if (stall) exec.controller.abort(new RequestFailure('stalled', stall));
+    }
+    if (!this.plan.pool.options.hedge || this.hasQueued()) return;
+    const idle = this.members.filter((m) => this.load.get(m.slot) === 0 && this.plan.pool.admits(m.slot, now) === 'yes');
+    if (!idle.length) return;
+    for (const exec of this.active) {
+      if (exec.hedged || !this.stragglers.overdue(exec.startedAt, now)) continue;
+      const unanswered = exec.group.slots.filter((s) => !this.isSettled(s));
+      const targets = idle.filter((m) => m.slot !== exec.member.slot && !exec.group.tried.has(m.slot));
+      if (!unanswered.length || !targets.length) continue;
+      exec.hedged = true;
+      this.hedging.add(exec);
+      const copy = this.derive(exec.group, unanswered);
+      copy.tried.add(exec.member.slot);
+      copy.home = null;
+      copy.hedge = true;
+      for (const part of spread(unanswered, targets.length)) this.again.push(this.derive(copy, part));
+      this.plan.ctx.warn(`${exec.member.id}: no answer after ${((now - exec.startedAt) / 1000).toFixed(1)} s while the others are idle; its ${unanswered.length} prompt(s) also go to other endpoints`);
+      break; // one hedge per patrol: the idle endpoints just got work
+    }
+    this.pump();
+  }
+
+  /** Aborts hedged requests whose prompts all got their answers elsewhere; an original that lost is benched. */
+  private settleHedges(): void {
+    for (const exec of this.hedging) {
+      if (!exec.group.slots.every((s) => this.isSettled(s))) continue;
+      this.hedging.delete(exec);
+      const slow = exec.hedged ? `answered elsewhere first: no answer after ${((performance.now() - exec.startedAt) / 1000).toFixed(1)} s` : null;
+      exec.controller.abort(slow ? new RequestFailure('stalled', slow) : new RequestFailure('cancelled', 'answered elsewhere first'));
+    }
+  }
+
+  private isSettled(slot: Slot): boolean {
+    return this.plan.ctx.isSettled(slot.index);
+  }
+
+  private settle(result: PromptResult): void {
+    this.plan.ctx.settle(result);
+    if (this.results) this.results[result.index - this.offset] = result;
+    if (--this.pending === 0) this.finish();
+  }
+
+  private failSlots(slots: readonly Slot[], exec: Exec, error: string): void {
+    const at = this.plan.ctx.now();
+    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, exec.member.id, exec.group.attempts));
+  }
+
+  private failGroup(group: Group, error: string): void {
+    const at = this.plan.ctx.now();
+    for (const slot of group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, null, group.attempts));
+  }
+
+  private cancel(): void {
+    for (const exec of this.active) exec.controller.abort(new RequestFailure('cancelled', 'cancelled'));
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearInterval(this.watch);
+    // Copies still running for prompts already answered are not needed any more.
+    for (const exec of this.active) exec.controller.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
+    this.resolve(this.results ?? []);
+  }
+}
+
+/** Splits `items` into at most `parts` contiguous parts of near-equal size. */
+function spread<T>(items: readonly T[], parts: number): T[][] {
+  const k = Math.max(1, Math.min(parts, items.length));
+  const size = Math.ceil(items.length / k);
+  const out: T[][] = [];
+  for (let at = 0; at < items.length; at += size) out.push(items.slice(at, at + size));
+  return out;
+}
+
+function noneLeft(plan: Plan, group: Group): string {
+  const why = `every endpoint serving ${plan.selection.model} is down or benched`;
+  return group.failures ? `${group.lastError ?? 'failed'} (then ${why})` : why;
 }

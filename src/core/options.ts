@@ -1,3 +1,4 @@
+import { DEFAULT_COOL_DOWN, type CoolDown } from './breaker.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import type { Route } from './http/endpoint-client.ts';
 
@@ -19,8 +20,19 @@ export interface PoolOptions {
   /** vLLM's VLLM_MAX_COMPLETION_PROMPTS: larger groups are split into several requests. */
   maxPromptsPerRequest: number;
   retry: RetryPolicy;
-  /** Re-send the prompts of an endpoint found down to the others that are up. */
+  /** Re-send the prompts of a failing endpoint (down, timing out, 5xx, stalled) to the healthy ones. */
   failover: boolean;
+  /** A prompt fails once this many endpoints failed it. */
+  maxEndpointFailures: number;
+  /** A failing endpoint sits out this long (doubling per failure in a row) before a real request probes it. */
+  coolDown: CoolDown;
+  /** A streamed request with no event for this long (or 20× the run's p99 inter-token gap, if larger) is stalled. */
+  stallTimeoutMs: number;
+  /** Send a hung request's prompts elsewhere too once the other endpoints are idle; the first answer wins. */
+  hedge: boolean;
+  /** …when it has taken this many times the run's median request, and at least hedgeMinMs. */
+  hedgeFactor: number;
+  hedgeMinMs: number;
   /** Deadline of `/v1/models` and `/health` lookups. */
   lookupTimeoutMs: number;
   /** Ways to reach endpoints other than their own address (tunnels), keyed by endpointId. */
@@ -42,6 +54,12 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   maxPromptsPerRequest: 1024,
   retry: DEFAULT_RETRY,
   failover: true,
+  maxEndpointFailures: 6,
+  coolDown: DEFAULT_COOL_DOWN,
+  stallTimeoutMs: 10_000,
+  hedge: true,
+  hedgeFactor: 2,
+  hedgeMinMs: 1_000,
   lookupTimeoutMs: 10_000,
 };
 
@@ -64,6 +82,8 @@ export interface GenerationOptions {
   extra?: Record<string, unknown>;
   /** Aurora-Swarm's fall-back: a reasoning model's truncated chain of thought becomes the text. */
   reasoningFallback?: boolean;
+  /** `stream: true`: each prompt's answer is final at its finish_reason; TTFT, TPOT and ITL are measured. */
+  stream?: boolean;
 }
 
 /** Request fields the pool owns; an `extra` field must not silently replace them. */

@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { endpointId, matchesTags, originOf, type Endpoint } from './endpoint.ts';
-import { EndpointClient, type Exchange } from './http/endpoint-client.ts';
+import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
-import { attemptsOf, withRetries } from './retry.ts';
+import { StreamAnswers } from './stream-answers.ts';
+import { Breaker } from './breaker.ts';
+import { withRetries } from './retry.ts';
 
 /**
  * The one status vocabulary of an endpoint: `degraded` answers but fails (5xx, stalls) and is
@@ -43,13 +45,36 @@ export interface CallContext {
   onRequest(member: Member): void;
 }
 
-export interface Sent<T> {
-  value: T;
-  attempts: number;
+/** `/v1/chat/completions` with one prompt, or `/v1/completions` with a list. */
+export type Shape = 'chat' | 'batch';
+
+/** When an answer's request left and its response headers arrived (`performance.now()`). */
+export interface SentTimes {
   sentAt: number;
   firstByteAt: number;
-  usage: Usage | null;
 }
+
+/** What one `send` call lends the pool: the request's abort signal and the run's tallies. */
+export interface SendCall {
+  signal: AbortSignal;
+  stream?: boolean;
+  onRequest(member: Member): void;
+  /** Streamed: called with `performance.now()` at the headers and each event, for stall watching. */
+  onActivity?(at: number): void;
+}
+
+/** Where a `send` call's outcomes go; `i` is the prompt's position in the list sent. */
+export interface SendSink {
+  onAnswer(i: number, answer: Answer, times: SentTimes): void;
+  /** The server rejected this prompt itself (a 400 isolated by bisection). */
+  onPromptError(i: number, failure: RequestFailure): void;
+  /** `own`: the usage covers one prompt alone, so it is that prompt's. */
+  onUsage(usage: Usage, own: boolean): void;
+  onGap(ms: number): void;
+}
+
+/** `param`s vLLM names for errors about a prompt's own content (context length, its tokens). */
+const PROMPT_PARAMS = new Set(['prompt', 'input_tokens', 'messages', 'max_tokens', 'max_completion_tokens', 'prompt_embeds']);
 
 /** A run cannot start: no endpoint fits. The message says what there is instead. */
 export class SelectionError extends Error {
@@ -69,6 +94,7 @@ export class SwarmPool {
   private readonly lookups = new Map<number, Promise<void>>();
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
+  private readonly breakers: Breaker[];
 
   constructor(endpoints: readonly Endpoint[], options: Partial<PoolOptions> = {}) {
     this.options = { ...DEFAULT_POOL_OPTIONS, ...options };
@@ -83,6 +109,7 @@ export class SwarmPool {
       reason: null,
       models: null,
     }));
+    this.breakers = this.states.map(() => new Breaker(this.options.coolDown));
     this.clients = this.states.map((s) => {
       const route = this.options.routes?.get(s.id) ?? { kind: 'direct' as const, origin: originOf(s.endpoint) };
       return new EndpointClient(
@@ -105,7 +132,39 @@ export class SwarmPool {
 
   /** Records that an endpoint (or the tunnel to it) failed; its later prompts go elsewhere. */
   markDown(slot: number, failure: RequestFailure): void {
-    this.setStatus(this.states[slot]!, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
+    this.failed(slot, failure);
+  }
+
+  /** Whether a run may send to this endpoint now: `probe` means one request may test a benched one. */
+  admits(slot: number, now: number): 'yes' | 'probe' | 'no' {
+    return this.breakers[slot]!.admits(now);
+  }
+
+  startProbe(slot: number): void {
+    this.breakers[slot]!.startProbe();
+  }
+
+  abandonProbe(slot: number): void {
+    this.breakers[slot]!.abandonProbe();
+  }
+
+  /** A generation request went through: the endpoint is healthy (again). */
+  succeeded(slot: number): void {
+    this.breakers[slot]!.succeeded();
+    this.setStatus(this.states[slot]!, 'up', null);
+  }
+
+  /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
+  failed(slot: number, failure: RequestFailure): void {
+    this.breakers[slot]!.failed(failure, performance.now());
+    const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown ? 'down' : 'degraded';
+    this.setStatus(this.states[slot]!, status, failure.message);
+  }
+
+  /** Its route carries traffic again (a tunnel reconnected): back in at once. */
+  healed(slot: number): void {
+    this.breakers[slot]!.succeeded();
+    this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** Forgets what is known of these endpoints (after a tunnel reconnects), so the next run looks again. */
@@ -115,6 +174,7 @@ export class SwarmPool {
       this.learnedCaps.delete(slot);
       const state = this.states[slot]!;
       state.models = null;
+      this.breakers[slot]!.succeeded();
       this.setStatus(state, 'unknown', null);
     }
   }
@@ -142,7 +202,7 @@ export class SwarmPool {
       state.models = parseModelList(value.body);
       this.setStatus(state, 'up', null);
     } catch (err) {
-      const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', (err as Error).message);
+      const failure = RequestFailure.from(err);
       if (failure.kind === 'cancelled') {
         this.lookups.delete(state.slot);
         throw failure;
@@ -151,7 +211,7 @@ export class SwarmPool {
       // refuses, resets, times out or rejects our key cannot.
       const usable = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status === 404);
       if (usable) this.setStatus(state, 'up', null);
-      else this.markDown(state.slot, failure);
+      else this.setStatus(state, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
     }
   }
 
@@ -168,8 +228,9 @@ export class SwarmPool {
     }
     await Promise.all(tagged.map((s) => this.lookupModels(s.slot, signal)));
     const warnings: string[] = [];
-    const up = tagged.filter((s) => s.status === 'up');
-    const down = tagged.filter((s) => s.status !== 'up');
+    // A degraded endpoint is benched, not gone: the run's breaker probes it after its cool-down.
+    const up = tagged.filter((s) => s.status === 'up' || s.status === 'degraded');
+    const down = tagged.filter((s) => !up.includes(s));
     if (!up.length) throw new SelectionError(`no endpoint is usable: ${down.map(describeDown).join('; ')}`);
     if (down.length) warnings.push(`left out ${down.length} endpoint(s) that cannot be used: ${down.map(describeDown).join('; ')}`);
 
@@ -193,35 +254,84 @@ export class SwarmPool {
     return { model, members, warnings };
   }
 
-  /** One prompt, `POST /v1/chat/completions`, retried on transient failures. */
-  chat(member: Member, model: string, prompt: string, gen: GenerationOptions, ctx: CallContext): Promise<Sent<Answer>> {
-    const body = chatBody(prompt, gen, model, this.maxTokens(member, gen, prompt.length));
-    return this.post(member, '/v1/chat/completions', body, this.options.timeoutMs, ctx, readChat);
+  /**
+   * One request's worth of prompts to one endpoint, the pool's batching in one place: `chat` sends
+   * one prompt to `/v1/chat/completions`; `batch` sends the list to `/v1/completions`, split to the
+   * endpoint's prompt-list cap (ours, or a lower one learned from its 400), and a list the server
+   * rejects as a client error is bisected so only the offending prompts fail, each with the server's
+   * own message. Answers reach `sink` as they become final (streamed: at each finish_reason).
+   * Throws a RequestFailure for what is not the prompts' fault; prompts not answered by then are
+   * the caller's to send elsewhere.
+   */
+  async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+    if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    const cap = Math.min(this.learnedCaps.get(member.slot) ?? Infinity, this.options.maxPromptsPerRequest);
+    if (prompts.length <= cap) return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    const parts: Array<Promise<void>> = [];
+    for (let at = 0; at < prompts.length; at += cap) parts.push(this.exchange(member, model, prompts.slice(at, at + cap), at, shape, gen, call, sink));
+    return allOrFirstFailure(parts);
   }
 
-  /**
-   * A list of prompts in one `POST /v1/completions`, with a timeout scaled by the waves it needs.
-   * A server whose prompt-list cap is below ours says so in its 400; the list is then split to fit
-   * and the cap remembered for that endpoint.
-   */
-  async complete(member: Member, model: string, prompts: string[], gen: GenerationOptions, ctx: CallContext): Promise<Sent<Array<Answer | Error>>> {
-    const cap = this.learnedCaps.get(member.slot);
-    if (cap !== undefined && prompts.length > cap) {
-      const parts = await Promise.all(chunk(prompts, cap).map((part) => this.complete(member, model, part, gen, ctx)));
-      return mergeSent(parts);
-    }
-    const longest = prompts.reduce((m, p) => Math.max(m, p.length), 0);
-    const body = completionsBody(prompts, gen, model, this.maxTokens(member, gen, longest));
-    const n = gen.n ?? 1;
+  /** Groups a batch run's prompts as Aurora-Swarm's send_all_batched: prompt i to member i mod n, each group cut at the prompt-list cap. */
+  groupBatches<T>(items: readonly T[], members: readonly Member[]): Array<{ member: Member; items: T[] }> {
+    const groups = members.map(() => [] as T[]);
+    for (let i = 0; i < items.length; i++) groups[i % members.length]!.push(items[i]!);
+    return groups.flatMap((group, m) => chunk(group, this.options.maxPromptsPerRequest).map((part) => ({ member: members[m]!, items: part })));
+  }
+
+  private async exchange(member: Member, model: string, prompts: readonly string[], offset: number, shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     try {
-      return await this.post(member, '/v1/completions', body, this.batchTimeoutMs(prompts.length * n), ctx, (b) => readCompletions(b, prompts.length, n));
+      await this.request(member, model, prompts, offset, shape, gen, call, sink);
     } catch (err) {
-      const serverCap = err instanceof RequestFailure && err.status === 400 ? /maximum allowed count of (\d+)/.exec(err.message) : null;
-      if (!serverCap || Number(serverCap[1]) < 1 || Number(serverCap[1]) >= prompts.length) throw err;
-      this.learnedCaps.set(member.slot, Number(serverCap[1]));
-      const retried = await this.complete(member, model, prompts, gen, ctx);
-      return { ...retried, attempts: retried.attempts + attemptsOf(err) };
+      const failure = RequestFailure.from(err);
+      if (failure.kind !== 'http' || failure.status !== 400 || shape === 'chat') throw failure;
+      const serverCap = /maximum allowed count of (\d+)/.exec(failure.message);
+      if (serverCap && Number(serverCap[1]) >= 1 && Number(serverCap[1]) < prompts.length) {
+        this.learnedCaps.set(member.slot, Number(serverCap[1]));
+        return this.send(member, model, prompts, shape, gen, call, { ...sink, onAnswer: (i, a, t) => sink.onAnswer(offset + i, a, t), onPromptError: (i, f) => sink.onPromptError(offset + i, f) });
+      }
+      if (prompts.length === 1) return sink.onPromptError(offset, failure);
+      // A field of the request itself is wrong: every prompt would fail alike, so do not bisect.
+      if (failure.param !== null && !PROMPT_PARAMS.has(failure.param)) throw failure;
+      const half = Math.ceil(prompts.length / 2);
+      return allOrFirstFailure([
+        this.exchange(member, model, prompts.slice(0, half), offset, shape, gen, call, sink),
+        this.exchange(member, model, prompts.slice(half), offset + half, shape, gen, call, sink),
+      ]);
     }
+  }
+
+  /** One HTTP request: JSON, or an event stream whose answers are released as each finishes. */
+  private async request(member: Member, model: string, prompts: readonly string[], offset: number, shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+    const n = gen.n ?? 1;
+    const stream = Boolean(call.stream);
+    const longest = prompts.reduce((m, p) => Math.max(m, p.length), 0);
+    const maxTokens = this.maxTokens(member, gen, longest);
+    const body = shape === 'chat' ? chatBody(prompts[0]!, gen, model, maxTokens, stream) : completionsBody(prompts, gen, model, maxTokens, stream);
+    const path = shape === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+    const client = this.clients[member.slot]!;
+    call.onRequest(member);
+    if (!stream) {
+      const timeout = shape === 'chat' ? this.options.timeoutMs : this.batchTimeoutMs(prompts.length * n);
+      const ex = await client.json('POST', path, body, timeout, call.signal);
+      const answers = shape === 'chat' ? [readChat(ex.body, n)] : readCompletions(ex.body, prompts.length, n);
+      const usage = readUsage(ex.body);
+      if (usage) sink.onUsage(usage, prompts.length === 1);
+      const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
+      for (let i = 0; i < answers.length; i++) sink.onAnswer(offset + i, answers[i]!, times);
+      return;
+    }
+    let times: StreamTimes = { sentAt: performance.now(), firstByteAt: performance.now() };
+    const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, a, times), onGap: sink.onGap });
+    await client.stream(path, body, this.options.timeoutMs, call.signal, (event, at) => {
+      call.onActivity?.(at);
+      answers.add(event, at);
+    }, (t) => {
+      times = t;
+      call.onActivity?.(t.firstByteAt);
+    });
+    answers.end();
+    if (answers.usage) sink.onUsage(answers.usage, prompts.length === 1);
   }
 
   /** Aurora-Swarm's wave-scaled batch timeout: max(timeout, ceil(n / maxNumSeqs) · per-sequence), optionally capped. */
@@ -236,27 +346,6 @@ export class SwarmPool {
     if (gen.maxTokens !== undefined) return gen.maxTokens;
     const chars = promptChars + (gen.system?.length ?? 0);
     return sizeMaxTokens(chars, member.maxModelLen, gen.defaultMaxTokens ?? 512, gen.contextBuffer ?? 512);
-  }
-
-  private async post<T>(
-    member: Member,
-    path: string,
-    body: unknown,
-    timeoutMs: number,
-    ctx: CallContext,
-    read: (body: unknown) => T,
-  ): Promise<Sent<T>> {
-    let last: Exchange<unknown> | undefined;
-    const { value, attempts } = await withRetries(this.options.retry, ctx.signal, async () => {
-      ctx.onRequest(member);
-      last = await this.clients[member.slot]!.json('POST', path, body, timeoutMs, ctx.signal);
-      try {
-        return read(last.body);
-      } catch (err) {
-        throw new RequestFailure('protocol', (err as Error).message);
-      }
-    });
-    return { value, attempts, sentAt: last!.sentAt, firstByteAt: last!.firstByteAt, usage: readUsage(last!.body) };
   }
 
   private setStatus(state: EndpointState, status: EndpointHealth, reason: string | null): void {
@@ -275,18 +364,11 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 }
 
-/** One Sent for several requests made in place of one: answers in order, attempts and usage summed. */
-function mergeSent<T>(parts: Array<Sent<T[]>>): Sent<T[]> {
-  const usage = parts.every((p) => p.usage)
-    ? { promptTokens: parts.reduce((s, p) => s + p.usage!.promptTokens, 0), completionTokens: parts.reduce((s, p) => s + p.usage!.completionTokens, 0) }
-    : null;
-  return {
-    value: parts.flatMap((p) => p.value),
-    attempts: parts.reduce((s, p) => s + p.attempts, 0),
-    sentAt: Math.min(...parts.map((p) => p.sentAt)),
-    firstByteAt: Math.max(...parts.map((p) => p.firstByteAt)),
-    usage,
-  };
+/** Waits for every part; the first failure (after all settle, so none answers behind our back) is thrown. */
+async function allOrFirstFailure(parts: ReadonlyArray<Promise<void>>): Promise<void> {
+  const settled = await Promise.allSettled(parts);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 function maxModelLenOf(state: EndpointState, model: string): number | null {

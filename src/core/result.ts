@@ -1,3 +1,7 @@
+import type { GenerationOptions } from './options.ts';
+import type { SentTimes } from './pool.ts';
+import type { Answer, Usage } from './request-shapes.ts';
+
 /** One prompt going into a run; `input` carries the rest of its input line, untouched. */
 export interface PromptInput {
   prompt: string;
@@ -10,13 +14,18 @@ export type PromptStatus = 'ok' | 'failed' | 'cancelled';
 export interface PromptTimings {
   queuedMs: number;
   sentMs: number | null;
+  /** Response headers arrived. */
   firstByteMs: number | null;
+  /** Streamed only: the first output token arrived (TTFT = firstTokenMs − sentMs). */
+  firstTokenMs: number | null;
   doneMs: number;
 }
 
 /** Exactly one per prompt, in input order: the only shape in which answers leave the core. */
 export interface PromptResult {
   index: number;
+  /** The prompt as sent (before any system prompt), so every row stands on its own. */
+  prompt: string;
   status: PromptStatus;
   ok: boolean;
   /** The answer (`content`); never a reasoning model's chain of thought unless asked to fall back. */
@@ -27,8 +36,9 @@ export interface PromptResult {
   endpoint: string | null;
   finishReason: string | null;
   promptTokens: number | null;
+  /** From the server's usage when the request held this prompt alone, else counted from streamed deltas. */
   completionTokens: number | null;
-  /** HTTP attempts spent on this prompt's request, failovers included. */
+  /** HTTP requests that carried this prompt, retries, failovers and hedges included. */
   attempts: number;
   timings: PromptTimings;
   /** The other fields of the prompt's input line (`{}` when it had none). */
@@ -39,6 +49,78 @@ export interface PromptResult {
   level?: number;
 }
 
+/** A prompt the run has taken on, waiting for its one result. */
+export interface Slot extends PromptInput {
+  index: number;
+  queuedMs: number;
+  level?: number;
+}
+
+/** The run's clock, as result builders need it. */
+export interface Clock {
+  /** ms since the run started. */
+  now(): number;
+  /** ms since the run started, for a `performance.now()` reading. */
+  since(perfTime: number): number;
+}
+
 export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): PromptInput[] {
   return prompts.map((p) => (typeof p === 'string' ? { prompt: p } : p));
+}
+
+/** A result for a prompt that got no answer: it failed, or the run was cancelled first. */
+export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0): PromptResult {
+  return {
+    index: slot.index,
+    prompt: slot.prompt,
+    status,
+    ok: false,
+    text: '',
+    reasoning: null,
+    error,
+    endpoint,
+    finishReason: null,
+    promptTokens: null,
+    completionTokens: null,
+    attempts,
+    timings: { queuedMs: slot.queuedMs, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs },
+    input: slot.input ?? {},
+    ...(slot.level === undefined ? {} : { level: slot.level }),
+  };
+}
+
+/**
+ * A prompt's answer as its result. A reasoning model cut off by max_tokens before it answered has no
+ * answer: that is a failure, unless asked to fall back to the reasoning text as Aurora-Swarm does.
+ */
+export function answeredResult(slot: Slot, endpoint: string, attempts: number, answer: Answer, times: SentTimes, ownUsage: Usage | null, clock: Clock, gen: GenerationOptions): PromptResult {
+  const truncated = answer.text === null && answer.finishReason === 'length' && !(gen.reasoningFallback && answer.reasoning);
+  const error = truncated
+    ? `truncated: the model spent its whole max_tokens budget${answer.reasoning ? ' on reasoning' : ''} before answering (finish_reason "length"); raise max_tokens`
+    : null;
+  const streamed = answer.stream;
+  return {
+    index: slot.index,
+    prompt: slot.prompt,
+    status: truncated ? 'failed' : 'ok',
+    ok: !truncated,
+    text: truncated ? '' : (answer.text ?? (gen.reasoningFallback ? (answer.reasoning ?? '') : '')),
+    reasoning: answer.reasoning,
+    error,
+    endpoint,
+    finishReason: answer.finishReason,
+    promptTokens: ownUsage?.promptTokens ?? null,
+    completionTokens: ownUsage?.completionTokens ?? streamed?.tokens ?? null,
+    attempts,
+    timings: {
+      queuedMs: slot.queuedMs,
+      sentMs: clock.since(times.sentAt),
+      firstByteMs: clock.since(times.firstByteAt),
+      firstTokenMs: streamed ? clock.since(streamed.firstTokenAt) : null,
+      doneMs: streamed ? clock.since(streamed.lastTokenAt) : clock.now(),
+    },
+    input: slot.input ?? {},
+    ...(answer.texts ? { texts: answer.texts } : {}),
+    ...(slot.level === undefined ? {} : { level: slot.level }),
+  };
 }

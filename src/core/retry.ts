@@ -40,11 +40,11 @@ export async function withRetries<T>(
     try {
       return { value: await attempt(n), attempts: n };
     } catch (err) {
-      const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', String(err));
+      const failure = RequestFailure.from(err);
       if (failure.kind === 'refused') refusals++;
       const delay = failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(n, policy);
       const giveUp =
-        !failure.transient ||
+        !(failure.retryable || failure.kind === 'timeout') ||
         signal.aborted ||
         n >= policy.maxAttempts ||
         refusals > 1 ||
@@ -57,10 +57,4 @@ export async function withRetries<T>(
       }
     }
   }
-}
-
-/** Attempts spent on a failure thrown by withRetries (1 when it never went through it). */
-export function attemptsOf(err: unknown): number {
-  const n = (err as { attempts?: unknown }).attempts;
-  return typeof n === 'number' ? n : 1;
 }

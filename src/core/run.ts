@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
 import type { Usage } from './request-shapes.ts';
-import type { PromptInput, PromptResult } from './result.ts';
-import { summarize, type RunSummary, type Tally } from './summary.ts';
+import { LogHistogram } from './histogram.ts';
+import { failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
+import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
 
 export interface RunProgress {
   total: number;
@@ -26,25 +27,19 @@ export interface RunEvents {
   warning: [string];
 }
 
-/** A prompt the run has taken on, waiting for its one result. */
-export interface Slot extends PromptInput {
-  index: number;
-  queuedMs: number;
-  level?: number;
-}
+export type { Slot } from './result.ts';
 
 /** What a pattern gets from its run: the cancel signal, a clock, and the one way to report results. */
-export interface RunContext extends CallContext {
-  /** ms since the run started. */
-  now(): number;
-  /** ms since the run started, for a `performance.now()` reading. */
-  since(perfTime: number): number;
+export interface RunContext extends CallContext, Clock {
   /** Takes on prompts (results are owed for each) and returns their slots. */
   reserve(prompts: readonly PromptInput[], level?: number): Slot[];
   settle(result: PromptResult): void;
+  isSettled(index: number): boolean;
   addUsage(member: Member, usage: Usage): void;
   setModel(model: string): void;
   warn(message: string): void;
+  /** Streamed runs: every inter-token gap, for ITL and stall detection. */
+  readonly gaps: LogHistogram;
 }
 
 export interface RunReport<T> {
@@ -60,6 +55,12 @@ export interface RunReport<T> {
 export interface RunMeta {
   pattern: string;
   batch: boolean;
+  stream?: boolean;
+  /**
+   * Keep every result for the report (default). Off, results only flow through the `result` event
+   * and the report's `results` is empty: a million-prompt run then holds no answers in memory.
+   */
+  keepResults?: boolean;
 }
 
 /**
@@ -71,9 +72,12 @@ export class Run<T = void> {
   readonly done: Promise<RunReport<T>>;
   private readonly events = new EventEmitter();
   private readonly abort = new AbortController();
-  private readonly slots: Slot[] = [];
+  /** Slots still owed a result (settled ones are dropped unless results are kept). */
+  private readonly slots: Array<Slot | undefined> = [];
   private readonly results: Array<PromptResult | undefined> = [];
-  private readonly tally: Tally = { requests: new Map(), usage: new Map(), model: null };
+  private settled = new Uint8Array(1024);
+  private readonly tally: Tally = { requests: new Map(), usage: new Map(), model: null, gaps: new LogHistogram() };
+  private readonly summary: SummaryBuilder;
   private readonly t0 = performance.now();
   private counts = { done: 0, ok: 0, failed: 0, cancelled: 0 };
 
@@ -82,6 +86,7 @@ export class Run<T = void> {
     readonly meta: RunMeta,
     job: (ctx: RunContext) => Promise<T>,
   ) {
+    this.summary = new SummaryBuilder(meta);
     this.done = new Promise((resolve) => setImmediate(() => resolve(this.execute(job))));
   }
 
@@ -122,16 +127,15 @@ export class Run<T = void> {
       unsubscribe();
     }
     // Every prompt taken on gets exactly one result, whatever stopped the job.
+    const cancelled = this.cancelled;
     for (const slot of this.slots) {
-      if (this.results[slot.index]) continue;
-      const cancelled = this.cancelled;
-      this.settle(unfinished(slot, cancelled ? 'cancelled' : 'failed', cancelled ? 'cancelled' : (error ?? 'not sent'), performance.now() - this.t0));
+      if (!slot || this.isSettled(slot.index)) continue;
+      this.settle(failedResult(slot, cancelled ? 'cancelled' : 'failed', cancelled ? 'cancelled' : (error ?? 'not sent'), performance.now() - this.t0));
     }
-    const results = this.results as PromptResult[];
     const wallMs = performance.now() - this.t0;
     return {
-      results,
-      summary: summarize(results, this.tally, wallMs, this.meta),
+      results: this.results as PromptResult[],
+      summary: this.summary.finish(this.tally, wallMs),
       outcome,
       error: this.cancelled && !error ? 'cancelled' : error,
       cancelled: this.cancelled,
@@ -146,12 +150,21 @@ export class Run<T = void> {
       since: (t) => t - this.t0,
       reserve: (prompts, level) => {
         const queuedMs = performance.now() - this.t0;
-        const made = prompts.map((p, i) => ({ ...p, index: this.slots.length + i, queuedMs, ...(level === undefined ? {} : { level }) }));
-        this.slots.push(...made);
-        this.results.length = this.slots.length;
+        const first = this.slots.length;
+        const made = prompts.map((p, i) => ({ ...p, index: first + i, queuedMs, ...(level === undefined ? {} : { level }) }));
+        // One by one: spreading a million slots into push() overflows the call stack.
+        for (const slot of made) this.slots.push(slot);
+        if (this.keep) this.results.length = this.slots.length;
+        if (this.settled.length < this.slots.length) {
+          const grown = new Uint8Array(Math.max(this.slots.length, this.settled.length * 2));
+          grown.set(this.settled);
+          this.settled = grown;
+        }
         return made;
       },
       settle: (result) => this.settle(result),
+      isSettled: (index) => this.isSettled(index),
+      gaps: this.tally.gaps!,
       onRequest: (member) => this.tally.requests.set(member.id, (this.tally.requests.get(member.id) ?? 0) + 1),
       addUsage: (member, usage) => {
         const had = this.tally.usage.get(member.id) ?? { promptTokens: 0, completionTokens: 0 };
@@ -167,32 +180,23 @@ export class Run<T = void> {
     };
   }
 
+  private get keep(): boolean {
+    return this.meta.keepResults !== false;
+  }
+
+  private isSettled(index: number): boolean {
+    return this.settled[index] === 1;
+  }
+
   private settle(result: PromptResult): void {
-    if (this.results[result.index]) throw new Error(`prompt ${result.index} settled twice`);
-    this.results[result.index] = result;
+    if (this.isSettled(result.index)) throw new Error(`prompt ${result.index} settled twice`);
+    this.settled[result.index] = 1;
+    if (this.keep) this.results[result.index] = result;
+    else this.slots[result.index] = undefined;
+    this.summary.add(result);
     this.counts.done++;
     this.counts[result.status === 'ok' ? 'ok' : result.status]++;
     this.events.emit('result', result);
     if (this.events.listenerCount('progress')) this.events.emit('progress', this.progress);
   }
-}
-
-/** A result for a prompt that never got an answer. */
-export function unfinished(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0): PromptResult {
-  return {
-    index: slot.index,
-    status,
-    ok: false,
-    text: '',
-    reasoning: null,
-    error,
-    endpoint,
-    finishReason: null,
-    promptTokens: null,
-    completionTokens: null,
-    attempts,
-    timings: { queuedMs: slot.queuedMs, sentMs: null, firstByteMs: null, doneMs },
-    input: slot.input ?? {},
-    ...(slot.level === undefined ? {} : { level: slot.level }),
-  };
 }

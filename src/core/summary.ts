@@ -1,3 +1,4 @@
+import type { LogHistogram } from './histogram.ts';
 import type { Usage } from './request-shapes.ts';
 import type { PromptResult } from './result.ts';
 
@@ -6,11 +7,14 @@ export interface Tally {
   requests: Map<string, number>;
   usage: Map<string, Usage>;
   model: string | null;
+  /** Streamed runs: every inter-token gap, ms. */
+  gaps?: LogHistogram;
 }
 
 export interface LatencyStats {
   meanMs: number;
   medianMs: number;
+  p90Ms: number;
   p99Ms: number;
 }
 
@@ -26,6 +30,8 @@ export interface EndpointSummary {
 export interface RunSummary {
   pattern: string;
   mode: 'batched' | 'individual';
+  /** Answers were streamed, so TTFT, TPOT and ITL were measured. */
+  streamed: boolean;
   model: string | null;
   wallMs: number;
   httpRequests: number;
@@ -41,67 +47,111 @@ export interface RunSummary {
   promptTokens: number | null;
   completionTokens: number | null;
   outputTokenThroughput: number | null;
-  /** End-to-end latency of each successful prompt: its request's send to done. */
+  /** End-to-end latency of each successful prompt: its request's send to its answer. */
   e2el: LatencyStats | null;
+  /** Streamed only: time to first token, time per output token after the first, inter-token latency. */
+  ttft: LatencyStats | null;
+  tpot: LatencyStats | null;
+  itl: LatencyStats | null;
   endpoints: EndpointSummary[];
 }
 
-export function summarize(results: readonly PromptResult[], tally: Tally, wallMs: number, meta: { pattern: string; batch: boolean }): RunSummary {
-  const perEndpoint = new Map<string, EndpointSummary>();
-  const entry = (id: string) => {
-    let e = perEndpoint.get(id);
-    if (!e) perEndpoint.set(id, (e = { endpoint: id, prompts: 0, ok: 0, failed: 0, requests: tally.requests.get(id) ?? 0 }));
-    return e;
-  };
-  for (const id of tally.requests.keys()) entry(id);
-  const latencies: number[] = [];
-  let ok = 0;
-  let failed = 0;
-  for (const r of results) {
-    if (r.status === 'ok') ok++;
-    if (r.status === 'failed') failed++;
+/**
+ * Builds a run's summary one result at a time, so a million results need not be kept: per prompt
+ * only its latencies stay (a few numbers), inter-token gaps go to a histogram.
+ */
+export class SummaryBuilder {
+  private readonly perEndpoint = new Map<string, EndpointSummary>();
+  private readonly e2el: number[] = [];
+  private readonly ttft: number[] = [];
+  private readonly tpot: number[] = [];
+  private ok = 0;
+  private failed = 0;
+  private prompts = 0;
+
+  constructor(private readonly meta: { pattern: string; batch: boolean; stream?: boolean }) {}
+
+  add(r: PromptResult): void {
+    this.prompts++;
+    if (r.status === 'ok') this.ok++;
+    if (r.status === 'failed') this.failed++;
     if (r.endpoint) {
-      const e = entry(r.endpoint);
+      const e = this.entry(r.endpoint);
       e.prompts++;
       if (r.status === 'ok') e.ok++;
       if (r.status === 'failed') e.failed++;
     }
-    if (r.status === 'ok' && r.timings.sentMs !== null) latencies.push(r.timings.doneMs - r.timings.sentMs);
+    const t = r.timings;
+    if (r.status !== 'ok' || t.sentMs === null) return;
+    this.e2el.push(t.doneMs - t.sentMs);
+    if (t.firstTokenMs === null) return;
+    this.ttft.push(t.firstTokenMs - t.sentMs);
+    // vLLM bench: TPOT = (latency − TTFT) / (output tokens − 1), for outputs of more than one token.
+    if (r.completionTokens !== null && r.completionTokens > 1) this.tpot.push((t.doneMs - t.firstTokenMs) / (r.completionTokens - 1));
   }
-  const usage = [...tally.usage.values()];
-  const promptTokens = usage.length ? usage.reduce((s, u) => s + u.promptTokens, 0) : null;
-  const completionTokens = usage.length ? usage.reduce((s, u) => s + u.completionTokens, 0) : null;
-  const httpRequests = [...tally.requests.values()].reduce((s, n) => s + n, 0);
-  const seconds = Math.max(wallMs, 1e-3) / 1000;
-  return {
-    pattern: meta.pattern,
-    mode: meta.batch ? 'batched' : 'individual',
-    model: tally.model,
-    wallMs,
-    httpRequests,
-    prompts: results.length,
-    ok,
-    failed,
-    cancelled: results.length - ok - failed,
-    requestThroughput: httpRequests / seconds,
-    promptThroughput: ok / seconds,
-    promptTokens,
-    completionTokens,
-    outputTokenThroughput: completionTokens === null ? null : completionTokens / seconds,
-    e2el: latencyStats(latencies),
-    endpoints: [...perEndpoint.values()].sort((a, b) => a.endpoint.localeCompare(b.endpoint, undefined, { numeric: true })),
-  };
+
+  finish(tally: Tally, wallMs: number): RunSummary {
+    for (const id of tally.requests.keys()) this.entry(id);
+    for (const e of this.perEndpoint.values()) e.requests = tally.requests.get(e.endpoint) ?? 0;
+    const usage = [...tally.usage.values()];
+    const promptTokens = usage.length ? usage.reduce((s, u) => s + u.promptTokens, 0) : null;
+    const completionTokens = usage.length ? usage.reduce((s, u) => s + u.completionTokens, 0) : null;
+    let httpRequests = 0;
+    for (const n of tally.requests.values()) httpRequests += n;
+    const seconds = Math.max(wallMs, 1e-3) / 1000;
+    return {
+      pattern: this.meta.pattern,
+      mode: this.meta.batch ? 'batched' : 'individual',
+      streamed: Boolean(this.meta.stream),
+      model: tally.model,
+      wallMs,
+      httpRequests,
+      prompts: this.prompts,
+      ok: this.ok,
+      failed: this.failed,
+      cancelled: this.prompts - this.ok - this.failed,
+      requestThroughput: httpRequests / seconds,
+      promptThroughput: this.ok / seconds,
+      promptTokens,
+      completionTokens,
+      outputTokenThroughput: completionTokens === null ? null : completionTokens / seconds,
+      e2el: latencyStats(this.e2el),
+      ttft: latencyStats(this.ttft),
+      tpot: latencyStats(this.tpot),
+      itl: histogramStats(tally.gaps),
+      endpoints: [...this.perEndpoint.values()].sort((a, b) => a.endpoint.localeCompare(b.endpoint, undefined, { numeric: true })),
+    };
+  }
+
+  private entry(id: string): EndpointSummary {
+    let e = this.perEndpoint.get(id);
+    if (!e) this.perEndpoint.set(id, (e = { endpoint: id, prompts: 0, ok: 0, failed: 0, requests: 0 }));
+    return e;
+  }
 }
 
-export function latencyStats(values: number[]): LatencyStats | null {
+/** A summary of results already in hand. */
+export function summarize(results: readonly PromptResult[], tally: Tally, wallMs: number, meta: { pattern: string; batch: boolean; stream?: boolean }): RunSummary {
+  const builder = new SummaryBuilder(meta);
+  for (const r of results) builder.add(r);
+  return builder.finish(tally, wallMs);
+}
+
+export function latencyStats(values: readonly number[]): LatencyStats | null {
   if (!values.length) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mean = sorted.reduce((s, v) => s + v, 0) / sorted.length;
-  return { meanMs: mean, medianMs: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  const sorted = Float64Array.from(values).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return { meanMs: sum / sorted.length, medianMs: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99) };
+}
+
+function histogramStats(h: LogHistogram | undefined): LatencyStats | null {
+  if (!h?.count) return null;
+  return { meanMs: h.mean, medianMs: h.quantile(0.5), p90Ms: h.quantile(0.9), p99Ms: h.quantile(0.99) };
 }
 
 /** Linear interpolation between closest ranks, as numpy.percentile (which vLLM bench uses). */
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   const rank = (p / 100) * (sorted.length - 1);
   const lo = Math.floor(rank);
   const hi = Math.ceil(rank);
@@ -123,9 +173,13 @@ export function summaryRows(s: RunSummary): Array<[string, string]> {
     ['prompt throughput', rate(s.promptThroughput, 'prompts')],
     ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens)],
     ['output token throughput', rate(s.outputTokenThroughput, 'tok')],
-    ['E2EL mean', s.e2el ? ms(s.e2el.meanMs) : 'n/a'],
-    ['E2EL median', s.e2el ? ms(s.e2el.medianMs) : 'n/a'],
-    ['E2EL p99', s.e2el ? ms(s.e2el.p99Ms) : 'n/a'],
+    ...latencyRows('E2EL', s.e2el),
+    ...(s.streamed ? [...latencyRows('TTFT', s.ttft), ...latencyRows('TPOT', s.tpot), ...latencyRows('ITL', s.itl)] : []),
   ];
+}
+
+function latencyRows(label: string, l: LatencyStats | null): Array<[string, string]> {
+  const row = (name: string, v: number | undefined): [string, string] => [`${label} ${name}`, v === undefined ? 'n/a' : ms(v)];
+  return [row('mean', l?.meanMs), row('median', l?.medianMs), row('p90', l?.p90Ms), row('p99', l?.p99Ms)];
 }
 

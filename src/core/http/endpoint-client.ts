@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
-import { RequestFailure, serverErrorMessage, toFailure } from './failure.ts';
+import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
+import { readEvents } from './sse.ts';
 
 /**
  * How to reach an endpoint: its own address, a tunnel's local end (`forward`), or its own address
@@ -27,13 +28,21 @@ export interface Exchange<T> {
   firstByteAt: number;
 }
 
+/** When a streamed exchange's request left and its headers arrived (`performance.now()`). */
+export interface StreamTimes {
+  sentAt: number;
+  firstByteAt: number;
+}
+
 /**
  * One endpoint's own undici dispatcher (never the global one): keep-alive, bounded connections,
- * and per-request header/body timeouts so undici's 300 s default never cuts a long batch.
+ * and per-request header/body timeouts so undici's 300 s default never cuts a long batch. The
+ * deadline is undici's own (no timer or AbortSignal of ours per request).
  */
 export class EndpointClient {
   private readonly pool: Pool;
   private readonly viaForward: boolean;
+  private readonly connectTimeoutMs: number;
 
   constructor(
     route: Route,
@@ -41,6 +50,7 @@ export class EndpointClient {
     private readonly headers: Record<string, string>,
   ) {
     this.viaForward = route.kind === 'forward';
+    this.connectTimeoutMs = limits.connectTimeoutMs;
     this.pool = new Pool(route.origin, {
       connections: limits.connections,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -52,9 +62,7 @@ export class EndpointClient {
   /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
   async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Exchange<T>> {
     const ex = await this.send(method, path, payload, timeoutMs, signal);
-    if (ex.status < 200 || ex.status >= 300) {
-      throw new RequestFailure('http', serverErrorMessage(ex.status, ex.body), ex.status);
-    }
+    if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
     } catch {
@@ -64,26 +72,63 @@ export class EndpointClient {
 
   /** Raw exchange: the status and text body, whatever the status. */
   async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Exchange<string>> {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     const sentAt = performance.now();
-    const options: Dispatcher.RequestOptions = {
-      method,
-      path,
-      headers: payload === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
-      signal: combined,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    };
-    if (payload !== undefined) options.body = JSON.stringify(payload);
     try {
-      const res = await this.pool.request(options);
+      const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
       const firstByteAt = performance.now();
       const body = await res.body.text();
       return { status: res.statusCode, body, sentAt, firstByteAt };
     } catch (err) {
-      throw toFailure(err, deadline.aborted && !signal?.aborted, timeoutMs, this.viaForward);
+      throw this.failure(err, timeoutMs, signal);
     }
+  }
+
+  /**
+   * `POST` with `stream: true`: each server-sent event's JSON goes to `onEvent` as it arrives.
+   * Headers must come within `timeoutMs`; the body has no deadline of ours (a long batch streams for
+   * as long as it generates) — the caller watches for stalls and aborts through `signal`.
+   */
+  async stream(path: string, payload: unknown, timeoutMs: number, signal: AbortSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void): Promise<StreamTimes> {
+    const sentAt = performance.now();
+    try {
+      const res = await this.pool.request(this.options('POST', path, payload, timeoutMs, 0, signal));
+      const times = { sentAt, firstByteAt: performance.now() };
+      if (res.statusCode < 200 || res.statusCode >= 300) throw httpFailure(res.statusCode, await res.body.text());
+      onHeaders?.(times);
+      const complete = await readEvents(res.body, (data) => {
+        let event: unknown;
+        try {
+          event = JSON.parse(data);
+        } catch {
+          throw new RequestFailure('protocol', `invalid JSON in the event stream of ${path}: ${data.slice(0, 120)}`);
+        }
+        onEvent(event, performance.now());
+      });
+      if (!complete) throw new RequestFailure('reset', `the event stream of ${path} ended before [DONE]`);
+      return times;
+    } catch (err) {
+      throw this.failure(err, timeoutMs, signal);
+    }
+  }
+
+  private options(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal?: AbortSignal): Dispatcher.RequestOptions {
+    const options: Dispatcher.RequestOptions = {
+      method,
+      path,
+      headers: payload === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      headersTimeout: headersMs,
+      bodyTimeout: bodyMs,
+    };
+    if (signal) options.signal = signal;
+    if (payload !== undefined) options.body = JSON.stringify(payload);
+    return options;
+  }
+
+  private failure(err: unknown, timeoutMs: number, signal: AbortSignal | undefined): RequestFailure {
+    // A reason the caller aborted with (a stall, a hedge that won) is the failure itself.
+    if (signal?.aborted && signal.reason instanceof RequestFailure) return signal.reason;
+    const deadlines: Deadlines = { requestMs: timeoutMs, connectMs: this.connectTimeoutMs };
+    return toFailure(err, false, deadlines, this.viaForward);
   }
 
   close(): Promise<void> {

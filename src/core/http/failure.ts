@@ -1,59 +1,99 @@
 /**
- * Every way one HTTP exchange with an endpoint can fail, reduced to what the pool decides on:
- * retry, fail over, or give up. Codes come from undici and node:net.
+ * Every way one HTTP exchange with an endpoint can fail, reduced to what the dispatcher decides on:
+ * retry on the same endpoint, fail over to another, or fail the prompts. Codes come from undici and node:net.
  */
 export type FailureKind =
   | 'refused' //   nothing listens: the server is down or still booting, not busy
   | 'tunnel' //    the SSH route to the endpoint is gone (forward closed, proxy unreachable)
   | 'reset' //     the connection dropped mid-exchange
   | 'timeout' //   no answer within the deadline
+  | 'stalled' //   a streamed answer stopped producing tokens, or an answer took far longer than its peers'
   | 'http' //      the server answered with an error status
   | 'protocol' //  the server answered 200 with something we cannot use
   | 'cancelled'; // the caller cancelled
 
+/** What an error body says besides its message: vLLM's `type` and `param` (nested shape only). */
+export interface ServerError {
+  message: string;
+  type: string | null;
+  param: string | null;
+}
+
 export class RequestFailure extends Error {
+  /** vLLM's error `type` (`BadRequestError`, …) and `param` (`prompt`, `input_tokens`, …), when it sent them. */
+  readonly errorType: string | null;
+  readonly param: string | null;
+
   constructor(
     readonly kind: FailureKind,
     message: string,
     readonly status?: number,
+    detail: { type?: string | null; param?: string | null } = {},
   ) {
     super(message);
     this.name = 'RequestFailure';
+    this.errorType = detail.type ?? null;
+    this.param = detail.param ?? null;
   }
 
-  /** Transient failures (notes §4.4-5): resets, timeouts and gateway errors; never other 4xx. */
-  get transient(): boolean {
-    if (this.kind === 'reset' || this.kind === 'timeout' || this.kind === 'refused' || this.kind === 'tunnel') return true;
-    return this.kind === 'http' && (this.status === 502 || this.status === 503 || this.status === 504);
+  /** The one conversion of anything thrown into a RequestFailure. */
+  static from(err: unknown): RequestFailure {
+    if (err instanceof RequestFailure) return err;
+    return new RequestFailure('protocol', err instanceof Error ? err.message : String(err));
   }
 
-  /** The endpoint itself is gone, so its prompts may go elsewhere. */
+  /** Worth another attempt on the same endpoint after a backoff: resets, overload and gateway errors. */
+  get retryable(): boolean {
+    if (this.kind === 'reset' || this.kind === 'refused' || this.kind === 'tunnel') return true;
+    return this.kind === 'http' && (this.status === 429 || this.status === 502 || this.status === 503 || this.status === 504);
+  }
+
+  /**
+   * The endpoint (or its route) is at fault, not the prompt: its unanswered prompts may go to
+   * another endpoint. 4xx other than 408/429 are the prompt's fault; a 200 we cannot read would
+   * read the same anywhere.
+   */
+  get endpointFault(): boolean {
+    if (this.kind === 'http') return this.status === undefined || this.status >= 500 || this.status === 408 || this.status === 429;
+    return this.kind !== 'protocol' && this.kind !== 'cancelled';
+  }
+
+  /** The endpoint itself is gone (nothing listens, or the route is cut), not merely sick. */
   get endpointDown(): boolean {
     return this.kind === 'refused' || this.kind === 'reset' || this.kind === 'tunnel';
+  }
+
+  /** A client error about the request's content (a prompt too long, a bad field). */
+  get promptFault(): boolean {
+    return this.kind === 'http' && !this.endpointFault;
   }
 }
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'UND_ERR_CLOSED']);
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-]);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const REFUSED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** What our own deadlines were when an exchange failed, so a timeout names the one that fired. */
+export interface Deadlines {
+  requestMs: number;
+  connectMs: number;
+}
 
 /**
  * Maps a thrown error to a RequestFailure; `timedOut` tells our own deadline from a user cancel.
  * Through an SSH forward, a refused connection means the forward is gone, not the endpoint.
  */
-export function toFailure(err: unknown, timedOut: boolean, timeoutMs: number, viaForward = false): RequestFailure {
+export function toFailure(err: unknown, timedOut: boolean, deadlines: Deadlines, viaForward = false): RequestFailure {
   if (err instanceof RequestFailure) return err;
   const code = errorCode(err);
   const message = err instanceof Error ? err.message : String(err);
   if (code === 'ETUNNEL') return new RequestFailure('tunnel', `tunnel down: ${message}`);
   if (code === 'ECONNREFUSED' && viaForward) return new RequestFailure('tunnel', `tunnel down: ${message}`);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new RequestFailure('timeout', `no connection within ${seconds(deadlines.connectMs)} (${code})`);
+  }
   if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
-    return new RequestFailure('timeout', `timed out after ${(timeoutMs / 1000).toFixed(1)} s (${code ?? 'deadline'})`);
+    return new RequestFailure('timeout', `timed out after ${seconds(deadlines.requestMs)} (${code ?? 'deadline'})`);
   }
   if (code === 'UND_ERR_ABORTED' || (err instanceof Error && err.name === 'AbortError')) {
     return new RequestFailure('cancelled', 'cancelled');
@@ -62,6 +102,8 @@ export function toFailure(err: unknown, timedOut: boolean, timeoutMs: number, vi
   if (code !== undefined && RESET_CODES.has(code)) return new RequestFailure('reset', `${code}: ${message}`);
   return new RequestFailure('protocol', code ? `${code}: ${message}` : message);
 }
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function errorCode(err: unknown): string | undefined {
   // undici wraps socket errors; the useful code may sit on the cause.
@@ -72,25 +114,40 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** A non-2xx answer as a RequestFailure carrying the server's message, type and param. */
+export function httpFailure(status: number, body: string): RequestFailure {
+  const e = serverError(status, body);
+  return new RequestFailure('http', e.message, status, e);
+}
+
 /**
- * The message of a vLLM error body in either shape: nested `{"error":{"message"}}` (≥ v0.10.1)
+ * A vLLM error body in either shape: nested `{"error":{"message","type","param"}}` (≥ v0.10.1)
  * or flat `{"object":"error","message"}` (older), falling back to FastAPI's `detail` or the raw text.
  */
-export function serverErrorMessage(status: number, body: string): string {
+export function serverError(status: number, body: string): ServerError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     const text = body.trim().slice(0, 300);
-    return text ? `HTTP ${status}: ${text}` : `HTTP ${status}`;
+    return { message: text ? `HTTP ${status}: ${text}` : `HTTP ${status}`, type: null, param: null };
   }
   const obj = (parsed ?? {}) as Record<string, unknown>;
   const nested = obj.error as Record<string, unknown> | string | undefined;
+  const inner = typeof nested === 'object' && nested !== null ? nested : obj;
   const message =
-    (typeof nested === 'object' && nested !== null && typeof nested.message === 'string' && nested.message) ||
+    (typeof inner.message === 'string' && inner.message) ||
     (typeof nested === 'string' && nested) ||
-    (typeof obj.message === 'string' && obj.message) ||
     (typeof obj.detail === 'string' && obj.detail) ||
     '';
-  return message ? `HTTP ${status}: ${message}` : `HTTP ${status}`;
+  return {
+    message: message ? `HTTP ${status}: ${message}` : `HTTP ${status}`,
+    type: typeof inner.type === 'string' ? inner.type : null,
+    param: typeof inner.param === 'string' ? inner.param : null,
+  };
+}
+
+/** The message alone, for callers that only report it. */
+export function serverErrorMessage(status: number, body: string): string {
+  return serverError(status, body).message;
 }

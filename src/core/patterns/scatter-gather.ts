@@ -7,12 +7,15 @@ import { Run } from '../run.ts';
 export interface ScatterOptions extends RunOptions {
   /** Batch prompting (default): one `/v1/completions` list per endpoint; else one chat request per prompt. */
   batch?: boolean;
+  /** Keep every result in the run's report (default); off for runs too large to hold (results flow through events). */
+  keepResults?: boolean;
 }
 
 /** Prompt i goes to endpoint i % n; one result per prompt, in input order. */
 export function scatterGather(pool: SwarmPool, prompts: ReadonlyArray<string | PromptInput>, options: ScatterOptions = {}): Run {
   const batch = options.batch ?? true;
-  return new Run(pool, { pattern: 'scatter-gather', batch }, async (ctx) => {
+  const meta = { pattern: 'scatter-gather', batch, stream: Boolean(options.stream), keepResults: options.keepResults ?? true };
+  return new Run(pool, meta, async (ctx) => {
     const slots = ctx.reserve(normalizePrompts(prompts));
     const plan = await makePlan(pool, options, ctx);
     await (batch ? dispatchBatched : dispatchIndividual)(plan, slots);

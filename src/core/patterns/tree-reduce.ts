@@ -37,7 +37,7 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
     const leaves = input.items
       ? input.items.map((item) => ({ prompt: fillTemplate(input.prompt, { item: String(item) }), input: { item } }))
       : plan.selection.members.map((m) => ({ prompt: input.prompt, input: { endpoint: m.id } }));
-    let current = survivors(await dispatchIndividual(plan, ctx.reserve(leaves, 0)));
+    let current = survivors(await dispatchIndividual(plan, ctx.reserve(leaves, 0), true));
     const levels: ReduceLevel[] = [{ level: 0, texts: current }];
     for (let level = 1; current.length > 1; level++) {
       const prompts = [];
@@ -45,7 +45,7 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
         const responses = current.slice(i, i + fanin).join('\n---\n');
         prompts.push({ prompt: fillTemplate(input.reducePrompt, { responses, level: String(level) }), input: { group: i / fanin } });
       }
-      current = survivors(await dispatchIndividual(plan, ctx.reserve(prompts, level)));
+      current = survivors(await dispatchIndividual(plan, ctx.reserve(prompts, level), true));
       levels.push({ level, texts: current });
     }
     if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');

@@ -1,0 +1,66 @@
+import { LogHistogram } from './histogram.ts';
+import type { PoolOptions } from './options.ts';
+import type { RunContext } from './run.ts';
+
+/** What the straggler rules look at of a request in flight. */
+export interface InFlight {
+  startedAt: number;
+  /** `performance.now()` of the headers or the latest streamed event. */
+  lastActivity: number;
+  /** A token has arrived. */
+  tokens: boolean;
+}
+
+/** Request durations kept for the typical one (a ring: recent requests speak for the endpoints now). */
+const DURATION_SAMPLES = 256;
+
+/**
+ * Tells hung requests from slow ones by what the run has seen so far. A stream is stalled when no
+ * event came for the larger of `stallTimeoutMs` and 20× the worst inter-token gaps seen (p99), or,
+ * before its first token, 3× the run's p90 time to first token (queues in front of a busy server
+ * are normal). A request is overdue — worth hedging — when it has taken `hedgeFactor` times the
+ * run's median request, and at least `hedgeMinMs`.
+ */
+export class Stragglers {
+  private readonly ttft = new LogHistogram();
+  private readonly durations: number[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly options: Pick<PoolOptions, 'stallTimeoutMs' | 'hedgeFactor' | 'hedgeMinMs' | 'timeoutMs'>,
+    private readonly ctx: Pick<RunContext, 'gaps'>,
+    private readonly streamed: boolean,
+  ) {}
+
+  gap(ms: number): void {
+    this.ctx.gaps.add(ms);
+  }
+
+  firstToken(ms: number): void {
+    this.ttft.add(ms);
+  }
+
+  took(ms: number): void {
+    this.durations[this.next] = ms;
+    this.next = (this.next + 1) % DURATION_SAMPLES;
+  }
+
+  /** Why a streamed request counts as stalled now, or null. */
+  stalled(r: InFlight, now: number): string | null {
+    if (!this.streamed) return null;
+    const quiet = now - r.lastActivity;
+    const gaps = this.ctx.gaps;
+    const limit = r.tokens
+      ? Math.max(this.options.stallTimeoutMs, gaps.count ? 20 * gaps.quantile(0.99) : 0)
+      : Math.max(this.options.stallTimeoutMs, this.ttft.count ? 3 * this.ttft.quantile(0.9) : this.options.timeoutMs);
+    if (quiet <= limit) return null;
+    return `stalled: no ${r.tokens ? 'token' : 'first token'} for ${(quiet / 1000).toFixed(1)} s`;
+  }
+
+  overdue(startedAt: number, now: number): boolean {
+    if (!this.durations.length) return false;
+    const sorted = [...this.durations].sort((a, b) => a - b);
+    const typical = sorted[Math.floor(sorted.length / 2)]!;
+    return now - startedAt > Math.max(this.options.hedgeMinMs, this.options.hedgeFactor * typical);
+  }
+}

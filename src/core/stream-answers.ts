@@ -1,0 +1,104 @@
+import { RequestFailure } from './http/failure.ts';
+import { choiceCountMessage, readUsage, type Answer, type Usage } from './request-shapes.ts';
+
+/** Where a streamed request's answers and inter-token gaps go as they arrive. */
+export interface StreamSink {
+  /** Prompt `p` of the request has every choice finished. */
+  onAnswer(p: number, answer: Answer): void;
+  /** One inter-token latency, ms (vLLM bench's ITL). */
+  onGap(ms: number): void;
+}
+
+interface ChoiceState {
+  text: string[];
+  reasoning: string[] | null;
+  tokens: number;
+  firstAt: number;
+  lastAt: number;
+  finish: string | null;
+}
+
+interface Delta {
+  index?: unknown;
+  text?: unknown;
+  delta?: { content?: unknown; reasoning?: unknown; reasoning_content?: unknown };
+  finish_reason?: unknown;
+}
+
+/**
+ * Assembles the choices of one streamed `/v1/completions` or `/v1/chat/completions` request (choice
+ * index = prompt·n + j). With n = 1 a prompt's answer is final the moment its `finish_reason`
+ * arrives; with n > 1 answers wait for the stream's end, where the choice count proves the server
+ * honoured `n` — until then index j of prompt p cannot be told from prompt p+1's.
+ */
+export class StreamAnswers {
+  usage: Usage | null = null;
+  private readonly choices: Array<ChoiceState | undefined>;
+  private finished = 0;
+
+  constructor(
+    private readonly prompts: number,
+    private readonly n: number,
+    private readonly sink: StreamSink,
+  ) {
+    this.choices = new Array(prompts * n);
+  }
+
+  add(event: unknown, at: number): void {
+    const usage = readUsage(event);
+    if (usage) this.usage = usage;
+    const list = (event as { choices?: unknown } | null)?.choices;
+    if (!Array.isArray(list)) return;
+    for (const raw of list as Delta[]) {
+      const index = raw.index ?? 0;
+      if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= this.choices.length) {
+        throw new RequestFailure('protocol', `streamed choice index ${String(index)} outside 0..${this.choices.length - 1}`);
+      }
+      this.addDelta(index as number, raw, at);
+    }
+  }
+
+  private addDelta(index: number, raw: Delta, at: number): void {
+    let c = this.choices[index];
+    if (c?.finish) throw new RequestFailure('protocol', `streamed choice ${index} continued after its finish_reason`);
+    const piece = typeof raw.text === 'string' ? raw.text : typeof raw.delta?.content === 'string' ? raw.delta.content : '';
+    const thought = raw.delta ? (raw.delta.reasoning ?? raw.delta.reasoning_content) : undefined;
+    const produced = piece !== '' || (typeof thought === 'string' && thought !== '');
+    if (!c) c = this.choices[index] = { text: [], reasoning: null, tokens: 0, firstAt: at, lastAt: at, finish: null };
+    if (produced) {
+      if (c.tokens > 0) this.sink.onGap(at - c.lastAt);
+      else c.firstAt = at;
+      c.tokens++;
+      c.lastAt = at;
+      if (piece) c.text.push(piece);
+      if (typeof thought === 'string' && thought) (c.reasoning ??= []).push(thought);
+    }
+    if (typeof raw.finish_reason === 'string') {
+      c.finish = raw.finish_reason;
+      this.finished++;
+      if (this.n === 1) this.sink.onAnswer(index, answerOf([c]));
+    }
+  }
+
+  /** At `[DONE]`: every choice must have finished; with n > 1 this is where answers are released. */
+  end(): void {
+    if (this.finished !== this.choices.length) {
+      throw new RequestFailure('protocol', choiceCountMessage(this.finished, this.prompts, this.n));
+    }
+    if (this.n === 1) return;
+    for (let p = 0; p < this.prompts; p++) this.sink.onAnswer(p, answerOf(this.choices.slice(p * this.n, (p + 1) * this.n) as ChoiceState[]));
+  }
+}
+
+function answerOf(choices: ChoiceState[]): Answer {
+  const first = choices[0]!;
+  const tokens = choices.reduce((s, c) => s + c.tokens, 0);
+  const answer: Answer = {
+    text: first.text.length || !first.reasoning ? first.text.join('') : null,
+    reasoning: first.reasoning?.join('') ?? null,
+    finishReason: first.finish,
+    stream: { tokens, firstTokenAt: Math.min(...choices.map((c) => c.firstAt)), lastTokenAt: Math.max(...choices.map((c) => c.lastAt)) },
+  };
+  if (choices.length > 1) answer.texts = choices.map((c) => c.text.join(''));
+  return answer;
+}
