@@ -1,8 +1,8 @@
 import { badRequest } from './errors.ts';
 import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, type Output } from './replies.ts';
-import { includeUsage, optionalBool, optionalInt, requestedModel, type Body } from './validation.ts';
+import { countTokens, tokenAt, type Output } from './replies.ts';
+import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
 export function chatApi(options: SimOptions): GenerationApi {
@@ -24,27 +24,26 @@ export function chatApi(options: SimOptions): GenerationApi {
         prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(messages.map((m) => m.content).join('')) }],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
+        stop: stopStrings(body),
+        ignoreEos: optionalBool(body, 'ignore_eos'),
         echo: false,
         stream,
-        includeUsage: includeUsage(body, stream),
+        ...streamUsage(body, stream),
       };
     },
     choice(output, index) {
       const message = { role: 'assistant', content: output.content?.join('') ?? null, ...reasoningOf(output) };
-      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: null };
+      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
-    streamChoices(output, index) {
-      const deltas: object[] = [
-        { role: 'assistant', content: '' },
-        ...(output.reasoning ?? []).map((text) => ({ [field]: text })),
-        ...(output.content ?? []).map((content) => ({ content })),
-      ];
-      return deltas.map((delta, i) => ({
-        index,
-        delta,
-        logprobs: null,
-        finish_reason: i === deltas.length - 1 ? output.finishReason : null,
-      }));
+    // vLLM opens every choice with the role once the request's first token is out.
+    openingChoices: (request) =>
+      Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
+    streamChoice(output, k, index) {
+      const token = tokenAt(output, k);
+      const delta = token.reasoning ? { [field]: token.text } : { content: token.text };
+      // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).
+      const finish = token.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
+      return { index, delta, logprobs: null, ...finish };
     },
   };
 }
