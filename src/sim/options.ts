@@ -19,8 +19,11 @@ export interface SimOptions {
   tpotMs: number;
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
-  /** Chat reasoning field, by vLLM version: `reasoning` (>=0.17) or `reasoning_content` (older). */
-  reasoning: 'none' | 'reasoning' | 'reasoning_content';
+  /**
+   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to ~0.11, `both` from PR #27752
+   * (late 2025) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402).
+   */
+  reasoning: 'none' | 'reasoning' | 'reasoning_content' | 'both';
   /** Seeds fault decisions, lorem text and choice shuffling. */
   seed: number;
   /** Probability 0..1 that a generation request is answered with `faultStatus`. */
