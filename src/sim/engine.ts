@@ -179,11 +179,13 @@ export class Engine {
     this.scheduleTick(periodMs);
   }
 
-  /** One engine step per period on a fixed grid, so a late tick does not push later ones back. */
+  /** One engine step per period on a fixed grid, so a late tick does not push later ones back (nor do missed ones burst). */
   private scheduleTick(periodMs: number): void {
     const period = Math.max(1, periodMs);
+    const now = performance.now();
     this.tickAt += period;
-    this.ticker = setTimeout(() => this.tick(period), Math.max(0, this.tickAt - performance.now()));
+    if (this.tickAt < now) this.tickAt += Math.ceil((now - this.tickAt) / period) * period;
+    this.ticker = setTimeout(() => this.tick(period), this.tickAt - now);
   }
 
   /** An engine step: every stepping sequence sends its due tokens (more than one only to catch up). */
