@@ -91,6 +91,24 @@ test('streaming completions with a list prompt index choices prompt*n+j', async 
   for (const [index, text] of texts) assert.equal(text, `completion: ${prompts[Math.floor(index / 2)]}`);
 });
 
+test('streamed completions through the SDK: a delta per token, cut at a stop string, and the usage chunk stream_options {} asks for', async () => {
+  const stream = await client.completions.create({ model: 'sim-model', prompt: 'alpha beta gamma', max_tokens: 10, stop: [' gamma'], stream: true, stream_options: {} });
+  const texts: string[] = [];
+  let last: OpenAI.CompletionChoice | undefined;
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) {
+      texts.push(c.text);
+      last = c;
+    }
+  }
+  assert.deepEqual(texts, ['completion:', ' alpha', ' beta', '']);
+  assert.equal(last?.finish_reason, 'stop');
+  assert.equal((last as unknown as { stop_reason: string }).stop_reason, ' gamma');
+  assert.deepEqual(usage, { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+});
+
 test('vLLM errors surface as the client\'s typed errors with vLLM\'s message', async () => {
   await assert.rejects(client.completions.create({ model: 'other-model', prompt: 'x' }), (err: unknown) => {
     assert.ok(err instanceof OpenAI.NotFoundError);

@@ -262,6 +262,16 @@ test('reasoning models think 32 tokens first: small budgets give content null an
     assert.equal(message.reasoning_content.split(' ').length, 5);
     assert.ok(!('reasoning' in message));
   });
+  // vLLM 0.11–0.15 send both fields, streamed deltas included.
+  await withServer({ reasoning: 'both' }, async (_server, origin) => {
+    const { json } = await post(origin, '/v1/chat/completions', { ...chat, max_tokens: 5 });
+    const message = json.choices[0].message;
+    assert.equal(message.reasoning.split(' ').length, 5);
+    assert.equal(message.reasoning_content, message.reasoning);
+    const res = await request(origin + '/v1/chat/completions', { method: 'POST', body: JSON.stringify({ ...chat, max_tokens: 5, stream: true }) });
+    const deltas = parseEvents(await res.body.text()).slice(1, -1).map((e) => e.choices[0].delta);
+    assert.deepEqual(deltas[0], { reasoning: 'Let', reasoning_content: 'Let' });
+  });
   await withServer({}, async (_server, origin) => {
     const { json } = await post(origin, '/v1/chat/completions', chat);
     assert.deepEqual(json.choices[0].message, { role: 'assistant', content: 'completion: why' });

@@ -1,19 +1,19 @@
 import { badRequest } from './errors.ts';
 import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, type Output } from './replies.ts';
-import { includeUsage, optionalBool, optionalInt, requestedModel, type Body } from './validation.ts';
+import { countTokens, tokenAt } from './replies.ts';
+import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
 export function chatApi(options: SimOptions): GenerationApi {
-  const field = options.reasoning;
-  // The message field the configured vLLM version puts thinking in, if any.
-  const reasoningOf = (output: Output): object => (field === 'none' ? {} : { [field]: output.reasoning?.join('') ?? null });
+  const fields = { none: [], reasoning: ['reasoning'], reasoning_content: ['reasoning_content'], both: ['reasoning', 'reasoning_content'] }[options.reasoning];
+  // The message (or delta) fields the configured vLLM version puts thinking in, if any.
+  const thinking = (text: string | null): object => Object.fromEntries(fields.map((f) => [f, text]));
   return {
     idPrefix: 'chatcmpl',
     object: 'chat.completion',
     chunkObject: 'chat.completion.chunk',
-    reasons: field !== 'none',
+    reasons: fields.length > 0,
     parse(body) {
       const messages = parseMessages(body['messages']);
       const lastUser = messages.findLast((m) => m.role === 'user');
@@ -24,27 +24,26 @@ export function chatApi(options: SimOptions): GenerationApi {
         prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(messages.map((m) => m.content).join('')) }],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
+        stop: stopStrings(body),
+        ignoreEos: optionalBool(body, 'ignore_eos'),
         echo: false,
         stream,
-        includeUsage: includeUsage(body, stream),
+        ...streamUsage(body, stream),
       };
     },
     choice(output, index) {
-      const message = { role: 'assistant', content: output.content?.join('') ?? null, ...reasoningOf(output) };
-      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: null };
+      const message = { role: 'assistant', content: output.content?.join('') ?? null, ...thinking(output.reasoning?.join('') ?? null) };
+      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
-    streamChoices(output, index) {
-      const deltas: object[] = [
-        { role: 'assistant', content: '' },
-        ...(output.reasoning ?? []).map((text) => ({ [field]: text })),
-        ...(output.content ?? []).map((content) => ({ content })),
-      ];
-      return deltas.map((delta, i) => ({
-        index,
-        delta,
-        logprobs: null,
-        finish_reason: i === deltas.length - 1 ? output.finishReason : null,
-      }));
+    // vLLM opens every choice with the role once the request's first token is out.
+    openingChoices: (request) =>
+      Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
+    streamChoice(output, k, index) {
+      const token = tokenAt(output, k);
+      const delta = token.reasoning ? thinking(token.text) : { content: token.text };
+      // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).
+      const finish = token.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
+      return { index, delta, logprobs: null, ...finish };
     },
   };
 }

@@ -8,13 +8,16 @@ export interface SimCluster {
   close(): Promise<void>;
 }
 
-/** Starts `count` identical simulated servers on free ports; if one fails to start, the rest are closed. */
-export async function startSimCluster(count: number, options: Partial<SimOptions> = {}): Promise<SimCluster> {
+/**
+ * Starts `count` identical simulated servers on free ports, or on `firstPort` … `firstPort + count - 1`;
+ * if one fails to start, the rest are closed.
+ */
+export async function startSimCluster(count: number, options: Partial<SimOptions> = {}, firstPort = 0): Promise<SimCluster> {
   const servers = Array.from({ length: count }, () => new SimServer(options));
   const close = async (): Promise<void> => {
     await Promise.all(servers.map((s) => s.close()));
   };
-  const started = await Promise.allSettled(servers.map((s) => s.start()));
+  const started = await Promise.allSettled(servers.map((s, i) => s.start(firstPort && firstPort + i)));
   const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) {
     await close();

@@ -1,8 +1,8 @@
 import { badRequest } from './errors.ts';
-import type { GenerationApi, GenerationRequest, Prompt } from './generation.ts';
+import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, type Output } from './replies.ts';
-import { includeUsage, optionalBool, optionalInt, requestedModel } from './validation.ts';
+import { countTokens, tokenAt } from './replies.ts';
+import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
 export function completionsApi(options: SimOptions): GenerationApi {
@@ -21,32 +21,26 @@ export function completionsApi(options: SimOptions): GenerationApi {
         n: optionalInt(body, 'n', 1) ?? 1,
         // vLLM allows 0 only to echo the prompt back.
         maxTokens: optionalInt(body, 'max_tokens', echo ? 0 : 1) ?? 16,
+        stop: stopStrings(body),
+        ignoreEos: optionalBool(body, 'ignore_eos'),
         echo,
         stream,
-        includeUsage: includeUsage(body, stream),
+        ...streamUsage(body, stream),
       };
     },
     choice(output, index, prompt, request) {
-      return { index, text: texts(output, prompt, request).join(''), logprobs: null, finish_reason: output.finishReason, stop_reason: null };
+      const text = (request.echo ? prompt.text : '') + (output.content?.join('') ?? '');
+      return { index, text, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
-    streamChoices(output, index, prompt, request) {
-      const pieces = texts(output, prompt, request);
-      return pieces.map((text, i) => ({
-        index,
-        text,
-        logprobs: null,
-        finish_reason: i === pieces.length - 1 ? output.finishReason : null,
-        stop_reason: null,
-      }));
+    openingChoices: () => [],
+    streamChoice(output, k, index, prompt, request) {
+      // vLLM echoes the prompt in front of the first delta.
+      const token = tokenAt(output, k);
+      const text = (request.echo && k === 0 ? prompt.text : '') + token.text;
+      const { last } = token;
+      return { index, text, logprobs: null, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
     },
   };
-}
-
-/** The output tokens as text pieces, with the prompt in front when echoing; never empty. */
-function texts(output: Output, prompt: Prompt, request: GenerationRequest): string[] {
-  const pieces = [...(output.content ?? [])];
-  if (request.echo) pieces.unshift(prompt.text);
-  return pieces.length ? pieces : [''];
 }
 
 function parsePrompts(prompt: unknown, maxPrompts: number): string[] {

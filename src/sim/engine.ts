@@ -1,8 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import { BusyClock, type Interval } from './busy-clock.ts';
 
+/** Per-token latencies, read when a sequence starts so runtime changes (slowFactor) apply to new work. */
+export interface Timing {
+  ttftMs: number;
+  tpotMs: number;
+}
+
+/** What a request hears of its sequences. With `onToken` the request streams and hears every token. */
+export interface SequenceListener {
+  /** Output token `k` of sequence `index` is out (an empty output still streams one, k = 0). */
+  onToken?(index: number, k: number): void;
+  /** Sequence `index` finished and left its slot; after its last onToken when streaming. */
+  onDone(index: number): void;
+}
+
 interface Job {
-  readonly onDone: (index: number) => void;
+  readonly listener: SequenceListener;
   cancelled: boolean;
   frontEndTimer: NodeJS.Timeout | undefined;
   /** Sequences of this job still in the waiting queue. */
@@ -13,15 +27,25 @@ interface Job {
 interface Sequence {
   readonly job: Job;
   readonly index: number;
-  readonly durationMs: number;
+  /** Deltas it streams: one per output token, at least one. */
+  readonly steps: number;
   timer?: NodeJS.Timeout;
   interval?: Interval;
+  /** Streaming only: when token 0 is due, the time between tokens, and how many went out. */
+  firstAt?: number;
+  stepMs?: number;
+  sent?: number;
 }
 
 /**
  * vLLM's scheduling, reduced to what clients can observe: each HTTP request holds the single
  * front end for `requestOverheadMs` (one after another), then each of its sequences waits for one
- * of `maxNumSeqs` slots and holds it for its modeled duration.
+ * of `maxNumSeqs` slots and holds it for ttft + (tokens - 1) × tpot: its first token comes ttft
+ * after it got the slot, then one per engine step.
+ *
+ * Streamed sequences emit those tokens as they come. A sequence's first token has its own timer;
+ * later ones come from one ticker per engine that runs only while some stream is past its first
+ * token, so the cost is one timer per sequence plus one per engine step, never one per token.
  */
 export class Engine {
   private readonly queue: Sequence[] = [];
@@ -31,10 +55,15 @@ export class Engine {
   private frontEndFreeAt = 0;
   private pumping = false;
   private readonly clock = new BusyClock();
+  /** Streamed sequences past their first token. */
+  private readonly stepping = new Set<Sequence>();
+  private ticker: NodeJS.Timeout | undefined;
+  private tickAt = 0;
 
   constructor(
     private readonly maxNumSeqs: number,
     private readonly requestOverheadMs: number,
+    private readonly timing: () => Timing,
   ) {}
 
   get running(): number {
@@ -50,17 +79,17 @@ export class Engine {
   }
 
   /**
-   * Schedules one request whose sequences take `durationsMs`; `onDone(i)` fires as sequence i
-   * finishes (synchronously when all costs are zero). Returns a cancel function that frees the
-   * request's slots, for clients that disconnect.
+   * Schedules one request whose sequences generate `tokenCounts` tokens; the listener hears them
+   * (synchronously when all costs are zero). Returns a cancel function that frees the request's
+   * slots, for clients that disconnect.
    */
-  submit(durationsMs: readonly number[], onDone: (index: number) => void): () => void {
-    const job: Job = { onDone, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
+  submit(tokenCounts: readonly number[], listener: SequenceListener): () => void {
+    const job: Job = { listener, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
     const admit = (): void => {
       job.frontEndTimer = undefined;
-      durationsMs.forEach((durationMs, index) => this.queue.push({ job, index, durationMs }));
-      job.queued = durationsMs.length;
-      this.waitingCount += durationsMs.length;
+      tokenCounts.forEach((tokens, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
+      job.queued = tokenCounts.length;
+      this.waitingCount += tokenCounts.length;
       this.pump();
     };
     const now = performance.now();
@@ -80,6 +109,7 @@ export class Engine {
     const now = performance.now();
     for (const seq of job.running) {
       clearTimeout(seq.timer);
+      this.stepping.delete(seq);
       this.release(seq, now);
     }
     this.pump();
@@ -107,14 +137,69 @@ export class Engine {
     this.waitingCount--;
     this.runningCount++;
     job.running.add(seq);
-    seq.interval = this.clock.open(performance.now(), seq.durationMs);
-    if (seq.durationMs > 0) seq.timer = setTimeout(() => this.finish(seq), seq.durationMs);
-    else this.finish(seq);
+    const { ttftMs, tpotMs } = this.timing();
+    const now = performance.now();
+    seq.interval = this.clock.open(now, ttftMs + (seq.steps - 1) * tpotMs);
+    if (job.listener.onToken) {
+      seq.firstAt = now + ttftMs;
+      seq.stepMs = tpotMs;
+      seq.sent = 0;
+      if (ttftMs > 0) seq.timer = setTimeout(() => this.firstToken(seq), ttftMs);
+      else this.firstToken(seq);
+    } else if (seq.interval.end > now) {
+      seq.timer = setTimeout(() => this.finish(seq), seq.interval.end - now);
+    } else {
+      this.finish(seq);
+    }
+  }
+
+  private firstToken(seq: Sequence): void {
+    this.emitDue(seq, seq.stepMs! > 0 ? seq.firstAt! : Infinity);
+    if (seq.sent! < seq.steps) {
+      this.stepping.add(seq);
+      this.startTicker(seq.stepMs!);
+    }
+  }
+
+  /** Streams the tokens of `seq` due by `until`; finishes it after its last. */
+  private emitDue(seq: Sequence, until: number): void {
+    const { job } = seq;
+    while (seq.sent! < seq.steps && seq.firstAt! + seq.sent! * seq.stepMs! <= until && !job.cancelled) {
+      job.listener.onToken!(seq.index, seq.sent!++);
+    }
+    if (seq.sent === seq.steps && !job.cancelled) {
+      this.stepping.delete(seq);
+      this.finish(seq);
+    }
+  }
+
+  private startTicker(periodMs: number): void {
+    if (this.ticker) return;
+    this.tickAt = performance.now();
+    this.scheduleTick(periodMs);
+  }
+
+  /** One engine step per period on a fixed grid, so a late tick does not push later ones back (nor do missed ones burst). */
+  private scheduleTick(periodMs: number): void {
+    const period = Math.max(1, periodMs);
+    const now = performance.now();
+    this.tickAt += period;
+    if (this.tickAt < now) this.tickAt += Math.ceil((now - this.tickAt) / period) * period;
+    this.ticker = setTimeout(() => this.tick(period), this.tickAt - now);
+  }
+
+  /** An engine step: every stepping sequence sends its due tokens (more than one only to catch up). */
+  private tick(period: number): void {
+    this.ticker = undefined;
+    // Due within half a step counts as now: sequences started between ticks keep a steady gap.
+    const until = performance.now() + period / 2;
+    for (const seq of [...this.stepping]) this.emitDue(seq, until);
+    if (this.stepping.size > 0) this.scheduleTick(this.timing().tpotMs);
   }
 
   private finish(seq: Sequence): void {
     this.release(seq, performance.now());
-    seq.job.onDone(seq.index);
+    seq.job.listener.onDone(seq.index);
     this.pump();
   }
 

@@ -4,7 +4,10 @@ import { mulberry32 } from './random.ts';
 /** What to do with one generation request. */
 export type Verdict = 'serve' | 'fault' | 'hang' | 'die';
 
-/** Counts generation requests and decides, deterministically from the seed, which ones misbehave. */
+/**
+ * Counts generation requests and decides, deterministically from the seed, which ones misbehave.
+ * Reads the options live, so faults a test sets on a running server apply from the next request.
+ */
 export class FaultInjector {
   private count = 0;
   private dead = false;
@@ -21,6 +24,10 @@ export class FaultInjector {
   /** Once dead, the server resets every connection, like a crashed vLLM whose port stays bound. */
   get isDead(): boolean {
     return this.dead;
+  }
+
+  set isDead(dead: boolean) {
+    this.dead = dead;
   }
 
   onGenerationRequest(): Verdict {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Engine } from './engine.ts';
-import { endEventStream, openEventStream, sendJson, writeEvent } from './http.ts';
+import { EventStream } from './event-stream.ts';
+import { sendJson } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
-import { checkModel, outputBudget, type Body } from './validation.ts';
+import { checkModel, outputBudget, type Body, type StreamUsage } from './validation.ts';
 
 /** One prompt as the simulator sees it: the text its reply answers and its token count. */
 export interface Prompt {
@@ -15,16 +16,17 @@ export interface Prompt {
 }
 
 /** What /v1/completions and /v1/chat/completions have in common once parsed. */
-export interface GenerationRequest {
+export interface GenerationRequest extends StreamUsage {
   model: string | undefined;
   prompts: Prompt[];
   n: number;
   /** Undefined = the rest of the context window. */
   maxTokens: number | undefined;
+  stop: string[];
+  ignoreEos: boolean;
   /** Completions only: text starts with the prompt. */
   echo: boolean;
   stream: boolean;
-  includeUsage: boolean;
 }
 
 /** The parts that differ between the two generation endpoints: request parsing and choice shapes. */
@@ -37,8 +39,10 @@ export interface GenerationApi {
   /** Schema validation; throws SimError. */
   parse(body: Body): GenerationRequest;
   choice(output: Output, index: number, prompt: Prompt, request: GenerationRequest): object;
-  /** The streamed choice deltas of one output, in order; the last carries the finish reason. */
-  streamChoices(output: Output, index: number, prompt: Prompt, request: GenerationRequest): object[];
+  /** Streamed choices sent once, before the first token's (chat: the assistant role of each choice, index order). */
+  openingChoices(request: GenerationRequest): object[];
+  /** The streamed choice carrying output token `k`; the last token's carries the finish reason. */
+  streamChoice(output: Output, k: number, index: number, prompt: Prompt, request: GenerationRequest): object;
 }
 
 export interface GenerationContext {
@@ -49,7 +53,7 @@ export interface GenerationContext {
 
 /**
  * Validates, schedules and answers one generation request. Throws SimError before anything is
- * sent; afterwards the answer (JSON once all sequences finished, or SSE as they finish) is
+ * sent; afterwards the answer (JSON once all sequences finished, or SSE token by token) is
  * written by engine callbacks, and a client that disconnects frees its slots.
  */
 export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext): void {
@@ -59,40 +63,58 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   checkModel(request.model, options.model);
   // Every prompt is checked before any is scheduled: one over-long prompt fails the whole list, as in vLLM.
   const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen));
-  const { n } = request;
+  const { n, stop, ignoreEos } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.text, j, budgets[i]!, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => generate(p.text, j, { maxTokens: budgets[i]!, stop, ignoreEos }, options, api.reasons)),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
-  const usage = usageOf(request.prompts, outputs);
+  const tokenCounts = outputs.map(outputTokens);
+  const usage = usageOf(request.prompts.map((p) => p.tokens), tokenCounts);
   metrics.promptTokens += usage.prompt_tokens;
 
   const id = `${api.idPrefix}-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);
   const envelope = (object: string, choices: object[], extra: object = {}): object =>
     ({ id, object, created, model: options.model, choices, ...extra });
-  const durations = outputs.map((o) => (options.ttftMs + outputTokens(o) * options.tpotMs) * options.slowFactor);
   let remaining = outputs.length;
+  const finished = (index: number): boolean => {
+    metrics.sequenceFinished(outputs[index]!);
+    return --remaining === 0;
+  };
 
-  if (request.stream) openEventStream(res);
-  const cancel = engine.submit(durations, (index) => {
-    const output = outputs[index]!;
-    metrics.sequenceFinished(output);
-    if (request.stream) {
-      for (const choice of api.streamChoices(output, index, promptOf(index), request)) {
-        writeEvent(res, envelope(api.chunkObject, [choice]));
-      }
-    }
-    if (--remaining > 0) return;
-    if (!request.stream) {
-      const order = choiceOrder(outputs.length, options);
-      const choices = order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request));
-      sendJson(res, 200, envelope(api.object, choices, { usage }));
-      return;
-    }
-    if (request.includeUsage) writeEvent(res, envelope(api.chunkObject, [], { usage }));
-    endEventStream(res);
-  });
+  let cancel: () => void;
+  if (!request.stream) {
+    cancel = engine.submit(tokenCounts, {
+      onDone(index) {
+        if (!finished(index)) return;
+        const order = choiceOrder(outputs.length, options);
+        const choices = order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request));
+        sendJson(res, 200, envelope(api.object, choices, { usage }));
+      },
+    });
+  } else {
+    const stream = new EventStream(res, options);
+    // vLLM's continuous usage counts the prompt of the choice and that choice's tokens so far.
+    const sendChoice = (choice: object, index: number, completionTokens: number): void => {
+      const extra = request.continuousUsage ? { usage: usageOf([promptOf(index).tokens], [completionTokens]) } : {};
+      stream.send(envelope(api.chunkObject, [choice], extra));
+    };
+    let opened = false;
+    cancel = engine.submit(tokenCounts, {
+      onToken(index, k) {
+        if (!opened) {
+          opened = true;
+          api.openingChoices(request).forEach((choice, i) => sendChoice(choice, i, 0));
+        }
+        sendChoice(api.streamChoice(outputs[index]!, k, index, promptOf(index), request), index, Math.min(k + 1, tokenCounts[index]!));
+      },
+      onDone(index) {
+        if (!finished(index)) return;
+        if (request.includeUsage) stream.send(envelope(api.chunkObject, [], { usage }));
+        stream.end();
+      },
+    });
+  }
   res.on('close', () => {
     if (!res.writableFinished) cancel();
   });
@@ -105,10 +127,10 @@ interface Usage {
 }
 
 /** Prompt tokens count once per prompt (not once per choice), as in vLLM. */
-function usageOf(prompts: readonly Prompt[], outputs: readonly Output[]): Usage {
-  const promptTokens = prompts.reduce((sum, p) => sum + p.tokens, 0);
-  const completionTokens = outputs.reduce((sum, o) => sum + outputTokens(o), 0);
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+function usageOf(promptTokens: readonly number[], completionTokens: readonly number[]): Usage {
+  const prompt = promptTokens.reduce((sum, t) => sum + t, 0);
+  const completion = completionTokens.reduce((sum, t) => sum + t, 0);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** Choice indices in array order: `index = prompt * n + j`, or a seeded shuffle that is never the identity. */

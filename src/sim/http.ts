@@ -17,17 +17,3 @@ export function sendText(res: ServerResponse, status: number, contentType: strin
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
-
-/** Opens a server-sent-events response and flushes the headers so clients see it started. */
-export function openEventStream(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  res.flushHeaders();
-}
-
-export function writeEvent(res: ServerResponse, data: unknown): void {
-  res.write(`data: ${JSON.stringify(data)}\n\n`);
-}
-
-export function endEventStream(res: ServerResponse): void {
-  res.end('data: [DONE]\n\n');
-}

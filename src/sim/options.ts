@@ -19,8 +19,11 @@ export interface SimOptions {
   tpotMs: number;
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
-  /** Chat reasoning field, by vLLM version: `reasoning` (>=0.17) or `reasoning_content` (older). */
-  reasoning: 'none' | 'reasoning' | 'reasoning_content';
+  /**
+   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to ~0.11, `both` from PR #27752
+   * (late 2025) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402).
+   */
+  reasoning: 'none' | 'reasoning' | 'reasoning_content' | 'both';
   /** Seeds fault decisions, lorem text and choice shuffling. */
   seed: number;
   /** Probability 0..1 that a generation request is answered with `faultStatus`. */
@@ -34,6 +37,10 @@ export interface SimOptions {
   hang: boolean;
   /** Multiplies ttft and tpot. */
   slowFactor: number;
+  /** Streamed answers go silent after this many SSE events (role, token and usage chunks) and stay open. */
+  stallAfterChunks?: number;
+  /** Streamed answers lose their connection after this many SSE events, as when vLLM dies mid-answer. */
+  dropAfterChunks?: number;
   /** Status of GET /health (after `faultAfter`). */
   healthStatus: number;
   /** Nothing listens for this long after start(): clients see connection refused, as while vLLM loads. */
@@ -82,7 +89,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('maxPrompts', 1);
   atLeast('maxNumSeqs', 1);
   atLeast('faultAfter', 0);
-  if (o.dieAfter !== undefined) atLeast('dieAfter', 0);
+  for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
   const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {

@@ -7,15 +7,26 @@ export type FinishReason = 'stop' | 'length';
 export interface Output {
   /** Thinking tokens, for reasoning-mode chat; null otherwise. */
   reasoning: string[] | null;
-  /** Answer tokens; null when a reasoning model ran out of budget while thinking. */
+  /** Answer tokens; null when a reasoning model ran out of budget (or hit a stop string) while thinking. */
   content: string[] | null;
   finishReason: FinishReason;
+  /** The stop string that ended the output, as vLLM reports it; null for EOS and length. */
+  stopReason: string | null;
+}
+
+/** The sampling fields the simulator honours. */
+export interface Sampling {
+  maxTokens: number;
+  /** Stop strings; the output ends before the first one that appears. */
+  stop: readonly string[];
+  /** Keep generating past end-of-sequence: exactly maxTokens tokens (vLLM's benchmarks rely on it). */
+  ignoreEos: boolean;
 }
 
 /** Every reasoning-mode answer thinks exactly this many tokens first. */
 export const REASONING_TOKENS = 32;
 
-const REASONING = cycleWords('Let me think about this step by step before I answer.', REASONING_TOKENS);
+const REASONING = cycleWords('Let me think about this step by step before I answer.'.split(' '), REASONING_TOKENS);
 const LOREM = (
   'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et ' +
   'dolore magna aliqua ut enim ad minim veniam quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea ' +
@@ -32,25 +43,71 @@ export function outputTokens(output: Output): number {
   return (output.reasoning?.length ?? 0) + (output.content?.length ?? 0);
 }
 
-/** Choice `j` for `prompt` within `maxTokens` output tokens, thinking first when `reasons`. */
-export function generate(prompt: string, j: number, maxTokens: number, options: SimOptions, reasons: boolean): Output {
-  if (!reasons) return answer(prompt, j, maxTokens, options);
-  if (maxTokens <= REASONING_TOKENS) return { reasoning: REASONING.slice(0, maxTokens), content: null, finishReason: 'length' };
-  return { ...answer(prompt, j, maxTokens - REASONING_TOKENS, options), reasoning: REASONING };
+/** Output token `k` as streamed: its text, whether it is thinking, whether it ends the output. An empty output streams one empty piece. */
+export function tokenAt(output: Output, k: number): { text: string; reasoning: boolean; last: boolean } {
+  const thinking = output.reasoning?.length ?? 0;
+  const last = k >= outputTokens(output) - 1;
+  if (k < thinking) return { text: output.reasoning![k]!, reasoning: true, last };
+  return { text: output.content?.[k - thinking] ?? '', reasoning: false, last };
 }
 
-function answer(prompt: string, j: number, maxTokens: number, options: SimOptions): Output {
+/** Choice `j` for `prompt`, thinking first when `reasons`, cut at the first stop string. */
+export function generate(prompt: string, j: number, sampling: Sampling, options: SimOptions, reasons: boolean): Output {
+  const { maxTokens } = sampling;
+  let output: Output;
+  if (!reasons) output = answer(prompt, j, sampling, options);
+  else if (maxTokens <= REASONING_TOKENS) output = { reasoning: REASONING.slice(0, maxTokens), content: null, finishReason: 'length', stopReason: null };
+  else output = { ...answer(prompt, j, { ...sampling, maxTokens: maxTokens - REASONING_TOKENS }, options), reasoning: REASONING };
+  return applyStop(output, sampling.stop);
+}
+
+function answer(prompt: string, j: number, { maxTokens, ignoreEos }: Sampling, options: SimOptions): Output {
   if (options.reply === 'echo') {
-    // Echo names its prompt, so a caller can check which prompt each text answers.
+    // Echo names its prompt, so a caller can check which prompt each text answers; past EOS it repeats itself.
     const tokens = splitTokens(`completion: ${prompt}`);
+    if (ignoreEos) return { reasoning: null, content: cycleWords(tokens.map((t) => t.trim()), maxTokens), finishReason: 'length', stopReason: null };
     const finishReason = tokens.length > maxTokens ? 'length' : 'stop';
-    return { reasoning: null, content: tokens.slice(0, maxTokens), finishReason };
+    return { reasoning: null, content: tokens.slice(0, maxTokens), finishReason, stopReason: null };
   }
   const random = mulberry32(options.seed + hashString(prompt) + Math.imul(j, 0x9e3779b9));
   const min = Math.ceil(maxTokens / 2);
-  const count = min + Math.floor(random() * (maxTokens - min + 1));
+  const drawn = min + Math.floor(random() * (maxTokens - min + 1));
+  const count = ignoreEos ? maxTokens : drawn;
   const words = Array.from({ length: count }, (_, i) => (i ? ' ' : '') + LOREM[Math.floor(random() * LOREM.length)]!);
-  return { reasoning: null, content: words, finishReason: count === maxTokens ? 'length' : 'stop' };
+  return { reasoning: null, content: words, finishReason: count === maxTokens ? 'length' : 'stop', stopReason: null };
+}
+
+/**
+ * vLLM checks stop strings after each token over the whole output text: the first token that completes one
+ * ends the output (it still counts as generated), and the text is cut before the match. Ties go to the
+ * earlier stop string in the list.
+ */
+function applyStop(output: Output, stop: readonly string[]): Output {
+  if (stop.length === 0) return output;
+  const tokens = [...(output.reasoning ?? []), ...(output.content ?? [])];
+  const ends: number[] = [];
+  let length = 0;
+  for (const t of tokens) ends.push((length += t.length));
+  const text = tokens.join('');
+  let hit: { token: number; at: number; stop: string } | undefined;
+  for (const s of stop) {
+    const at = text.indexOf(s);
+    if (at < 0) continue;
+    const token = ends.findIndex((end) => end >= at + s.length);
+    if (!hit || token < hit.token) hit = { token, at, stop: s };
+  }
+  if (!hit) return output;
+  const kept = tokens.slice(0, hit.token + 1).map((t, i) => {
+    const start = ends[i]! - t.length;
+    return t.slice(0, Math.max(0, hit.at - start));
+  });
+  const thinking = output.reasoning?.length ?? 0;
+  return {
+    reasoning: output.reasoning && kept.slice(0, thinking),
+    content: kept.length > thinking ? kept.slice(thinking) : output.reasoning ? null : [],
+    finishReason: 'stop',
+    stopReason: hit.stop,
+  };
 }
 
 /** Words with their leading whitespace, so the tokens concatenate back to the (trimmed) text. */
@@ -58,7 +115,6 @@ function splitTokens(text: string): string[] {
   return text.match(/\s*\S+/g) ?? [];
 }
 
-function cycleWords(sentence: string, count: number): string[] {
-  const words = sentence.split(' ');
+function cycleWords(words: readonly string[], count: number): string[] {
   return Array.from({ length: count }, (_, i) => (i ? ' ' : '') + words[i % words.length]);
 }

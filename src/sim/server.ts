@@ -10,7 +10,7 @@ import { serveGeneration, type GenerationApi, type GenerationContext } from './g
 import { readBody, sendJson, sendText } from './http.ts';
 import { Metrics } from './metrics.ts';
 import { modelList } from './models.ts';
-import { resolveSimOptions, type SimOptions } from './options.ts';
+import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
 import { parseBody } from './validation.ts';
 
 export interface SimStats {
@@ -23,6 +23,14 @@ export interface SimStats {
   /** Modeled busy time: union of intervals in which >= 1 sequence was running. */
   busyMs: number;
 }
+
+/** What `setFaults` changes on a running server; an option given as `undefined` goes back to its default. */
+export type RuntimeFaults = Partial<
+  Pick<SimOptions, 'hang' | 'faultRate' | 'faultStatus' | 'faultAfter' | 'dieAfter' | 'slowFactor' | 'healthStatus' | 'stallAfterChunks' | 'dropAfterChunks'>
+> & {
+  /** true: reset every open and every new connection, like a crashed vLLM whose port stays bound; false: serve again. */
+  dead?: boolean;
+};
 
 const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions']);
 
@@ -45,7 +53,10 @@ export class SimServer {
     this.faults = new FaultInjector(this.options);
     this.context = {
       options: this.options,
-      engine: new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs),
+      engine: new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, () => {
+        const { ttftMs, tpotMs, slowFactor } = this.options;
+        return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
+      }),
       metrics: new Metrics(this.options.model, KNOWN_PATHS),
     };
     this.apis = new Map([
@@ -95,6 +106,22 @@ export class SimServer {
       promptsReceived: metrics.promptsReceived,
       busyMs: engine.busyMs(),
     };
+  }
+
+  /**
+   * Changes how the running server misbehaves, for chaos tests: new requests see the new faults at
+   * once, open streams at their next event, running sequences keep their pace. Throws RangeError on
+   * nonsense, changing nothing.
+   */
+  setFaults(faults: RuntimeFaults): void {
+    const { dead, ...knobs } = faults;
+    const next = resolveSimOptions({ ...this.options, ...knobs });
+    for (const key of Object.keys(knobs) as Array<keyof typeof knobs>) {
+      Object.assign(this.options, { [key]: knobs[key] === undefined ? DEFAULT_SIM_OPTIONS[key] : next[key] });
+    }
+    if (dead === undefined) return;
+    this.faults.isDead = dead;
+    if (dead) for (const socket of this.sockets) socket.resetAndDestroy();
   }
 
   /** Stops listening and drops every connection, hung requests included; their slots and timers go with them. */

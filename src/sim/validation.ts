@@ -29,13 +29,39 @@ export function optionalBool(body: Body, key: string): boolean {
   return v;
 }
 
-/** `stream_options.include_usage`; vLLM rejects stream_options without stream. */
-export function includeUsage(body: Body, stream: boolean): boolean {
+/** What a stream reports of usage: a trailing usage chunk, and usage on every chunk. */
+export interface StreamUsage {
+  includeUsage: boolean;
+  continuousUsage: boolean;
+}
+
+/**
+ * vLLM's `stream_options` (StreamOptions + should_include_usage): given at all, `include_usage`
+ * defaults to true; `continuous_usage_stats` counts only with it. vLLM rejects stream_options without stream.
+ */
+export function streamUsage(body: Body, stream: boolean): StreamUsage {
   const options = body['stream_options'];
-  if (options === undefined || options === null) return false;
+  if (options === undefined || options === null) return { includeUsage: false, continuousUsage: false };
   if (!stream) throw badRequest('Stream options can only be defined when `stream=True`.', 'stream_options');
-  if (typeof options !== 'object') throw badRequest(`'stream_options' must be an object`, 'stream_options');
-  return (options as Body)['include_usage'] === true;
+  if (typeof options !== 'object' || Array.isArray(options)) throw badRequest(`'stream_options' must be an object`, 'stream_options');
+  const flag = (key: string, fallback: boolean): boolean => {
+    const v = (options as Body)[key];
+    if (v === undefined) return fallback;
+    if (v !== null && typeof v !== 'boolean') throw badRequest(`'stream_options.${key}' must be a boolean, got ${JSON.stringify(v)}`, 'stream_options');
+    return v === true;
+  };
+  const includeUsage = flag('include_usage', true);
+  return { includeUsage, continuousUsage: includeUsage && flag('continuous_usage_stats', false) };
+}
+
+/** `stop`: a string or a list of strings; empty strings never match. */
+export function stopStrings(body: Body): string[] {
+  const v = body['stop'] ?? [];
+  const list = typeof v === 'string' ? [v] : v;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
+    throw badRequest(`'stop' must be a string or a list of strings, got ${JSON.stringify(v)}`, 'stop');
+  }
+  return list.filter((s) => s !== '');
 }
 
 /** The `model` field, if it names one. */

@@ -14,6 +14,7 @@ export type SimIpcMessage =
 
 interface SimFlags extends Partial<SimOptions> {
   endpoints: number;
+  port?: number;
   hostfile?: string;
 }
 
@@ -21,6 +22,7 @@ export function simCommand(): Command {
   return new Command('sim')
     .description('run N vLLM-compatible simulated servers on 127.0.0.1 (every flag applies to all N); prints "ready" once all listen. With VLLM_API_KEY set, /v1/* requires it as a Bearer token, as vLLM does')
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
+    .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
     .option('--model <name>', 'served model name', 'sim-model')
     .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1), 8192)
@@ -31,7 +33,9 @@ export function simCommand(): Command {
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0), 1)
     .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: deterministic words').choices(['echo', 'lorem']).default('echo'))
     .addOption(
-      new Option('--reasoning <field>', 'act as a reasoning model, reasoning text in this field (chat)').choices(['none', 'reasoning', 'reasoning_content']).default('none'),
+      new Option('--reasoning <field>', 'act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11), both (to 0.15), reasoning (0.16+)')
+        .choices(['none', 'reasoning', 'reasoning_content', 'both'])
+        .default('none'),
     )
     .option('--seed <s>', 'seed of every random choice', int('--seed', 0), 0)
     .option('--fault-rate <p>', 'share of generation requests answered with --fault-status', num('--fault-rate', 0, 1), 0)
@@ -39,16 +43,18 @@ export function simCommand(): Command {
     .option('--fault-after <n>', 'faults start after this many generation requests per server', int('--fault-after', 0), 0)
     .option('--die-after <n>', 'after n generation requests every connection is reset', int('--die-after', 0))
     .option('--hang', 'accept generation requests and never answer')
+    .option('--stall-after-chunks <k>', 'streamed answers go silent after k SSE events, connection left open', int('--stall-after-chunks', 0))
+    .option('--drop-after-chunks <k>', 'streamed answers lose their connection after k SSE events', int('--drop-after-chunks', 0))
     .option('--slow-factor <x>', 'multiply ttft and tpot', num('--slow-factor', 0), 1)
     .option('--health-status <code>', 'status of GET /health', int('--health-status', 100, 599), 200)
     .option('--boot-ms <t>', 'refuse connections for this long after start, as a loading vLLM does', int('--boot-ms', 0), 0)
     .option('--shuffle-choices', 'return choices out of array order (indices stay right)')
     .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1) or flat (older)').choices(['nested', 'flat']).default('nested'))
     .action(async (flags: SimFlags) => {
-      const { endpoints: count, hostfile, ...options } = flags;
+      const { endpoints: count, port, hostfile, ...options } = flags;
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
-      const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) });
+      const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) }, port);
       if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
       const ids = cluster.endpoints.map(endpointId);
       process.stdout.write(`ready: ${count} simulated vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
