@@ -12,6 +12,9 @@ export interface SwarmFlags {
   batchTimeoutCap?: number;
   maxNumSeqs?: number;
   attempts?: number;
+  stallTimeout?: number;
+  hedge?: boolean;
+  hedgeAfter?: number;
 }
 
 export interface GenerationFlags {
@@ -74,7 +77,10 @@ export function addSwarmOptions(cmd: Command): Command {
     .option('--timeout-per-sequence <seconds>', 'a batch of n prompts gets max(timeout, ceil(n / max-num-seqs) × this)', num('--timeout-per-sequence', 0.001), 60)
     .option('--batch-timeout-cap <seconds>', 'upper bound of a batch\'s scaled deadline', num('--batch-timeout-cap', 0.001))
     .option('--max-num-seqs <k>', "the servers' --max-num-seqs, for scaling batch deadlines", int('--max-num-seqs', 1), 256)
-    .option('--attempts <n>', 'attempts per request on resets, timeouts and 502/503/504', int('--attempts', 1, 20), 4);
+    .option('--attempts <n>', 'attempts per request on the same endpoint on resets, 429 and 502/503/504 (then it fails over)', int('--attempts', 1, 20), 4)
+    .option('--stall-timeout <seconds>', 'a streamed answer with no token for this long (or 20× the run\'s p99 inter-token gap) goes to another endpoint', num('--stall-timeout', 0.01, 86_400), 10)
+    .option('--hedge-after <factor>', 'once the other endpoints are idle, also send a request that has taken this many times the run\'s median elsewhere; the first answer wins', num('--hedge-after', 1, 1000), 2)
+    .option('--no-hedge', 'never send a slow request\'s prompts to a second endpoint');
 }
 
 export function addGenerationOptions(cmd: Command): Command {

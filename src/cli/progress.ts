@@ -28,7 +28,7 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
   });
   run.on('warning', (w) => log(`warning: ${w}`));
   run.on('endpoint', (e) => {
-    if (e.status === 'down') log(`endpoint ${e.endpoint} down: ${e.reason ?? 'unreachable'}`);
+    if (e.status === 'down' || e.status === 'degraded') log(`endpoint ${e.endpoint} ${e.status}: ${e.reason ?? 'unreachable'}`);
   });
   return () => bars?.stop();
 }

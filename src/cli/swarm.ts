@@ -172,6 +172,9 @@ function poolOptions(flags: SwarmFlags, extra: Partial<PoolOptions>): Partial<Po
   if (flags.batchTimeoutCap) options.batchTimeoutCapMs = flags.batchTimeoutCap * 1000;
   if (flags.maxNumSeqs) options.maxNumSeqs = flags.maxNumSeqs;
   if (flags.attempts) options.retry = { ...DEFAULT_RETRY, maxAttempts: flags.attempts };
+  if (flags.stallTimeout) options.stallTimeoutMs = flags.stallTimeout * 1000;
+  if (flags.hedgeAfter) options.hedgeFactor = flags.hedgeAfter;
+  if (flags.hedge === false) options.hedge = false;
   const apiKey = process.env.SWARM_API_KEY;
   if (apiKey) options.apiKey = apiKey;
   return options;

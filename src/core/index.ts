@@ -10,7 +10,7 @@ export { SwarmPool, SelectionError, type EndpointState, type EndpointHealth } fr
 export * from './prompts.ts';
 export * from './result.ts';
 export { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
-export { Run, type RunEvents, type RunProgress, type RunReport, type EndpointEvent } from './run.ts';
+export { Run, type RunEvents, type RunProgress, type RunReport, type EndpointEvent, type RunMeta } from './run.ts';
 export * from './summary.ts';
 export type { RunOptions } from './plan.ts';
 export { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts';
@@ -20,4 +20,7 @@ export { checkTreeReduce, treeReduce, type TreeReduceInput, type ReduceOutcome, 
 export * from './tunnels/index.ts';
 export * from './wait.ts';
 export * from './load.ts';
-export { OrderedJsonlWriter } from './results-file.ts';
+export { OrderedJsonlWriter, type RowPlace } from './results-file.ts';
+export { planResume, planRetryFailed, readSavedRows, ResumeError, type ResumePlan, type SavedRow } from './results-resume.ts';
+export * from './compare.ts';
+export { LogHistogram } from './histogram.ts';

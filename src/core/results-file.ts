@@ -47,7 +47,7 @@ export class OrderedJsonlWriter {
     continued?: { rows: ReadonlyArray<RowPlace>; size: number },
   ) {
     if (!path) return;
-    this.fd = openSync(path, continued ? 'r+' : 'w');
+    this.fd = openSync(path, continued ? 'r+' : 'w+');
     if (!continued) return;
     this.size = continued.size;
     this.inOrder = false;

@@ -151,7 +151,8 @@ export class Run<T = void> {
       reserve: (prompts, level) => {
         const queuedMs = performance.now() - this.t0;
         const first = this.slots.length;
-        const made = prompts.map((p, i) => ({ ...p, index: first + i, queuedMs, ...(level === undefined ? {} : { level }) }));
+        // One fixed shape (no spread): a million slots cost ~50 bytes each, not a dictionary object each.
+        const made = prompts.map((p, i): Slot => ({ prompt: p.prompt, input: p.input, index: first + i, queuedMs, level }));
         // One by one: spreading a million slots into push() overflows the call stack.
         for (const slot of made) this.slots.push(slot);
         if (this.keep) this.results.length = this.slots.length;

@@ -1,41 +1,86 @@
 import { Command } from 'commander';
-import { loadPrompts, OrderedJsonlWriter, PromptFileError, scatterGather } from '../../core/index.ts';
+import {
+  loadPrompts,
+  OrderedJsonlWriter,
+  planResume,
+  planRetryFailed,
+  PromptFileError,
+  ResumeError,
+  scatterGather,
+  type ResumePlan,
+} from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
 interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
-  prompts: string;
+  prompts?: string;
   batch: boolean;
+  stream?: boolean;
   out?: string;
+  resume?: string;
+  retryFailed?: string;
   quiet?: boolean;
 }
 
 export function scatterCommand(): Command {
   const cmd = new Command('scatter')
     .description('send every prompt to the swarm (prompt i → endpoint i % n) and write one result per prompt, in input order')
-    .requiredOption('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
+    .option('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
     .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts", true)
     .option('--no-batch', 'one /v1/chat/completions request per prompt')
-    .option('--out <file>', 'results JSONL (default: stdout)')
+    .option('--stream', 'stream answers: each prompt is final at its finish_reason; TTFT, TPOT and ITL in the summary')
+    .option('--out <file>', 'results JSONL (default: stdout); rows reach it as they finish and it is in input order at the end')
+    .option('--resume <file>', 'complete this results file: prompts that succeeded there (same index and prompt) are skipped')
+    .option('--retry-failed <file>', 'send again only the failed and cancelled rows of this results file (its rows carry their prompts)')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
-    const prompts = await loadPrompts(flags.prompts).catch((err: unknown) => {
-      throw err instanceof PromptFileError ? new CliError(err.message) : err;
-    });
-    const swarm = await openSwarm(flags);
-    const run = scatterGather(swarm.pool, prompts, { ...runOptions(flags), batch: flags.batch });
-    const writer = new OrderedJsonlWriter(flags.out);
-    run.on('result', (r) => writer.add(r));
-    const { report, interrupted } = await watchRun(run, flags.batch ? 'batched' : 'individual', Boolean(flags.quiet));
-    await writer.close();
-    await swarm.close();
-    if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
+    const plan = await planOf(flags);
+    const out = flags.resume ?? flags.retryFailed ?? flags.out;
+    const continued = plan.keep.length ? { rows: plan.keep, size: plan.size } : undefined;
+    const writer = new OrderedJsonlWriter(out, (i) => plan.todo[i]!, process.stdout, continued);
+    let interrupted = false;
+    let okRun = true;
+    if (plan.todo.length) {
+      const swarm = await openSwarm(flags);
+      const todo = plan.todo.map((i) => plan.prompts[i]!);
+      const run = scatterGather(swarm.pool, todo, { ...runOptions(flags), batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
+      run.on('result', (r) => writer.add(r));
+      const watched = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet));
+      await swarm.close();
+      const { report } = watched;
+      interrupted = watched.interrupted;
+      okRun = report.summary.ok === report.summary.prompts;
+      if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
+    } else if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${out}: nothing to send\n`);
+    // Never exit 0 unless exactly one row per prompt was written.
+    try {
+      await writer.close(plan.prompts.length);
+    } catch (err) {
+      throw new CliError(`error: ${(err as Error).message}`, interrupted ? EXIT.interrupted : EXIT.failed);
+    }
     if (interrupted) process.exitCode = EXIT.interrupted;
-    else process.exitCode = report.summary.ok === report.summary.prompts ? EXIT.ok : EXIT.failed;
+    else process.exitCode = okRun ? EXIT.ok : EXIT.failed;
   });
+}
+
+/** Which prompts to send: all of them, or what an earlier results file still lacks. Bad input throws CliError (exit 2). */
+async function planOf(flags: ScatterFlags): Promise<ResumePlan> {
+  const given = [flags.resume && '--resume', flags.retryFailed && '--retry-failed'].filter(Boolean);
+  if (given.length > 1) throw new CliError('give one of --resume and --retry-failed');
+  if (given.length && flags.out) throw new CliError(`${given[0]} completes its own file; drop --out`);
+  if (flags.retryFailed && flags.prompts) throw new CliError('--retry-failed reads the prompts from the results file; drop --prompts');
+  if (!flags.retryFailed && !flags.prompts) throw new CliError("required option '--prompts <file>' not specified");
+  try {
+    if (flags.retryFailed) return planRetryFailed(flags.retryFailed);
+    const prompts = await loadPrompts(flags.prompts!);
+    if (flags.resume) return planResume(flags.resume, prompts);
+    return { prompts, todo: prompts.map((_, i) => i), keep: [], size: 0 };
+  } catch (err) {
+    throw err instanceof PromptFileError || err instanceof ResumeError ? new CliError(err.message) : err;
+  }
 }
