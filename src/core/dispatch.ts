@@ -86,6 +86,10 @@ class Dispatcher {
   private readonly again: Group[] = [];
   private readonly active = new Set<Exec>();
   private readonly hedging = new Set<Exec>();
+  /** When each endpoint last answered a prompt of this dispatch (`performance.now()`). */
+  private readonly lastAnswer = new Map<number, number>();
+  /** Endpoints whose failover was announced since they last answered. */
+  private readonly warned = new Set<number>();
   private pending: number;
   private waiting = 0;
   private watch: NodeJS.Timeout | undefined;
@@ -214,6 +218,8 @@ class Dispatcher {
     return {
       onAnswer: (i: number, answer: Answer, times: SentTimes) => {
         const slot = exec.group.slots[i]!;
+        this.lastAnswer.set(exec.member.slot, performance.now());
+        this.warned.delete(exec.member.slot);
         if (answer.stream) {
           exec.tokens = true;
           this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
@@ -317,7 +323,11 @@ class Dispatcher {
     const now = performance.now();
     const healthy = this.members.filter((m) => !group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes').length;
     for (const part of spread(group.slots, Math.max(1, healthy))) this.again.push(this.derive(group, part));
-    ctx.warn(`${exec.member.id}: ${failure.message}; its ${group.slots.length} unanswered prompt(s) go to other endpoints`);
+    // Once per endpoint until it answers again: a thousand failed-over requests make one line, not a thousand.
+    if (!this.warned.has(exec.member.slot)) {
+      this.warned.add(exec.member.slot);
+      ctx.warn(`${exec.member.id}: ${failure.message}; its unanswered prompts go to other endpoints`);
+    }
     this.pump();
   }
 
@@ -354,13 +364,17 @@ class Dispatcher {
       const stall = this.stragglers.stalled(exec, now);
       if (stall) exec.controller.abort(new RequestFailure('stalled', stall));
     }
-    if (!this.plan.pool.options.hedge || this.hasQueued()) return;
-    const idle = this.members.filter((m) => this.load.get(m.slot) === 0 && this.plan.pool.admits(m.slot, now) === 'yes');
-    if (!idle.length) return;
+    if (!this.plan.pool.options.hedge) return;
+    const pool = this.plan.pool;
+    const idle = this.hasQueued() ? [] : this.members.filter((m) => this.load.get(m.slot) === 0 && pool.admits(m.slot, now) === 'yes');
+    const moved = new Map<Member, number>();
     for (const exec of this.active) {
       if (exec.hedged || !this.stragglers.overdue(exec.startedAt, now)) continue;
+      // Hung: nothing answered on its endpoint since it left, while requests elsewhere finish in a fraction of
+      // its time. Its prompts go elsewhere now, and the endpoint gets no more until a probe says it is back.
+      const hung = (this.lastAnswer.get(exec.member.slot) ?? -Infinity) < exec.startedAt;
+      const targets = (hung ? this.members : idle).filter((m) => m.slot !== exec.member.slot && !exec.group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes');
       const unanswered = exec.group.slots.filter((s) => !this.isSettled(s));
-      const targets = idle.filter((m) => m.slot !== exec.member.slot && !exec.group.tried.has(m.slot));
       if (!unanswered.length || !targets.length) continue;
       exec.hedged = true;
       this.hedging.add(exec);
@@ -369,10 +383,18 @@ class Dispatcher {
       copy.home = null;
       copy.hedge = true;
       for (const part of spread(unanswered, targets.length)) this.again.push(this.derive(copy, part));
-      this.plan.ctx.warn(`${exec.member.id}: no answer after ${((now - exec.startedAt) / 1000).toFixed(1)} s while the others are idle; its ${unanswered.length} prompt(s) also go to other endpoints`);
-      break; // one hedge per patrol: the idle endpoints just got work
+      moved.set(exec.member, (moved.get(exec.member) ?? 0) + unanswered.length);
+      if (hung && pool.admits(exec.member.slot, now) === 'yes') {
+        pool.failed(exec.member.slot, new RequestFailure('stalled', `no answer for ${((now - exec.startedAt) / 1000).toFixed(1)} s while the other endpoints answered`));
+      }
+      if (!hung) break; // the idle endpoints just got work
     }
-    this.pump();
+    for (const [member, count] of moved) {
+      if (this.warned.has(member.slot)) continue;
+      this.warned.add(member.slot);
+      this.plan.ctx.warn(`${member.id}: no answer in time; its ${count} unanswered prompt(s) also go to other endpoints (the first answer wins)`);
+    }
+    if (moved.size) this.pump();
   }
 
   /** Aborts hedged requests whose prompts all got their answers elsewhere; an original that lost is benched. */

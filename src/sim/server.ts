@@ -22,6 +22,9 @@ export interface SimStats {
   promptsReceived: number;
   /** Modeled busy time: union of intervals in which >= 1 sequence was running. */
   busyMs: number;
+  /** Sequences holding a slot, and waiting for one, now. */
+  running: number;
+  waiting: number;
 }
 
 /** What `setFaults` changes on a running server; an option given as `undefined` goes back to its default. */
@@ -105,6 +108,8 @@ export class SimServer {
       generationRequests: this.faults.generationRequests,
       promptsReceived: metrics.promptsReceived,
       busyMs: engine.busyMs(),
+      running: engine.running,
+      waiting: engine.waiting,
     };
   }
 

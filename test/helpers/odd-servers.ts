@@ -1,0 +1,43 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Endpoint } from '../../src/core/index.ts';
+
+/** A third-party server we do not control, as tests need one: started on loopback, closed by `close()`. */
+export interface OddServer {
+  endpoint: Endpoint;
+  close(): Promise<void>;
+}
+
+/**
+ * An OpenAI-compatible server that ignores `n`, as Aurora-Swarm's own mock servers (tests/conftest.py)
+ * and several other servers do: one choice per prompt, answering `echo <prompt>`.
+ */
+export async function ignoringN(): Promise<OddServer> {
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8').on('data', (d: string) => (raw += d));
+    req.on('end', () => {
+      const body = raw ? (JSON.parse(raw) as { prompt?: string | string[]; messages?: Array<{ content: string }> }) : {};
+      const send = (payload: unknown) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      if (req.url === '/v1/models') return send({ object: 'list', data: [{ id: 'odd', object: 'model' }] });
+      if (req.url === '/v1/completions') {
+        const list = Array.isArray(body.prompt) ? body.prompt : [body.prompt ?? ''];
+        return send({ object: 'text_completion', choices: list.map((p, index) => ({ index, text: `echo ${p}`, finish_reason: 'stop' })) });
+      }
+      if (req.url === '/v1/chat/completions') {
+        const content = `echo ${body.messages?.at(-1)?.content ?? ''}`;
+        return send({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: { host: '127.0.0.1', port, tags: {} },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined),
+  };
+}
