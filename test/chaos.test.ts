@@ -5,7 +5,7 @@ import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 import { killAll, startSim, tempDir, waitFor } from './helpers/cli.ts';
 
 /** Short clocks so a misbehaving swarm costs the suite seconds, not minutes. */
-const CHAOS: Partial<PoolOptions> = { retry: FAST_RETRY, coolDown: { baseMs: 100, maxMs: 1_000 }, stallTimeoutMs: 400, hedgeMinMs: 200, timeoutMs: 30_000 };
+const CHAOS: Partial<PoolOptions> = { retry: FAST_RETRY, coolDown: { baseMs: 100, maxMs: 1_000 }, stallTimeoutMs: 1_000, hedgeMinMs: 200, timeoutMs: 30_000 };
 /** Echo answers past EOS repeat `completion: <prompt>`: 20 tokens name their prompt ten times. */
 const TOKENS = 20;
 const GEN = { maxTokens: TOKENS, extra: { ignore_eos: true } };
