@@ -290,15 +290,31 @@ export class SwarmPool {
         this.learnedCaps.set(member.slot, Number(serverCap[1]));
         return this.send(member, model, prompts, shape, gen, call, { ...sink, onAnswer: (i, a, t) => sink.onAnswer(offset + i, a, t), onPromptError: (i, f) => sink.onPromptError(offset + i, f) });
       }
-      if (prompts.length === 1) return sink.onPromptError(offset, failure);
       // A field of the request itself is wrong: every prompt would fail alike, so do not bisect.
       if (failure.param !== null && !PROMPT_PARAMS.has(failure.param)) throw failure;
-      const half = Math.ceil(prompts.length / 2);
-      return allOrFirstFailure([
-        this.exchange(member, model, prompts.slice(0, half), offset, shape, gen, call, sink),
-        this.exchange(member, model, prompts.slice(half), offset + half, shape, gen, call, sink),
-      ]);
+      return this.bisect(member, model, prompts, offset, failure, gen, call, sink);
     }
+  }
+
+  /**
+   * Batch surgery: halves of a rejected list are sent apart until each rejected prompt stands alone
+   * with the server's message for it — O(k log n) requests for k bad prompts. When both halves are
+   * rejected with the very words of their parent, the request itself is at fault (old servers name no
+   * `param`), and the whole list fails with them.
+   */
+  private async bisect(member: Member, model: string, prompts: readonly string[], offset: number, failure: RequestFailure, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+    if (prompts.length === 1) return sink.onPromptError(offset, failure);
+    const half = Math.ceil(prompts.length / 2);
+    const parts: Array<[number, number]> = [[0, half], [half, prompts.length]];
+    const tries = await Promise.allSettled(parts.map(([a, b]) => this.request(member, model, prompts.slice(a, b), offset + a, 'batch', gen, call, sink)));
+    const failures = tries.map((t) => (t.status === 'rejected' ? RequestFailure.from(t.reason) : null));
+    const other = failures.find((f) => f && !(f.kind === 'http' && f.status === 400));
+    if (other) throw other;
+    if (failures.every((f) => f?.message === failure.message)) {
+      for (let i = 0; i < prompts.length; i++) sink.onPromptError(offset + i, failure);
+      return;
+    }
+    await allOrFirstFailure(parts.map(([a, b], k) => (failures[k] ? this.bisect(member, model, prompts.slice(a, b), offset + a, failures[k]!, gen, call, sink) : Promise.resolve())));
   }
 
   /** One HTTP request: JSON, or an event stream whose answers are released as each finishes. */
