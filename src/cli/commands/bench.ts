@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import { checkHealth, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
 import type { SimStats } from '../../sim/server.ts';
+import { resilienceBench } from './bench-resilience.ts';
 import type { SimIpcMessage } from './sim.ts';
 
 const SIM = { overheadMs: 2, ttftMs: 20, tpotMs: 1 };
@@ -41,6 +42,7 @@ export function benchCommand(): Command {
         say(`  client CPU      batched ${s(median(batched.cpuMs))} · individual ${s(median(individual.cpuMs))} → individual / batched = ${(median(individual.cpuMs) / median(batched.cpuMs)).toFixed(2)}×`);
         say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
       }
+      if (!flags.quick) await resilienceBench(say, startSimProcess);
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
       say();
       say(`peak RSS: swarm client ${mb(process.resourceUsage().maxRSS)} · simulator process ${mb(simRssKb)}`);
@@ -111,19 +113,22 @@ function idealMakespan(before: SimStats[], after: SimStats[]): number {
   );
 }
 
-interface SimProcess {
+export interface SimProcess {
+  child: ChildProcess;
   endpoints: Endpoint[];
   stats(): Promise<Extract<SimIpcMessage, { type: 'stats' }>>;
   stop(): Promise<void>;
 }
 
-async function startSimProcess(endpoints: number): Promise<SimProcess> {
-  const args = ['sim', '--endpoints', String(endpoints), '--reply', 'lorem', '--request-overhead-ms', String(SIM.overheadMs), '--ttft-ms', String(SIM.ttftMs), '--tpot-ms', String(SIM.tpotMs)];
+/** `swarm sim` in a child process (lorem replies, the bench's latency unless `flags` say otherwise). */
+export async function startSimProcess(endpoints: number, flags: readonly string[] = []): Promise<SimProcess> {
+  const args = ['sim', '--endpoints', String(endpoints), '--reply', 'lorem', '--request-overhead-ms', String(SIM.overheadMs), '--ttft-ms', String(SIM.ttftMs), '--tpot-ms', String(SIM.tpotMs), ...flags];
   const child: ChildProcess = fork(process.argv[1]!, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const [ready] = (await once(child, 'message')) as [SimIpcMessage];
   if (ready.type !== 'ready') throw new Error('simulator did not report ready');
   const endpointList = parseHostfile(ready.endpoints.join('\n')).endpoints;
   return {
+    child,
     endpoints: endpointList,
     stats: async () => {
       child.send({ type: 'stats' });
@@ -132,7 +137,9 @@ async function startSimProcess(endpoints: number): Promise<SimProcess> {
       return m;
     },
     stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
+      child.kill('SIGCONT');
       child.kill('SIGTERM');
       await exited;
     },

@@ -1,0 +1,61 @@
+import { scatterGather, SwarmPool, type Endpoint, type ScatterOptions } from '../../core/index.ts';
+import type { SimProcess } from './bench.ts';
+
+type Say = (line?: string) => void;
+type StartSim = (endpoints: number, flags?: readonly string[]) => Promise<SimProcess>;
+
+/** Long enough answers that a run has a middle to fail in: 32 lorem tokens at 10 ms each, every prompt. */
+const FLAGS = ['--ttft-ms', '50', '--tpot-ms', '10', '--max-num-seqs', '256'];
+const GEN = { maxTokens: 32, extra: { ignore_eos: true } };
+
+/**
+ * What a misbehaving swarm costs, with default options: an endpoint stopped mid-run (SIGSTOP: the
+ * process hangs with its connections open), two of twenty killed mid-run (kill -9), each against the
+ * same run on a healthy swarm; and streamed against non-streamed batches. Every run must answer
+ * every prompt.
+ */
+export async function resilienceBench(say: Say, startSim: StartSim): Promise<void> {
+  say();
+  say(`resilience (default options; ttft 50 ms, tpot 10 ms, 32 tokens, ignore_eos): every run must answer every prompt`);
+  for (const [label, mode] of [
+    ['batched', { batch: true }],
+    ['batched, streamed', { batch: true, stream: true }],
+    ['individual', { batch: false }],
+  ] as Array<[string, ScatterOptions]>) {
+    const healthy = await timed(startSim, 7, 1, 2_000, mode, null);
+    const hung = await timed(startSim, 7, 1, 2_000, mode, (victims) => victims.forEach((v) => v.child.kill('SIGSTOP')));
+    say(`  1 of 8 endpoints stopped mid-run, 2,000 prompts, ${label}: ${s(hung)} vs ${s(healthy)} healthy → hung-endpoint delay ${s(hung - healthy)}`);
+  }
+  const ideal = await timed(startSim, 18, 0, 10_000, { batch: true }, null);
+  const failover = await timed(startSim, 18, 2, 10_000, { batch: true }, (victims) => victims.forEach((v) => v.child.kill('SIGKILL')));
+  say(`  2 of 20 endpoints killed mid-run, 10,000 prompts batched: ${s(failover)} vs ${s(ideal)} on the 18 survivors alone → ${(failover / ideal).toFixed(2)}× the healthy-only makespan`);
+  const plain = await timed(startSim, 100, 0, 10_000, { batch: true }, null);
+  const streamed = await timed(startSim, 100, 0, 10_000, { batch: true, stream: true }, null);
+  say(`  10,000 prompts × 100 endpoints batched: streamed ${s(streamed)} vs not streamed ${s(plain)} → ${(streamed / plain).toFixed(2)}×`);
+}
+
+/**
+ * Wall time of one run over `healthy` endpoints in one simulator process plus `victims` endpoints in
+ * processes of their own, which `strike` hits a third of the way into the healthy run's time.
+ */
+async function timed(startSim: StartSim, healthy: number, victims: number, prompts: number, mode: ScatterOptions, strike: ((victims: SimProcess[]) => void) | null): Promise<number> {
+  const sims = await Promise.all([startSim(healthy, FLAGS), ...Array.from({ length: victims }, () => startSim(1, FLAGS))]);
+  const endpoints: Endpoint[] = sims.flatMap((p) => p.endpoints);
+  const pool = new SwarmPool(endpoints);
+  try {
+    const list = Array.from({ length: prompts }, (_, i) => `Prompt ${i}: say something about ${i}.`);
+    const run = scatterGather(pool, list, { ...mode, ...GEN, keepResults: false });
+    // A third of the way into a batched wave on the healthy swarm: requests are in flight everywhere.
+    const timer = strike ? setTimeout(() => strike(sims.slice(1)), 300) : undefined;
+    const report = await run.done;
+    clearTimeout(timer);
+    if (report.summary.ok !== prompts) throw new Error(`bench run lost prompts: ${report.summary.failed} failed, ${report.summary.cancelled} cancelled (${report.error ?? ''})`);
+    return report.summary.wallMs;
+  } finally {
+    await pool.close();
+    for (const sim of sims) sim.child.kill('SIGKILL');
+    await Promise.all(sims.map((sim) => sim.stop()));
+  }
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
