@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
 import type { Usage } from './request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
@@ -87,6 +87,8 @@ export class Run<T = void> {
     job: (ctx: RunContext) => Promise<T>,
   ) {
     this.summary = new SummaryBuilder(meta);
+    // Every request of the run listens to its signal (one per endpoint lookup, one per request in flight).
+    setMaxListeners(0, this.abort.signal);
     this.done = new Promise((resolve) => setImmediate(() => resolve(this.execute(job))));
   }
 
