@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Abort } from './http/abort.ts';
 import { RequestFailure } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
-import type { Member, Selection, SendSink, SentTimes, Shape, SwarmPool } from './pool.ts';
+import type { Member, Selection, SendCall, SendSink, SentTimes, Shape, SwarmPool } from './pool.ts';
 import type { Answer, Usage } from './request-shapes.ts';
 import { backoffDelay } from './retry.ts';
 import { answeredResult, failedResult, type PromptResult } from './result.ts';
@@ -36,19 +37,54 @@ interface Group {
   hedge?: boolean;
 }
 
-/** A group on its way: one `pool.send` in flight. */
-interface Exec {
-  group: Group;
-  member: Member;
-  controller: AbortController;
-  startedAt: number;
-  /** Streamed: `performance.now()` of the headers or the latest event; first token seen yet. */
+/**
+ * A group on its way: one `pool.send` in flight. It is that call's signal, tallies and sink at once
+ * (prototype methods, no closures: individual mode makes one per prompt).
+ */
+class Flight implements SendCall, SendSink {
+  readonly signal = new Abort();
+  /** Streamed: `performance.now()` of the headers or the latest event; a token seen yet. */
   lastActivity: number;
-  tokens: boolean;
-  probe: boolean;
-  /** Its prompts were also sent elsewhere (a hedge), or it is such a copy. */
-  hedged: boolean;
-  ownUsage: Usage | null;
+  tokens = false;
+  /** Its prompts were also sent elsewhere (a hedge). */
+  hedged = false;
+  ownUsage: Usage | null = null;
+
+  constructor(
+    private readonly owner: Dispatcher,
+    readonly group: Group,
+    readonly member: Member,
+    readonly probe: boolean,
+    readonly startedAt: number,
+    readonly stream: boolean,
+  ) {
+    this.lastActivity = startedAt;
+  }
+
+  onRequest(member: Member): void {
+    this.owner.ctx.onRequest(member);
+  }
+
+  onActivity(at: number): void {
+    this.lastActivity = at;
+  }
+
+  onAnswer(i: number, answer: Answer, times: SentTimes): void {
+    this.owner.answer(this, i, answer, times);
+  }
+
+  onPromptError(i: number, failure: RequestFailure): void {
+    this.owner.promptError(this, i, failure);
+  }
+
+  onUsage(usage: Usage, own: boolean): void {
+    this.owner.ctx.addUsage(this.member, usage);
+    if (own) this.ownUsage = usage;
+  }
+
+  onGap(ms: number): void {
+    this.owner.ctx.gaps.add(ms);
+  }
 }
 
 /** A probe of a benched endpoint carries no more prompts than this. */
@@ -84,8 +120,8 @@ class Dispatcher {
   private readonly initial: Group[] = [];
   private cursor = 0;
   private readonly again: Group[] = [];
-  private readonly active = new Set<Exec>();
-  private readonly hedging = new Set<Exec>();
+  private readonly active = new Set<Flight>();
+  private readonly hedging = new Set<Flight>();
   /** When each endpoint last answered a prompt of this dispatch (`performance.now()`). */
   private readonly lastAnswer = new Map<number, number>();
   /** Endpoints whose failover was announced since they last answered. */
@@ -97,6 +133,7 @@ class Dispatcher {
   private readonly results: PromptResult[] | null;
   private readonly offset: number;
   private finished = false;
+  readonly ctx: RunContext;
 
   constructor(
     private readonly plan: Plan,
@@ -105,6 +142,7 @@ class Dispatcher {
     collect: boolean,
   ) {
     this.done = new Promise((resolve) => (this.resolve = resolve));
+    this.ctx = plan.ctx;
     this.members = plan.selection.members;
     this.load = new Map(this.members.map((m) => [m.slot, 0]));
     this.pending = slots.length;
@@ -185,7 +223,7 @@ class Dispatcher {
   }
 
   private launch(group: Group, member: Member, probe: boolean): void {
-    const { pool, selection, gen, ctx } = this.plan;
+    const { pool, selection, gen } = this.plan;
     if (probe && group.slots.length > PROBE_PROMPTS) {
       this.again.unshift(this.derive(group, group.slots.slice(PROBE_PROMPTS)));
       group = this.derive(group, group.slots.slice(0, PROBE_PROMPTS));
@@ -194,107 +232,90 @@ class Dispatcher {
     const now = performance.now();
     group.attempts++;
     group.firstTryAt ||= now;
-    const exec: Exec = { group, member, controller: new AbortController(), startedAt: now, lastActivity: now, tokens: false, probe, hedged: false, ownUsage: null };
-    this.active.add(exec);
-    if (group.hedge) this.hedging.add(exec);
+    const flight = new Flight(this, group, member, probe, now, Boolean(gen.stream));
+    this.active.add(flight);
+    if (group.hedge) this.hedging.add(flight);
     this.load.set(member.slot, this.load.get(member.slot)! + group.slots.length);
     const prompts = group.slots.map((s) => s.prompt);
-    const call = {
-      signal: exec.controller.signal,
-      stream: Boolean(gen.stream),
-      onRequest: ctx.onRequest,
-      onActivity: (at: number) => {
-        exec.lastActivity = at;
-      },
-    };
-    pool.limit(() => pool.send(member, selection.model, prompts, this.shape, gen, call, this.sink(exec))).then(
-      () => this.succeeded(exec),
-      (err: unknown) => this.failed(exec, RequestFailure.from(err)),
+    pool.limit(() => pool.send(member, selection.model, prompts, this.shape, gen, flight, flight)).then(
+      () => this.succeeded(flight),
+      (err: unknown) => this.failed(flight, RequestFailure.from(err)),
     );
   }
 
-  private sink(exec: Exec): SendSink {
-    const { ctx } = this.plan;
-    return {
-      onAnswer: (i: number, answer: Answer, times: SentTimes) => {
-        const slot = exec.group.slots[i]!;
-        this.lastAnswer.set(exec.member.slot, performance.now());
-        this.warned.delete(exec.member.slot);
-        if (answer.stream) {
-          exec.tokens = true;
-          this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
-        }
-        if (this.isSettled(slot)) return;
-        this.settle(answeredResult(slot, exec.member.id, exec.group.attempts, answer, times, exec.ownUsage, ctx, this.plan.gen));
-      },
-      onPromptError: (i: number, failure: RequestFailure) => {
-        const slot = exec.group.slots[i]!;
-        if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, ctx.now(), exec.member.id, exec.group.attempts));
-      },
-      onUsage: (usage: Usage, own: boolean) => {
-        ctx.addUsage(exec.member, usage);
-        if (own) exec.ownUsage = usage;
-      },
-      onGap: (ms: number) => this.stragglers.gap(ms),
-    };
+  answer(flight: Flight, i: number, answer: Answer, times: SentTimes): void {
+    const slot = flight.group.slots[i]!;
+    this.lastAnswer.set(flight.member.slot, performance.now());
+    this.warned.delete(flight.member.slot);
+    if (answer.stream) {
+      flight.tokens = true;
+      this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
+    }
+    if (this.isSettled(slot)) return;
+    this.settle(answeredResult(slot, flight.member.id, flight.group.attempts, answer, times, flight.ownUsage, this.ctx, this.plan.gen));
   }
 
-  private succeeded(exec: Exec): void {
-    this.retire(exec);
-    this.plan.pool.succeeded(exec.member.slot);
-    this.stragglers.took(performance.now() - exec.startedAt);
-    const missing = exec.group.slots.filter((s) => !this.isSettled(s));
-    if (missing.length && !exec.hedged) this.failSlots(missing, exec, 'the response ended without an answer for this prompt');
+  promptError(flight: Flight, i: number, failure: RequestFailure): void {
+    const slot = flight.group.slots[i]!;
+    if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, this.ctx.now(), flight.member.id, flight.group.attempts));
+  }
+
+  private succeeded(flight: Flight): void {
+    this.retire(flight);
+    this.plan.pool.succeeded(flight.member.slot);
+    this.stragglers.took(performance.now() - flight.startedAt);
+    const missing = flight.group.slots.filter((s) => !this.isSettled(s));
+    if (missing.length && !flight.hedged) this.failSlots(missing, flight, 'the response ended without an answer for this prompt');
     this.settleHedges();
     this.pump();
   }
 
-  private failed(exec: Exec, failure: RequestFailure): void {
-    this.retire(exec);
+  private failed(flight: Flight, failure: RequestFailure): void {
+    this.retire(flight);
     const { pool, ctx } = this.plan;
-    const group = exec.group;
+    const group = flight.group;
     const unanswered = group.slots.filter((s) => !this.isSettled(s));
     if (failure.kind === 'cancelled' || this.finished) {
-      if (exec.probe) pool.abandonProbe(exec.member.slot);
+      if (flight.probe) pool.abandonProbe(flight.member.slot);
       this.pump();
       return;
     }
     if (!failure.endpointFault) {
       // The prompts' own fault (a 4xx), or an answer we cannot read: the same anywhere else.
-      if (exec.probe) pool.abandonProbe(exec.member.slot);
-      this.failSlots(unanswered, exec, failure.message);
+      if (flight.probe) pool.abandonProbe(flight.member.slot);
+      this.failSlots(unanswered, flight, failure.message);
       this.pump();
       return;
     }
-    if (!unanswered.length || exec.hedged) {
+    if (!unanswered.length || flight.hedged) {
       // It lost to a hedge, or hedge copies already carry its prompts: its endpoint is not to be trusted for now.
-      pool.failed(exec.member.slot, failure);
+      pool.failed(flight.member.slot, failure);
       this.pump();
       return;
     }
     const rest = this.derive(group, unanswered);
     if (failure.kind === 'tunnel' && pool.options.awaitRoute) {
-      pool.failed(exec.member.slot, failure);
-      this.park(pool.options.awaitRoute(exec.member.id, ctx.signal).catch(() => false), (healed) => {
+      pool.failed(flight.member.slot, failure);
+      this.park(pool.options.awaitRoute(flight.member.id, ctx.signal).catch(() => false), (healed) => {
         if (healed) {
-          pool.healed(exec.member.slot);
-          rest.home = exec.member;
+          pool.healed(flight.member.slot);
+          rest.home = flight.member;
           this.again.unshift(rest);
-        } else this.failOver(rest, exec, failure);
+        } else this.failOver(rest, flight, failure);
       });
       return;
     }
     const delay = this.retryDelay(rest, failure);
     if (delay !== null) {
-      if (exec.probe) pool.abandonProbe(exec.member.slot);
+      if (flight.probe) pool.abandonProbe(flight.member.slot);
       rest.retries++;
       if (failure.kind === 'refused') rest.refusals++;
-      rest.home = exec.member;
+      rest.home = flight.member;
       this.park(sleep(delay, true, { ref: true }), () => this.again.unshift(rest));
       return;
     }
-    pool.failed(exec.member.slot, failure);
-    this.failOver(rest, exec, failure);
+    pool.failed(flight.member.slot, failure);
+    this.failOver(rest, flight, failure);
   }
 
   /** Another attempt on the same endpoint after a backoff, or null: fail over now. Timeouts and stalls never wait. */
@@ -307,8 +328,8 @@ class Dispatcher {
   }
 
   /** Sends a failed group's unanswered prompts to the healthy endpoints, spread over them, or fails them when none is left. */
-  private failOver(group: Group, exec: Exec, failure: RequestFailure): void {
-    group.tried.add(exec.member.slot);
+  private failOver(group: Group, flight: Flight, failure: RequestFailure): void {
+    group.tried.add(flight.member.slot);
     group.failures++;
     group.lastError = failure.message;
     group.retries = 0;
@@ -316,7 +337,7 @@ class Dispatcher {
     group.home = null;
     const { pool, ctx } = this.plan;
     if (!pool.options.failover || group.failures >= pool.options.maxEndpointFailures) {
-      this.failSlots(group.slots, exec, failure.message);
+      this.failSlots(group.slots, flight, failure.message);
       this.pump();
       return;
     }
@@ -324,9 +345,9 @@ class Dispatcher {
     const healthy = this.members.filter((m) => !group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes').length;
     for (const part of spread(group.slots, Math.max(1, healthy))) this.again.push(this.derive(group, part));
     // Once per endpoint until it answers again: a thousand failed-over requests make one line, not a thousand.
-    if (!this.warned.has(exec.member.slot)) {
-      this.warned.add(exec.member.slot);
-      ctx.warn(`${exec.member.id}: ${failure.message}; its unanswered prompts go to other endpoints`);
+    if (!this.warned.has(flight.member.slot)) {
+      this.warned.add(flight.member.slot);
+      ctx.warn(`${flight.member.id}: ${failure.message}; its unanswered prompts go to other endpoints`);
     }
     this.pump();
   }
@@ -351,41 +372,42 @@ class Dispatcher {
     return { ...from, slots, tried: new Set(from.tried) };
   }
 
-  private retire(exec: Exec): void {
-    this.active.delete(exec);
-    this.hedging.delete(exec);
-    this.load.set(exec.member.slot, this.load.get(exec.member.slot)! - exec.group.slots.length);
+  private retire(flight: Flight): void {
+    this.active.delete(flight);
+    this.hedging.delete(flight);
+    this.load.set(flight.member.slot, this.load.get(flight.member.slot)! - flight.group.slots.length);
   }
 
   /** Every WATCH_MS: stalled streams are cut, and hung requests hedged once the rest of the swarm is idle. */
   private patrol(): void {
     const now = performance.now();
-    for (const exec of this.active) {
-      const stall = this.stragglers.stalled(exec, now);
-      if (stall) exec.controller.abort(new RequestFailure('stalled', stall));
+    for (const flight of this.active) {
+      const stall = this.stragglers.stalled(flight, now);
+      if (stall) flight.signal.abort(new RequestFailure('stalled', stall));
     }
     if (!this.plan.pool.options.hedge) return;
     const pool = this.plan.pool;
     const idle = this.hasQueued() ? [] : this.members.filter((m) => this.load.get(m.slot) === 0 && pool.admits(m.slot, now) === 'yes');
     const moved = new Map<Member, number>();
-    for (const exec of this.active) {
-      if (exec.hedged || !this.stragglers.overdue(exec.startedAt, now)) continue;
+    const overdue = this.stragglers.overdueAfter();
+    for (const flight of this.active) {
+      if (flight.hedged || now - flight.startedAt <= overdue) continue;
       // Hung: nothing answered on its endpoint since it left, while requests elsewhere finish in a fraction of
       // its time. Its prompts go elsewhere now, and the endpoint gets no more until a probe says it is back.
-      const hung = (this.lastAnswer.get(exec.member.slot) ?? -Infinity) < exec.startedAt;
-      const targets = (hung ? this.members : idle).filter((m) => m.slot !== exec.member.slot && !exec.group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes');
-      const unanswered = exec.group.slots.filter((s) => !this.isSettled(s));
+      const hung = (this.lastAnswer.get(flight.member.slot) ?? -Infinity) < flight.startedAt;
+      const targets = (hung ? this.members : idle).filter((m) => m.slot !== flight.member.slot && !flight.group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes');
+      const unanswered = flight.group.slots.filter((s) => !this.isSettled(s));
       if (!unanswered.length || !targets.length) continue;
-      exec.hedged = true;
-      this.hedging.add(exec);
-      const copy = this.derive(exec.group, unanswered);
-      copy.tried.add(exec.member.slot);
+      flight.hedged = true;
+      this.hedging.add(flight);
+      const copy = this.derive(flight.group, unanswered);
+      copy.tried.add(flight.member.slot);
       copy.home = null;
       copy.hedge = true;
       for (const part of spread(unanswered, targets.length)) this.again.push(this.derive(copy, part));
-      moved.set(exec.member, (moved.get(exec.member) ?? 0) + unanswered.length);
-      if (hung && pool.admits(exec.member.slot, now) === 'yes') {
-        pool.failed(exec.member.slot, new RequestFailure('stalled', `no answer for ${((now - exec.startedAt) / 1000).toFixed(1)} s while the other endpoints answered`));
+      moved.set(flight.member, (moved.get(flight.member) ?? 0) + unanswered.length);
+      if (hung && pool.admits(flight.member.slot, now) === 'yes') {
+        pool.failed(flight.member.slot, new RequestFailure('stalled', `no answer for ${((now - flight.startedAt) / 1000).toFixed(1)} s while the other endpoints answered`));
       }
       if (!hung) break; // the idle endpoints just got work
     }
@@ -399,11 +421,11 @@ class Dispatcher {
 
   /** Aborts hedged requests whose prompts all got their answers elsewhere; an original that lost is benched. */
   private settleHedges(): void {
-    for (const exec of this.hedging) {
-      if (!exec.group.slots.every((s) => this.isSettled(s))) continue;
-      this.hedging.delete(exec);
-      const slow = exec.hedged ? `answered elsewhere first: no answer after ${((performance.now() - exec.startedAt) / 1000).toFixed(1)} s` : null;
-      exec.controller.abort(slow ? new RequestFailure('stalled', slow) : new RequestFailure('cancelled', 'answered elsewhere first'));
+    for (const flight of this.hedging) {
+      if (!flight.group.slots.every((s) => this.isSettled(s))) continue;
+      this.hedging.delete(flight);
+      const slow = flight.hedged ? `answered elsewhere first: no answer after ${((performance.now() - flight.startedAt) / 1000).toFixed(1)} s` : null;
+      flight.signal.abort(slow ? new RequestFailure('stalled', slow) : new RequestFailure('cancelled', 'answered elsewhere first'));
     }
   }
 
@@ -417,9 +439,9 @@ class Dispatcher {
     if (--this.pending === 0) this.finish();
   }
 
-  private failSlots(slots: readonly Slot[], exec: Exec, error: string): void {
+  private failSlots(slots: readonly Slot[], flight: Flight, error: string): void {
     const at = this.plan.ctx.now();
-    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, exec.member.id, exec.group.attempts));
+    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, flight.member.id, flight.group.attempts));
   }
 
   private failGroup(group: Group, error: string): void {
@@ -428,7 +450,7 @@ class Dispatcher {
   }
 
   private cancel(): void {
-    for (const exec of this.active) exec.controller.abort(new RequestFailure('cancelled', 'cancelled'));
+    for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
     this.finish();
   }
 
@@ -437,7 +459,7 @@ class Dispatcher {
     this.finished = true;
     clearInterval(this.watch);
     // Copies still running for prompts already answered are not needed any more.
-    for (const exec of this.active) exec.controller.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
+    for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
     this.resolve(this.results ?? []);
   }
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { endpointId, matchesTags, originOf, type Endpoint } from './endpoint.ts';
+import type { RequestSignal } from './http/abort.ts';
 import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
@@ -56,7 +57,7 @@ export interface SentTimes {
 
 /** What one `send` call lends the pool: the request's abort signal and the run's tallies. */
 export interface SendCall {
-  signal: AbortSignal;
+  signal: RequestSignal;
   stream?: boolean;
   onRequest(member: Member): void;
   /** Streamed: called with `performance.now()` at the headers and each event, for stall watching. */
@@ -288,7 +289,7 @@ export class SwarmPool {
       const serverCap = /maximum allowed count of (\d+)/.exec(failure.message);
       if (serverCap && Number(serverCap[1]) >= 1 && Number(serverCap[1]) < prompts.length) {
         this.learnedCaps.set(member.slot, Number(serverCap[1]));
-        return this.send(member, model, prompts, shape, gen, call, { ...sink, onAnswer: (i, a, t) => sink.onAnswer(offset + i, a, t), onPromptError: (i, f) => sink.onPromptError(offset + i, f) });
+        return this.send(member, model, prompts, shape, gen, call, shifted(sink, offset));
       }
       // A field of the request itself is wrong: every prompt would fail alike, so do not bisect.
       if (failure.param !== null && !PROMPT_PARAMS.has(failure.param)) throw failure;
@@ -338,7 +339,7 @@ export class SwarmPool {
       return;
     }
     let times: StreamTimes = { sentAt: performance.now(), firstByteAt: performance.now() };
-    const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, a, times), onGap: sink.onGap });
+    const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, a, times), onGap: (ms) => sink.onGap(ms) });
     await client.stream(path, body, this.options.timeoutMs, call.signal, (event, at) => {
       call.onActivity?.(at);
       answers.add(event, at);
@@ -378,6 +379,16 @@ export class SwarmPool {
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+}
+
+/** A sink for a part of a list that starts at `offset`. */
+function shifted(sink: SendSink, offset: number): SendSink {
+  return {
+    onAnswer: (i, answer, times) => sink.onAnswer(offset + i, answer, times),
+    onPromptError: (i, failure) => sink.onPromptError(offset + i, failure),
+    onUsage: (usage, own) => sink.onUsage(usage, own),
+    onGap: (ms) => sink.onGap(ms),
+  };
 }
 
 /** Waits for every part; the first failure (after all settle, so none answers behind our back) is thrown. */

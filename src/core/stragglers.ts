@@ -57,10 +57,10 @@ export class Stragglers {
     return `stalled: no ${r.tokens ? 'token' : 'first token'} for ${(quiet / 1000).toFixed(1)} s`;
   }
 
-  overdue(startedAt: number, now: number): boolean {
-    if (!this.durations.length) return false;
-    const sorted = [...this.durations].sort((a, b) => a - b);
-    const typical = sorted[Math.floor(sorted.length / 2)]!;
-    return now - startedAt > Math.max(this.options.hedgeMinMs, this.options.hedgeFactor * typical);
+  /** How long a request may take before it is overdue (Infinity until a request finished), for one patrol. */
+  overdueAfter(): number {
+    if (!this.durations.length) return Infinity;
+    const sorted = Float64Array.from(this.durations).sort();
+    return Math.max(this.options.hedgeMinMs, this.options.hedgeFactor * sorted[sorted.length >> 1]!);
   }
 }

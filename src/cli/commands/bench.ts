@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import { checkHealth, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
 import type { SimStats } from '../../sim/server.ts';
+import { clientBench } from './bench-client.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import type { SimIpcMessage } from './sim.ts';
 
@@ -42,6 +43,7 @@ export function benchCommand(): Command {
         say(`  client CPU      batched ${s(median(batched.cpuMs))} · individual ${s(median(individual.cpuMs))} → individual / batched = ${(median(individual.cpuMs) / median(batched.cpuMs)).toFixed(2)}×`);
         say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
       }
+      if (!flags.quick) await clientBench(say, startSimProcess);
       if (!flags.quick) await resilienceBench(say, startSimProcess);
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
       say();

@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
+import type { RequestSignal } from './abort.ts';
 import { readEvents } from './sse.ts';
 
 /**
@@ -42,6 +43,7 @@ export interface StreamTimes {
 export class EndpointClient {
   private readonly pool: Pool;
   private readonly viaForward: boolean;
+  private readonly jsonHeaders: Record<string, string>;
   private readonly connectTimeoutMs: number;
 
   constructor(
@@ -50,6 +52,7 @@ export class EndpointClient {
     private readonly headers: Record<string, string>,
   ) {
     this.viaForward = route.kind === 'forward';
+    this.jsonHeaders = { ...headers, 'content-type': 'application/json' };
     this.connectTimeoutMs = limits.connectTimeoutMs;
     this.pool = new Pool(route.origin, {
       connections: limits.connections,
@@ -60,7 +63,7 @@ export class EndpointClient {
   }
 
   /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
-  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Exchange<T>> {
+  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal): Promise<Exchange<T>> {
     const ex = await this.send(method, path, payload, timeoutMs, signal);
     if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body);
     try {
@@ -71,7 +74,7 @@ export class EndpointClient {
   }
 
   /** Raw exchange: the status and text body, whatever the status. */
-  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Exchange<string>> {
+  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal): Promise<Exchange<string>> {
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
@@ -88,7 +91,7 @@ export class EndpointClient {
    * Headers must come within `timeoutMs`; the body has no deadline of ours (a long batch streams for
    * as long as it generates) — the caller watches for stalls and aborts through `signal`.
    */
-  async stream(path: string, payload: unknown, timeoutMs: number, signal: AbortSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void): Promise<StreamTimes> {
+  async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void): Promise<StreamTimes> {
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options('POST', path, payload, timeoutMs, 0, signal));
@@ -111,20 +114,20 @@ export class EndpointClient {
     }
   }
 
-  private options(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal?: AbortSignal): Dispatcher.RequestOptions {
+  private options(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal?: RequestSignal): Dispatcher.RequestOptions {
     const options: Dispatcher.RequestOptions = {
       method,
       path,
-      headers: payload === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      headers: payload === undefined ? this.headers : this.jsonHeaders,
       headersTimeout: headersMs,
       bodyTimeout: bodyMs,
     };
-    if (signal) options.signal = signal;
+    if (signal) options.signal = signal as NonNullable<Dispatcher.RequestOptions['signal']>;
     if (payload !== undefined) options.body = JSON.stringify(payload);
     return options;
   }
 
-  private failure(err: unknown, timeoutMs: number, signal: AbortSignal | undefined): RequestFailure {
+  private failure(err: unknown, timeoutMs: number, signal: RequestSignal | undefined): RequestFailure {
     // A reason the caller aborted with (a stall, a hedge that won) is the failure itself.
     if (signal?.aborted && signal.reason instanceof RequestFailure) return signal.reason;
     const deadlines: Deadlines = { requestMs: timeoutMs, connectMs: this.connectTimeoutMs };

@@ -1,0 +1,95 @@
+import OpenAI from 'openai';
+import pLimit from 'p-limit';
+import { Pool } from 'undici';
+import { scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
+import type { SimProcess } from './bench.ts';
+
+type Say = (line?: string) => void;
+type StartSim = (endpoints: number, flags?: readonly string[]) => Promise<SimProcess>;
+
+const REQUESTS = 20_000;
+const CONCURRENCY = 64;
+const ROUNDS = 3;
+const ZERO = ['--ttft-ms', '0', '--tpot-ms', '0', '--request-overhead-ms', '0', '--reply', 'echo'];
+
+/**
+ * What the client alone can drive in individual mode: chat requests against a zero-latency server
+ * in another process (4 ports), Swarm Lab's pool against raw undici `Pool.request` and the `openai`
+ * SDK, each under the same concurrency, rounds alternating. Same requests, same answers parsed.
+ */
+export async function clientBench(say: Say, startSim: StartSim): Promise<void> {
+  const sim = await startSim(4, ZERO);
+  try {
+    const prompts = Array.from({ length: REQUESTS }, (_, i) => `Prompt ${i}`);
+    const contenders: Record<string, () => Promise<void>> = {
+      'swarm pool': () => ours(sim.endpoints, prompts),
+      'raw undici': () => undici(sim.endpoints, prompts),
+      'openai SDK': () => openai(sim.endpoints, prompts),
+    };
+    const names = Object.keys(contenders);
+    const times = new Map<string, number[]>(names.map((n) => [n, []]));
+    await ours(sim.endpoints, prompts.slice(0, 200));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of round % 2 ? [...names].reverse() : names) {
+        const t0 = performance.now();
+        await contenders[name]!();
+        times.get(name)!.push(performance.now() - t0);
+      }
+    }
+    const rate = (name: string) => REQUESTS / (median(times.get(name)!) / 1000);
+    say();
+    say(`individual mode, client only: ${REQUESTS.toLocaleString('en-US')} chat requests, concurrency ${CONCURRENCY}, zero-latency simulator (4 ports) in another process; medians of ${ROUNDS} alternating rounds`);
+    for (const name of names) say(`  ${name.padEnd(11)} ${Math.round(rate(name)).toLocaleString('en-US').padStart(7)} req/s`);
+    say(`  swarm pool / raw undici = ${(rate('swarm pool') / rate('raw undici')).toFixed(2)}× · swarm pool / openai SDK = ${(rate('swarm pool') / rate('openai SDK')).toFixed(2)}×`);
+  } finally {
+    await sim.stop();
+  }
+}
+
+async function ours(endpoints: Endpoint[], prompts: string[]): Promise<void> {
+  const pool = new SwarmPool(endpoints, { concurrency: CONCURRENCY });
+  try {
+    const report = await scatterGather(pool, prompts, { batch: false, maxTokens: 16, keepResults: false }).done;
+    if (report.summary.ok !== prompts.length) throw new Error(`swarm pool lost prompts: ${report.summary.failed} failed`);
+  } finally {
+    await pool.close();
+  }
+}
+
+async function undici(endpoints: Endpoint[], prompts: string[]): Promise<void> {
+  const pools = endpoints.map((e) => new Pool(originOf(e), { connections: 256 }));
+  const limit = pLimit(CONCURRENCY);
+  try {
+    await Promise.all(
+      prompts.map((prompt, i) =>
+        limit(async () => {
+          const res = await pools[i % pools.length]!.request({
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'sim-model', max_tokens: 16, messages: [{ role: 'user', content: prompt }] }),
+          });
+          const body = (await res.body.json()) as { choices: Array<{ message: { content: string } }> };
+          if (!body.choices[0]?.message.content) throw new Error('raw undici: no answer');
+        }),
+      ),
+    );
+  } finally {
+    await Promise.all(pools.map((p) => p.destroy()));
+  }
+}
+
+async function openai(endpoints: Endpoint[], prompts: string[]): Promise<void> {
+  const clients = endpoints.map((e) => new OpenAI({ baseURL: `${originOf(e)}/v1`, apiKey: 'none', maxRetries: 0 }));
+  const limit = pLimit(CONCURRENCY);
+  await Promise.all(
+    prompts.map((prompt, i) =>
+      limit(async () => {
+        const r = await clients[i % clients.length]!.chat.completions.create({ model: 'sim-model', max_tokens: 16, messages: [{ role: 'user', content: prompt }] });
+        if (!r.choices[0]?.message.content) throw new Error('openai SDK: no answer');
+      }),
+    ),
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
