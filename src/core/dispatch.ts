@@ -89,6 +89,8 @@ class Flight implements SendCall, SendSink {
 
 /** A probe of a benched endpoint carries no more prompts than this. */
 const PROBE_PROMPTS = 8;
+/** How long the last requests may take to finish (a usage chunk) once every prompt is answered. */
+const GRACE_MS = 1_000;
 /** How often hung and stalled requests are looked for. */
 const WATCH_MS = 200;
 
@@ -129,6 +131,7 @@ class Dispatcher {
   private pending: number;
   private waiting = 0;
   private watch: NodeJS.Timeout | undefined;
+  private grace: NodeJS.Timeout | undefined;
   private readonly stragglers: Stragglers;
   private readonly results: PromptResult[] | null;
   private readonly offset: number;
@@ -376,6 +379,10 @@ class Dispatcher {
     this.active.delete(flight);
     this.hedging.delete(flight);
     this.load.set(flight.member.slot, this.load.get(flight.member.slot)! - flight.group.slots.length);
+    if (this.finished && !this.active.size) {
+      clearTimeout(this.grace);
+      this.resolve(this.results ?? []);
+    }
   }
 
   /** Every WATCH_MS: stalled streams are cut, and hung requests hedged once the rest of the swarm is idle. */
@@ -449,18 +456,29 @@ class Dispatcher {
     for (const slot of group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, null, group.attempts));
   }
 
+  /** Cancelled: every request is aborted and the run settles what is left at once. */
   private cancel(): void {
     for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
     this.finish();
+    clearTimeout(this.grace);
+    this.resolve(this.results ?? []);
   }
 
+  /**
+   * Every slot is settled: hedge requests still running for answered prompts are aborted, and the
+   * dispatch ends when the last request is through — a stream that just delivered its last answer
+   * still owes its usage chunk — or after a short grace, when whatever still runs is aborted.
+   */
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
     clearInterval(this.watch);
-    // Copies still running for prompts already answered are not needed any more.
-    for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
-    this.resolve(this.results ?? []);
+    for (const flight of this.hedging) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
+    if (!this.active.size) return this.resolve(this.results ?? []);
+    this.grace = setTimeout(() => {
+      for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'every prompt answered'));
+      this.resolve(this.results ?? []);
+    }, GRACE_MS);
   }
 }
 
