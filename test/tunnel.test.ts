@@ -16,6 +16,24 @@ function liveSshClients(port: number): string[] {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out.split('\n').filter((l) => !l.trim().startsWith('Z') && /^\S+\s+ssh\s/.test(l.trim()) && l.includes(`-p ${port}`));
 }
+/** Pids of live ssh masters (`-M`) logged in to this test's sshd. */
+function masters(port: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
+    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
+    .map((m) => Number(m![1]));
+}
+async function gone(pid: number): Promise<void> {
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 function listeningPorts(): Set<number> {
   const out = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });
   return new Set(out.split('\n').map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)?.[1])).filter(Boolean));
@@ -194,6 +212,64 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(2), { maxTokens: 20 }).done;
     assert.equal(report.summary.ok, 2);
     assert.equal(sshd.logins() - before, 1);
+  });
+
+  it('kill -9 of the master: awaitUp removes the stale socket, logs in once more, and the routes carry traffic again', async () => {
+    const sim = await fx.sim(3);
+    const tunnel = await open(sim.endpoints, { mode: 'forward' });
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes });
+    const clientsBefore = liveSshClients(sshd.port).length;
+    const before = sshd.logins();
+    const [master] = masters(sshd.port);
+    assert.ok(master, 'our master runs');
+    process.kill(master, 'SIGKILL');
+    await gone(master);
+    assert.equal(await tunnel.alive(), false);
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true);
+    assert.equal(sshd.logins() - before, 1, 'one new login');
+    assert.equal(masters(sshd.port).length, 1, 'one master, not a plain session beside a stale socket');
+    const report = await scatterGather(pool, prompts(6), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 6, report.results.find((r) => !r.ok)?.error ?? '');
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true, 'a live route answers at once');
+    assert.equal(sshd.logins() - before, 1, 'no login for a live master');
+    assert.equal(liveSshClients(sshd.port).length, clientsBefore);
+  });
+
+  it('selfHeal: a killed master comes back on its own (one login) in SOCKS mode; a reconnect that cannot succeed is bounded', async () => {
+    const sim = await fx.sim(2);
+    const tunnel = await open(sim.endpoints, { mode: 'socks', selfHeal: true });
+    const before = sshd.logins();
+    const up = new Promise<void>((resolve) => tunnel.once('up', resolve));
+    process.kill(masters(sshd.port)[0]!, 'SIGKILL');
+    await up;
+    assert.equal(sshd.logins() - before, 1);
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 4);
+
+    await sshd.kill(); // the login node is gone: reconnect attempts fail until it is back
+    assert.equal(await tunnel.awaitUp(undefined, 300), false, 'bounded');
+    const aborted = new AbortController();
+    const waiting = tunnel.awaitUp(aborted.signal, 60_000);
+    aborted.abort();
+    assert.equal(await waiting, false, 'abortable');
+    await sshd.start();
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true);
+    assert.equal(masters(sshd.port).length, 1);
+  });
+
+  it('the master holds no secret from our environment', { skip: process.platform === 'linux' ? false : '/proc only on Linux' }, async () => {
+    const saved = { SWARM_API_KEY: process.env.SWARM_API_KEY, VLLM_API_KEY: process.env.VLLM_API_KEY };
+    Object.assign(process.env, { SWARM_API_KEY: 'swarm-secret-1234', VLLM_API_KEY: 'vllm-secret-5678' });
+    try {
+      const sim = await fx.sim(1);
+      await open(sim.endpoints, { mode: 'forward' });
+      const environ = readFileSync(`/proc/${masters(sshd.port)[0]}/environ`, 'utf8');
+      assert.doesNotMatch(environ, /secret|SWARM_API_KEY|VLLM_API_KEY/);
+      assert.match(environ, /(^|\0)HOME=/, 'what ssh needs is still there');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   });
 
   it('teardown leaves no ssh process and no listening port behind', async () => {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { unlinkSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { destination, targetLabel } from './ssh-args.ts';
 import { commonArgs, runSsh, type SshConfig } from './ssh-process.ts';
+import { reapMasters } from './strays.ts';
 
 const QUICK_MS = 15_000;
 
@@ -64,17 +66,36 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
       this.alive = true;
       return;
     }
-    if (options.runLogin) {
-      // The caller runs the login where the user can type (a VS Code terminal); we wait for the socket.
-      await options.runLogin(this.loginCommand());
-      return this.waitUntilRunning(options.loginTimeoutMs ?? 5 * 60_000);
+    await this.clearStale();
+    try {
+      if (options.runLogin) {
+        // The caller runs the login where the user can type (a VS Code terminal); we wait for the socket.
+        await options.runLogin(this.loginCommand());
+        return await this.waitUntilRunning(options.loginTimeoutMs ?? 5 * 60_000);
+      }
+      const result = await runSsh(this.config, this.masterArgs(), {
+        timeoutMs: options.interactive ? 10 * 60_000 : 60_000,
+        interactive: Boolean(options.interactive),
+      });
+      if (result.code !== 0) throw new Error(`ssh login to ${this.label} failed (exit ${result.code}): ${lastLines(result.stderr)}`);
+      await this.waitUntilRunning(QUICK_MS);
+    } catch (err) {
+      // A login that forked (-f) but never answered on the socket would stay logged in for nothing.
+      await this.clearStale();
+      throw err;
     }
-    const result = await runSsh(this.config, this.masterArgs(), {
-      timeoutMs: options.interactive ? 10 * 60_000 : 60_000,
-      interactive: Boolean(options.interactive),
-    });
-    if (result.code !== 0) throw new Error(`ssh login to ${this.label} failed (exit ${result.code}): ${lastLines(result.stderr)}`);
-    await this.waitUntilRunning(QUICK_MS);
+  }
+
+  /**
+   * Our master is not answering: end whatever still runs on our socket and remove the socket file,
+   * or the next `ssh -M -S` finds it, says "already exists, disabling multiplexing" and starts a
+   * plain session that no `-O check` ever sees.
+   */
+  private async clearStale(): Promise<void> {
+    if (!this.controlPath) return;
+    await reapMasters(this.controlPath);
+    await rm(this.controlPath, { force: true });
+    this.masterPid = undefined;
   }
 
   /**
@@ -148,15 +169,31 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
     this.watchTimer = undefined;
   }
 
-  /** Stops our master (`-O exit`); the user's own master is left running. */
+  /** Stops our master (`-O exit`); the user's own master is left running. No process of ours is left. */
   async exit(): Promise<void> {
     this.unwatch();
     if (this.controlPath) {
       await runSsh(this.config, [...this.control, '-O', 'exit'], { timeoutMs: QUICK_MS });
       // `-O exit` returns once the request is sent; the master takes a moment to close its channels.
       if (this.masterPid) await waitForExit(this.masterPid, 5_000);
+      await this.clearStale();
     }
     this.alive = false;
+  }
+
+  /** Last resort when the process is exiting right now (no awaiting): signal our master and drop its socket. */
+  killNow(): void {
+    if (!this.controlPath) return;
+    try {
+      if (this.masterPid) process.kill(this.masterPid, 'SIGTERM');
+    } catch {
+      // gone already
+    }
+    try {
+      unlinkSync(this.controlPath);
+    } catch {
+      // gone already
+    }
   }
 
   /** Does the user's ssh config already multiplex this host, with its master up? */

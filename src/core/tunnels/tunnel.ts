@@ -25,7 +25,15 @@ export interface TunnelOptions extends SshSettings {
   singleProcess?: boolean;
   /** How often to check that the master is alive. */
   watchIntervalMs?: number;
+  /** Reconnect on its own as soon as the login is found gone (CLI); else only when asked (awaitUp, reconnect). */
+  selfHeal?: boolean;
+  /** How a reconnect logs in again when the master is gone; default: as the first login did. */
+  relogin?: ConnectOptions;
 }
+
+/** How long a caller waits for a reconnect by default before giving up on the route. */
+export const RECONNECT_BOUND_MS = 60_000;
+const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 /** Above this many endpoints, auto mode uses one SOCKS proxy instead of a forward each. */
 export const SOCKS_THRESHOLD = 64;
@@ -40,10 +48,14 @@ export function chooseMode(endpointCount: number, options: Pick<TunnelOptions, '
  * identity: the tunnel only gives each a route (its forward's local address, or the SOCKS proxy),
  * which the pool dials while results and logs name the compute node.
  */
-export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
+export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting: [string] }> {
   readonly routes = new Map<string, Route>();
   private readonly forwards: Forward[];
   private readonly ports: PortAllocator;
+  private healing: Promise<boolean> | undefined;
+  private closed = false;
+  /** Ends the wait between reconnect attempts when the tunnel closes. */
+  private readonly closing = new AbortController();
 
   private constructor(
     readonly mode: TunnelMode,
@@ -54,7 +66,10 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
     super();
     this.ports = new PortAllocator(options.localPortBase);
     this.forwards = [];
-    carrier.on('down', (why) => this.emit('down', why));
+    carrier.on('down', (why) => {
+      this.emit('down', why);
+      if (options.selfHeal) void this.heal();
+    });
   }
 
   /** Validates everything first (no process starts on bad input), logs in once, sets up the routes. */
@@ -63,8 +78,9 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
       const problem = checkHost(ep.host);
       if (problem) throw new SshArgumentError(`endpoint ${endpointId(ep)}: ${problem}`);
     }
-    const carrier = login?.carrier ?? (await SshLogin.create(options)).carrier;
-    const tunnel = new Tunnel(chooseMode(endpoints.length, options), endpoints, carrier, options);
+    login ??= await SshLogin.create(options);
+    const relogin = options.relogin ?? login.relogin;
+    const tunnel = new Tunnel(chooseMode(endpoints.length, options), endpoints, login.carrier, { ...options, ...(relogin ? { relogin } : {}) });
     await tunnel.setUp();
     return tunnel;
   }
@@ -113,16 +129,75 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
    * Brings the login and every forward back on the same local ports, so routes stay valid
    * (a ControlPersist socket still valid means no new login at all).
    */
-  async reconnect(options: ConnectOptions = {}): Promise<void> {
+  async reconnect(options: ConnectOptions = this.options.relogin ?? {}): Promise<void> {
     await this.carrier.open(this.forwards, this.ports, { ...options, interactive: options.interactive ?? this.options.interactive ?? false, keepPorts: true });
     this.emit('up');
   }
 
+  /**
+   * For a request that failed on this route: resolves true once the route carries traffic again
+   * (starting a reconnect, or joining the one under way), false after `boundMs`, on `signal`, or
+   * when the tunnel closes. A reconnect outliving the bound carries on for later requests.
+   */
+  awaitUp(signal?: AbortSignal, boundMs = RECONNECT_BOUND_MS): Promise<boolean> {
+    if (this.closed || signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const finish = (up: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
+        resolve(up);
+      };
+      const abort = () => finish(false);
+      const timer = setTimeout(() => finish(false), boundMs);
+      signal?.addEventListener('abort', abort, { once: true });
+      void this.heal().then(finish);
+    });
+  }
+
+  /**
+   * One reconnect loop at a time, retried with backoff until it works or the tunnel closes. On a
+   * live master it only re-adds the forwards (no login); on a dead one it logs in once.
+   */
+  private heal(): Promise<boolean> {
+    this.healing ??= (async () => {
+      for (let attempt = 0; !this.closed; attempt++) {
+        try {
+          await this.reconnect();
+          return true;
+        } catch (err) {
+          const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
+          if (!this.closed) this.emit('reconnecting', `${(err as Error).message}; next try in ${delay / 1000} s`);
+          await sleep(delay, this.closing.signal);
+        }
+      }
+      return false;
+    })().finally(() => (this.healing = undefined));
+    return this.healing;
+  }
+
   /** Drops every forward and our master (the user's own master stays); no ssh process or port is left. */
   async close(): Promise<void> {
+    this.closed = true;
+    this.closing.abort();
     this.removeAllListeners();
     await this.carrier.close();
   }
+
+  /** The process is exiting right now (a second Ctrl-C): signal our ssh without waiting. */
+  killNow(): void {
+    this.closed = true;
+    this.carrier.killNow();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
 }
 
 /**
@@ -133,6 +208,8 @@ export class SshLogin {
   private constructor(
     readonly carrier: Carrier,
     private readonly config: SshConfig,
+    /** How this login was made, so a reconnect that needs a new login asks the same way. */
+    readonly relogin?: ConnectOptions,
   ) {}
 
   /**
@@ -142,10 +219,11 @@ export class SshLogin {
   static async create(options: TunnelOptions, runLogin?: ConnectOptions['runLogin']): Promise<SshLogin> {
     const config = sshConfig(options);
     const single = options.singleProcess ?? process.platform === 'win32';
-    if (single) return new SshLogin(new ProcessCarrier(config), config);
+    const how: ConnectOptions = { interactive: Boolean(options.interactive), ...(runLogin ? { runLogin } : {}) };
+    if (single) return new SshLogin(new ProcessCarrier(config), config, how);
     const master = new SshMaster(config, options.persistSeconds);
-    await master.connect({ interactive: Boolean(options.interactive), ...(runLogin ? { runLogin } : {}) });
-    return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config);
+    await master.connect(how);
+    return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config, how);
   }
 
   /** Reads a file on the login node over the master (no new login); single-process mode needs one more. */
