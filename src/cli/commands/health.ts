@@ -12,13 +12,14 @@ interface HealthFlags extends ReachFlags {
 
 export function healthCommand(): Command {
   const cmd = new Command('health')
+    .usage('--hostfile FILE [options]')
     .description('ask every endpoint GET /health and GET /v1/models: status, served model, max_model_len, latency')
     .option('--hostfile <file>', 'hostfile to check')
     .option('--json', 'one JSON object per endpoint, one per line')
-    .option('--timeout <seconds>', 'deadline per request', num('--timeout', 0.001), 10);
+    .option('--timeout <seconds>', 'deadline per request', num('--timeout', 0.001, 3_600), 10);
   addReachOptions(cmd);
   return cmd.action(async (flags: HealthFlags) => {
-    const swarm = await openSwarm({ ...flags, tag: [], timeout: undefined }, { lookupTimeoutMs: flags.timeout * 1000 });
+    const swarm = await openSwarm({ ...flags, tag: [], timeout: undefined }, { pool: { lookupTimeoutMs: flags.timeout * 1000 } });
     const reports = await checkHealth(swarm.pool);
     await swarm.close();
     if (flags.json) {

@@ -1,9 +1,12 @@
 import { Command } from 'commander';
 import { loadPrompts, OrderedJsonlWriter, PromptFileError, scatterGather } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
+import { printable } from '../format.ts';
+import { claimStop, exitCode } from '../interrupt.ts';
+import { checkOutPath, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
-import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, Interrupted, openSwarm, type ReachFlags } from '../swarm.ts';
 
 interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompts: string;
@@ -14,6 +17,7 @@ interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
 
 export function scatterCommand(): Command {
   const cmd = new Command('scatter')
+    .usage('--hostfile FILE --prompts FILE [options]')
     .description('send every prompt to the swarm (prompt i → endpoint i % n) and write one result per prompt, in input order')
     .requiredOption('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
     .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts", true)
@@ -24,18 +28,24 @@ export function scatterCommand(): Command {
   addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
+    const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const prompts = await loadPrompts(flags.prompts).catch((err: unknown) => {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     });
-    const swarm = await openSwarm(flags);
+    if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
+    const swarm = await openSwarm(flags, { signal: stop.signal, select: runOptions(flags) }).catch(async (err: unknown) => {
+      if (!(err instanceof Interrupted)) throw err;
+      await writeAllCancelled(flags.out, prompts);
+      return undefined;
+    });
+    if (!swarm) return void (process.exitCode = EXIT.interrupted);
     const run = scatterGather(swarm.pool, prompts, { ...runOptions(flags), batch: flags.batch });
     const writer = new OrderedJsonlWriter(flags.out);
     run.on('result', (r) => writer.add(r));
-    const { report, interrupted } = await watchRun(run, flags.batch ? 'batched' : 'individual', Boolean(flags.quiet));
-    await writer.close();
+    const report = await watchRun(run, flags.batch ? 'batched' : 'individual', Boolean(flags.quiet), stop);
+    if (flags.out || stop.reason() !== 'stdout-closed') await writer.close();
     await swarm.close();
-    if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
-    if (interrupted) process.exitCode = EXIT.interrupted;
-    else process.exitCode = report.summary.ok === report.summary.prompts ? EXIT.ok : EXIT.failed;
+    if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    process.exitCode = exitCode(stop, report.summary.ok === report.summary.prompts);
   });
 }

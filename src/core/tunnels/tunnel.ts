@@ -236,4 +236,8 @@ export class SshLogin {
   close(): Promise<void> {
     return this.carrier.close();
   }
+
+  killNow(): void {
+    this.carrier.killNow();
+  }
 }
