@@ -1,2 +1,7 @@
 #!/usr/bin/env node
-import '../dist/cli.js';
+// Ctrl-C from the first moment: counted here while the CLI loads, then handed to src/cli/interrupt.ts.
+const early = { count: 0, handler: () => early.count++ };
+globalThis[Symbol.for('swarm-lab.early-stop')] = early;
+process.on('SIGINT', early.handler);
+process.on('SIGTERM', early.handler);
+await import('../dist/cli.js');

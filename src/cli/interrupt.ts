@@ -13,6 +13,12 @@ let reason: StopReason | undefined;
 let claimed = false;
 const exitHooks = new Set<() => void>();
 
+/** What bin/swarm.js counted before this module loaded. */
+interface EarlyStop {
+  count: number;
+  handler: () => void;
+}
+
 export function installStop(): void {
   const interrupt = () => {
     if (reason === 'interrupt' || !claimed) process.exit(130);
@@ -21,6 +27,17 @@ export function installStop(): void {
   };
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
+  const early = (globalThis as Record<symbol, EarlyStop | undefined>)[Symbol.for('swarm-lab.early-stop')];
+  if (early) {
+    process.off('SIGINT', early.handler);
+    process.off('SIGTERM', early.handler);
+    if (early.count) {
+      // Pending: a command that claims the stop (its action starts within this turn) cancels cleanly; others exit.
+      reason = 'interrupt';
+      controller.abort();
+      setTimeout(() => claimed || process.exit(130), 0);
+    }
+  }
   // Any error of stdout means its reader is gone; later writes fail the same way and are ignored.
   process.stdout.on('error', () => {
     reason ??= 'stdout-closed';

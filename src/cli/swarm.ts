@@ -5,7 +5,9 @@ import {
   DEFAULT_RETRY,
   endpointId,
   hostfileFromText,
+  cappedList,
   HostfileError,
+  type HostfileIssue,
   loadHostfile,
   matchesTags,
   RequestFailure,
@@ -189,18 +191,22 @@ async function ssh<T>(open: () => Promise<T>): Promise<T> {
 export async function readHostfile(path: string): Promise<Endpoint[]> {
   try {
     const { endpoints, warnings } = await loadHostfile(path);
-    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    warn(warnings);
     return endpoints;
   } catch (err) {
     throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
   }
 }
 
+function warn(warnings: readonly HostfileIssue[]): void {
+  if (warnings.length) process.stderr.write(`${cappedList(warnings, (w) => `warning: ${printable(String(w))}`)}\n`);
+}
+
 async function readRemoteHostfile(login: SshLogin, via: string, path: string): Promise<Endpoint[]> {
   const text = await ssh(() => login.readRemoteFile(path));
   try {
     const { endpoints, warnings } = hostfileFromText(text, `${via}:${path}`);
-    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    warn(warnings);
     return endpoints;
   } catch (err) {
     throw new CliError((err as Error).message);

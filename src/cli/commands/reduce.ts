@@ -1,6 +1,5 @@
 import { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
-import { checkTreeReduce, parsePrompts, treeReduce } from '../../core/index.ts';
+import { checkTreeReduce, loadPrompts, PromptFileError, treeReduce } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
@@ -55,12 +54,8 @@ export function reduceCommand(): Command {
 }
 
 async function readItems(path: string): Promise<string[]> {
-  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`cannot read items ${path}: ${err.code ?? err.message}`);
+  const items = await loadPrompts(path, 'items').catch((err: unknown) => {
+    throw err instanceof PromptFileError ? new CliError(err.message) : err;
   });
-  try {
-    return parsePrompts(text, path).map((p) => p.prompt);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  return items.map((p) => p.prompt);
 }

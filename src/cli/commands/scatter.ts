@@ -35,6 +35,7 @@ export function scatterCommand(): Command {
     if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
     const swarm = await openSwarm(flags, { signal: stop.signal, select: runOptions(flags) }).catch(async (err: unknown) => {
       if (!(err instanceof Interrupted)) throw err;
+      process.stderr.write('cancelled before the run started: every prompt written as cancelled\n');
       await writeAllCancelled(flags.out, prompts);
       return undefined;
     });
