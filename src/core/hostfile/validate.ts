@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 
 // Checks return an error message, or undefined when the value is fine.
 
-const QUOTED_CHARS = 80;
+const QUOTED_CHARS = 300; // above any valid host name (253)
 
 /** Quotes user text in messages, escaping control characters and cutting it short, so junk stays readable. */
 export function quote(text: string): string {
