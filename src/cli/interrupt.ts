@@ -1,7 +1,7 @@
 /**
  * How the CLI stops early. Installed once, before any command runs, so no moment is uncovered:
  * - a command that can stop cleanly `claim()`s the stop and watches its signal: the first Ctrl-C
- *   (or SIGTERM) aborts it, a second one exits at once;
+ *   (or SIGTERM, SIGHUP) aborts it, a second one exits at once;
  * - unclaimed, Ctrl-C exits at once (130);
  * - stdout closed by its reader (`swarm scatter | head -1`, EPIPE) aborts it too, quietly;
  * - whatever must not outlive us (an ssh master) registers a synchronous `onExit` hook.
@@ -13,10 +13,11 @@ let reason: StopReason | undefined;
 let claimed = false;
 const exitHooks = new Set<() => void>();
 
-/** What bin/swarm.js counted before this module loaded. */
+/** What bin/swarm.js counted before this module loaded, and which signals stop us. */
 interface EarlyStop {
   count: number;
   handler: () => void;
+  signals: NodeJS.Signals[];
 }
 
 export function installStop(): void {
@@ -25,12 +26,12 @@ export function installStop(): void {
     reason = 'interrupt';
     controller.abort();
   };
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', interrupt);
   const early = (globalThis as Record<symbol, EarlyStop | undefined>)[Symbol.for('swarm-lab.early-stop')];
+  for (const signal of early?.signals ?? ['SIGINT', 'SIGTERM']) {
+    process.on(signal, interrupt);
+    if (early) process.off(signal, early.handler);
+  }
   if (early) {
-    process.off('SIGINT', early.handler);
-    process.off('SIGTERM', early.handler);
     if (early.count) {
       // Pending: a command that claims the stop (its action starts within this turn) cancels cleanly; others exit.
       reason = 'interrupt';
