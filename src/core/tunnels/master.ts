@@ -9,6 +9,7 @@ import { commonArgs, runSsh, type SshConfig } from './ssh-process.ts';
 import { reapMasters } from './strays.ts';
 
 const QUICK_MS = 15_000;
+const PID_PROBE_MS = 500;
 
 /** What the extension runs in a terminal for the first, interactive login (one-time password). */
 export interface LoginCommand {
@@ -33,6 +34,7 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   /** Our control socket; undefined while riding the user's own master. */
   private controlPath: string | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  private pidTimer: NodeJS.Timeout | undefined;
   private alive = false;
   private masterPid: number | undefined;
 
@@ -157,16 +159,24 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   /** Checks liveness every `intervalMs`; emits `down` once when the master is gone. */
   watch(intervalMs: number): void {
     this.unwatch();
-    this.watchTimer = setInterval(async () => {
+    const probe = async () => {
       const wasAlive = this.alive;
       if (!(await this.check()) && wasAlive) this.emit('down', `ssh master for ${this.label} is gone`);
-    }, intervalMs);
+    };
+    this.watchTimer = setInterval(probe, intervalMs);
+    // A killed master is seen within half a second, without running ssh: its process is gone.
+    this.pidTimer = setInterval(() => {
+      if (this.alive && this.masterPid && !processExists(this.masterPid)) void probe();
+    }, PID_PROBE_MS);
     this.watchTimer.unref();
+    this.pidTimer.unref();
   }
 
   unwatch(): void {
     clearInterval(this.watchTimer);
+    clearInterval(this.pidTimer);
     this.watchTimer = undefined;
+    this.pidTimer = undefined;
   }
 
   /** Stops our master (`-O exit`); the user's own master is left running. No process of ours is left. */
@@ -214,6 +224,15 @@ export class ForwardError extends Error {
     readonly portTaken: boolean,
   ) {
     super(message);
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
   }
 }
 
