@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
@@ -131,6 +132,27 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
     const result = await done;
     assert.equal(result.code, 0, stderr);
     assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+  });
+
+  it('Ctrl-C while health or wait waits on a silent endpoint: exit 130 and no ssh process left', async () => {
+    const silent = createServer(() => {}); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const hostfile = await writeText(dir, 'silent.hostfile', `127.0.0.1\t${(silent.address() as AddressInfo).port}\n`);
+      for (const args of [['health', '--timeout', '30'], ['wait', '--output', join(dir, 'silent.ready')]]) {
+        let stderr = '';
+        const child = spawnCli([...args, '--hostfile', hostfile, ...ssh()]);
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        const done = finished(child, args[0]!, 30_000);
+        await waitFor(() => (stderr.includes('tunnel:') ? true : undefined), 15_000, 'the tunnel');
+        child.kill('SIGINT');
+        const r = await done;
+        assert.equal(r.code, 130, `${args[0]}: ${r.stderr}`);
+        await waitFor(() => (processesWith(`-p ${sshd.port}`).length ? undefined : true), 5_000, `${args[0]}: no ssh process left`);
+      }
+    } finally {
+      silent.close();
+    }
   });
 
   for (const batch of [true, false]) {

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { checkHealth } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
+import { printable } from '../format.ts';
 import { num } from '../options.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
@@ -31,7 +32,7 @@ export function healthCommand(): Command {
         r.models.map((m) => m.id).join(',') || '-',
         r.models[0]?.maxModelLen?.toString() ?? '-',
         r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
-        r.error ?? '',
+        printable(r.error ?? ''),
       ]);
       const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
