@@ -167,6 +167,7 @@ function checkFlags(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags): 
   if (Boolean(flags.hostfile) === Boolean(flags.remoteHostfile)) throw new CliError('give exactly one of --hostfile FILE and --remote-hostfile PATH');
   if (flags.remoteHostfile && !flags.via) throw new CliError('--remote-hostfile needs --via, the login node to read it from');
   if (flags.via && flags.socks) throw new CliError('--via opens its own tunnel; --socks is for a proxy opened elsewhere: give one of them');
+  if (flags.socks) socksAddress(flags.socks);
   try {
     if (flags.remoteHostfile) checkRemotePath(flags.remoteHostfile);
   } catch (err) {
