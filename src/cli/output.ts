@@ -29,6 +29,7 @@ export async function checkOutPath(out: string, inputs: ReadonlyArray<[flag: str
 
 /** Stopped before the run began: every prompt is written, in order, as cancelled. */
 export async function writeAllCancelled(out: string | undefined, prompts: readonly PromptInput[]): Promise<void> {
+  process.stderr.write('cancelled before the run started: every prompt written as cancelled\n');
   const writer = new OrderedJsonlWriter(out);
   prompts.forEach((p, index) => writer.add(unfinished({ ...p, index, queuedMs: 0 }, 'cancelled', 'cancelled', 0)));
   await writer.close();

@@ -26,7 +26,7 @@ import {
 } from '../core/index.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
-import { onExit } from './interrupt.ts';
+import { onExit, type Stop } from './interrupt.ts';
 import { num, type GenerationFlags, type SwarmFlags } from './options.ts';
 
 /** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
@@ -74,8 +74,28 @@ export interface OpenOptions {
 }
 
 /** Start-up stopped by Ctrl-C; nothing was left open. */
-export class Interrupted extends Error {
+class Interrupted extends Error {
   override name = 'Interrupted';
+}
+
+/**
+ * openSwarm under the command's stop: when Ctrl-C comes first, runs `onStopped` (writing what is
+ * owed), sets exit code 130 and returns undefined.
+ */
+export async function openUnlessStopped(
+  flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags,
+  stop: Stop,
+  options: Omit<OpenOptions, 'signal'> = {},
+  onStopped: () => Promise<void> = async () => {},
+): Promise<Swarm | undefined> {
+  try {
+    return await openSwarm(flags, { ...options, signal: stop.signal });
+  } catch (err) {
+    if (!(err instanceof Interrupted)) throw err;
+    await onStopped();
+    process.exitCode = EXIT.interrupted;
+    return undefined;
+  }
 }
 
 /**

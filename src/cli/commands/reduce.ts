@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import { checkTreeReduce, loadPrompts, PromptFileError, treeReduce } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
+import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
-import { addReachOptions, Interrupted, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface ReduceFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompt: string;
@@ -38,11 +38,8 @@ export function reduceCommand(): Command {
     }
     const stop = claimStop();
     const items = flags.items ? await readItems(flags.items) : undefined;
-    const swarm = await openSwarm(flags, { signal: stop.signal, select: runOptions(flags) }).catch((err: unknown) => {
-      if (err instanceof Interrupted) return undefined;
-      throw err;
-    });
-    if (!swarm) return void (process.exitCode = EXIT.interrupted);
+    const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
+    if (!swarm) return;
     const run = treeReduce(swarm.pool, { ...input, ...(items ? { items } : {}) }, runOptions(flags));
     const report = await watchRun(run, 'tree-reduce', Boolean(flags.quiet), stop);
     await swarm.close();

@@ -1,12 +1,12 @@
 import { Command } from 'commander';
 import { loadPrompts, OrderedJsonlWriter, PromptFileError, scatterGather } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
+import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { checkOutPath, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
-import { addReachOptions, Interrupted, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompts: string;
@@ -33,13 +33,8 @@ export function scatterCommand(): Command {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     });
     if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
-    const swarm = await openSwarm(flags, { signal: stop.signal, select: runOptions(flags) }).catch(async (err: unknown) => {
-      if (!(err instanceof Interrupted)) throw err;
-      process.stderr.write('cancelled before the run started: every prompt written as cancelled\n');
-      await writeAllCancelled(flags.out, prompts);
-      return undefined;
-    });
-    if (!swarm) return void (process.exitCode = EXIT.interrupted);
+    const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) }, () => writeAllCancelled(flags.out, prompts));
+    if (!swarm) return;
     const run = scatterGather(swarm.pool, prompts, { ...runOptions(flags), batch: flags.batch });
     const writer = new OrderedJsonlWriter(flags.out);
     run.on('result', (r) => writer.add(r));

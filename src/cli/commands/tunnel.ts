@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { checkHealth, writeHostfile } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
+import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
-import { addReachOptions, Interrupted, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface TunnelFlags extends ReachFlags {
   hostfile?: string;
@@ -30,11 +30,8 @@ export function tunnelCommand(): Command {
     const flags: TunnelFlags = { ...raw, socks: undefined, tunnelMode: raw.socks ? 'socks' : raw.forward ? 'forward' : 'auto' };
     if (flags.out) await checkOutPath(flags.out, [['--hostfile', flags.hostfile]]);
     const stop = claimStop();
-    const swarm = await openSwarm({ ...flags, tag: [] }, { signal: stop.signal }).catch((err: unknown) => {
-      if (err instanceof Interrupted) return undefined;
-      throw err;
-    });
-    if (!swarm) return void (process.exitCode = EXIT.interrupted);
+    const swarm = await openUnlessStopped({ ...flags, tag: [] }, stop);
+    if (!swarm) return;
     const tunnel = swarm.tunnel!;
     // Nothing else holds the event loop while we wait (the master runs on its own): hold it ourselves.
     const keepAlive = setInterval(() => {}, 1 << 30);

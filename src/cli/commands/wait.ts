@@ -5,7 +5,7 @@ import { CliError, EXIT } from '../exit.ts';
 import { claimStop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
 import { checkOutPath } from '../output.ts';
-import { addReachOptions, Interrupted, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface WaitFlags extends ReachFlags {
   hostfile?: string;
@@ -38,11 +38,8 @@ export function waitCommand(): Command {
     if (!output) throw new CliError('--output is needed with --remote-hostfile');
     await checkOutPath(output, [['--hostfile', flags.hostfile]], '--output');
     const stop = claimStop();
-    const swarm = await openSwarm({ ...flags, tag: [] }, { signal: stop.signal }).catch((err: unknown) => {
-      if (err instanceof Interrupted) return undefined;
-      throw err;
-    });
-    if (!swarm) return void (process.exitCode = EXIT.interrupted);
+    const swarm = await openUnlessStopped({ ...flags, tag: [] }, stop);
+    if (!swarm) return;
     try {
       const slots = await waitForHealthy(swarm.pool, {
         intervalMs: flags.interval * 1000,
