@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { cappedList } from './hostfile/issue.ts';
 import type { PromptInput } from './result.ts';
+import { decodeUtf8 } from './text-file.ts';
 
 /** A prompt file that cannot be read as prompts; names the file and line. */
 export class PromptFileError extends Error {
@@ -51,37 +52,9 @@ export async function loadPrompts(path: string, what = 'prompts'): Promise<Promp
   } catch (err) {
     throw new PromptFileError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  return parsePrompts(decodeText(bytes, path), path);
-}
-
-const strict = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * UTF-8 text, or a PromptFileError naming the first line that is not: a NUL byte or an invalid
- * sequence means a binary or compressed file, which would otherwise go out as garbage prompts.
- */
-export function decodeText(bytes: Uint8Array, file: string): string {
-  if (!bytes.includes(0) && isUtf8(bytes)) return strict.decode(bytes);
-  const hint = bytes[0] === 0x1f && bytes[1] === 0x8b ? ' (it looks gzip-compressed)' : ' (a binary file?)';
-  // No UTF-8 sequence holds a newline byte, so the bad bytes lie within one line: name it.
-  for (let start = 0, line = 1; start <= bytes.length; line++) {
-    const newline = bytes.indexOf(0x0a, start);
-    const end = newline < 0 ? bytes.length : newline;
-    const row = bytes.subarray(start, end);
-    const why = row.includes(0) ? 'holds a NUL byte' : isUtf8(row) ? undefined : 'is not valid UTF-8';
-    if (why) throw new PromptFileError(`${file}:${line}: ${why}; prompts must be UTF-8 text${hint}`);
-    start = end + 1;
-  }
-  throw new PromptFileError(`${file}: is not UTF-8 text${hint}`);
-}
-
-function isUtf8(bytes: Uint8Array): boolean {
-  try {
-    strict.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  const decoded = decodeUtf8(bytes);
+  if ('notText' in decoded) throw new PromptFileError(`${path}:${decoded.notText.line}: ${decoded.notText.problem}; ${what} must be UTF-8 text`);
+  return parsePrompts(decoded.text, path);
 }
 
 /** A parser's message about a line, short enough for one terminal line. */
