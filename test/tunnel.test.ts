@@ -257,6 +257,21 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     assert.equal(masters(sshd.port).length, 1);
   });
 
+  it('single-process mode (the Windows way) heals too: a killed ssh is started again on the same ports, one login', async () => {
+    const sim = await fx.sim(2);
+    const tunnel = await open(sim.endpoints, { singleProcess: true, mode: 'forward', selfHeal: true });
+    const ports = tunnel.localEndpoints().map((e) => e.port);
+    const before = sshd.logins();
+    const carrier = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').find((l) => l.includes(`-p ${sshd.port}`) && / -N /.test(l) && !/ -M /.test(l));
+    const up = new Promise<void>((resolve) => tunnel.once('up', resolve));
+    process.kill(Number(carrier!.trim().split(/\s+/)[0]), 'SIGKILL');
+    await up;
+    assert.equal(sshd.logins() - before, 1);
+    assert.deepEqual(tunnel.localEndpoints().map((e) => e.port), ports, 'same local ports');
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 4);
+  });
+
   it('the master holds no secret from our environment', { skip: process.platform === 'linux' ? false : '/proc only on Linux' }, async () => {
     const saved = { SWARM_API_KEY: process.env.SWARM_API_KEY, VLLM_API_KEY: process.env.VLLM_API_KEY };
     Object.assign(process.env, { SWARM_API_KEY: 'swarm-secret-1234', VLLM_API_KEY: 'vllm-secret-5678' });
