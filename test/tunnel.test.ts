@@ -24,6 +24,14 @@ function masters(port: number): number[] {
     .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
     .map((m) => Number(m![1]));
 }
+async function waitForValue<T>(probe: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
 async function gone(pid: number): Promise<void> {
   for (;;) {
     try {
@@ -270,6 +278,26 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     assert.deepEqual(tunnel.localEndpoints().map((e) => e.port), ports, 'same local ports');
     const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 5 }).done;
     assert.equal(report.summary.ok, 4);
+  });
+
+  it('close() during a reconnect whose login hangs ends that login too: no ssh process left', async () => {
+    const sim = await fx.sim(1);
+    const tunnel = await Tunnel.open(sim.endpoints, options({ mode: 'forward', selfHeal: true }));
+    const clientsBefore = liveSshClients(sshd.port).length - 1; // ours is the one master
+    await sshd.kill();
+    // The login node's port now accepts and never speaks: a login attempt waits for its banner.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(sshd.port, '127.0.0.1', r));
+    try {
+      const reconnecting = new Promise<void>((resolve) => tunnel.once('down', () => resolve()));
+      await reconnecting;
+      await waitForValue(() => (liveSshClients(sshd.port).some((l) => / -M /.test(l)) ? true : undefined), 'a login under way');
+      await tunnel.close();
+      assert.equal(liveSshClients(sshd.port).length, clientsBefore, 'the hanging login was ended');
+    } finally {
+      silent.close();
+      await sshd.start();
+    }
   });
 
   it('the master holds no secret from our environment', { skip: process.platform === 'linux' ? false : '/proc only on Linux' }, async () => {

@@ -180,7 +180,13 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
     this.closed = true;
     this.closing.abort();
     this.removeAllListeners();
-    await this.carrier.close();
+    const healing = this.healing;
+    await this.carrier.close(); // also ends a login under way (its ssh runs on our control socket)
+    // A reconnect that logged in all the same before it noticed: once it has settled, close again.
+    if (healing) {
+      await healing;
+      await this.carrier.close();
+    }
   }
 
   /** The process is exiting right now (a second Ctrl-C): signal our ssh without waiting. */
