@@ -238,8 +238,17 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     assert.equal(masters(sshd.port).length, 1, 'one master, not a plain session beside a stale socket');
     const report = await scatterGather(pool, prompts(6), { maxTokens: 5 }).done;
     assert.equal(report.summary.ok, 6, report.results.find((r) => !r.ok)?.error ?? '');
-    assert.equal(await tunnel.awaitUp(undefined, 30_000), true, 'a live route answers at once');
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), false, 'an intact route: the failure was the endpoint\'s, nothing to re-send for');
     assert.equal(sshd.logins() - before, 1, 'no login for a live master');
+
+    // A forward lost on a live master comes back without a login.
+    const args = liveSshClients(sshd.port).find((l) => / -M /.test(l))!;
+    const socket = / -S (\S+)/.exec(args)![1]!;
+    const [first] = tunnel.localEndpoints();
+    execFileSync('ssh', ['-F', sshd.clientConfig, '-S', socket, '-O', 'cancel', '-L', `127.0.0.1:${first!.port}:${sim.endpoints[0]!.host}:${sim.endpoints[0]!.port}`, 'x'], { stdio: 'ignore' });
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true, 'the forward is back');
+    assert.equal((await scatterGather(pool, prompts(3), { maxTokens: 5 }).done).summary.ok, 3);
+    assert.equal(sshd.logins() - before, 1, 'still no new login');
     assert.equal(liveSshClients(sshd.port).length, clientsBefore);
   });
 

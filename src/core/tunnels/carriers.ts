@@ -167,7 +167,8 @@ export class ProcessCarrier extends EventEmitter<{ down: [string] }> implements 
   }
 }
 
-function listening(port: number): Promise<boolean> {
+/** Does something accept connections on 127.0.0.1:`port` (one of our forwards)? */
+export function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1', () => {
       s.destroy();

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { endpointId, type Endpoint } from '../endpoint.ts';
 import { checkHost } from '../hostfile/validate.ts';
 import type { Route } from '../http/endpoint-client.ts';
-import { MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
+import { listening, MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
 import { SshMaster, type ConnectOptions } from './master.ts';
 import { checkRemotePath, SshArgumentError } from './ssh-args.ts';
@@ -135,9 +135,11 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
   }
 
   /**
-   * For a request that failed on this route: resolves true once the route carries traffic again
-   * (starting a reconnect, or joining the one under way), false after `boundMs`, on `signal`, or
-   * when the tunnel closes. A reconnect outliving the bound carries on for later requests.
+   * For a request that failed on this route (refused, or reset as the master died under it):
+   * resolves true once a broken route carries traffic again (starting a reconnect, or joining the
+   * one under way), so the request is worth sending again. False when the route was fine all
+   * along (the failure is the endpoint's own: fail over), after `boundMs`, on `signal`, or once
+   * the tunnel closes. A reconnect outliving the bound carries on for later requests.
    */
   awaitUp(signal?: AbortSignal, boundMs = RECONNECT_BOUND_MS): Promise<boolean> {
     if (this.closed || signal?.aborted) return Promise.resolve(false);
@@ -150,8 +152,13 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
       const abort = () => finish(false);
       const timer = setTimeout(() => finish(false), boundMs);
       signal?.addEventListener('abort', abort, { once: true });
-      void this.heal().then(finish);
+      void (this.healing ?? this.healIfBroken()).then(finish);
     });
+  }
+
+  private async healIfBroken(): Promise<boolean> {
+    const intact = (await this.carrier.alive()) && (await Promise.all(this.forwards.map((f) => listening(f.local)))).every(Boolean);
+    return intact ? false : this.heal();
   }
 
   /**
