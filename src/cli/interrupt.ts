@@ -31,13 +31,13 @@ export function installStop(): void {
     process.on(signal, interrupt);
     if (early) process.off(signal, early.handler);
   }
-  if (early) {
-    if (early.count) {
-      // Pending: a command that claims the stop (its action starts within this turn) cancels cleanly; others exit.
-      reason = 'interrupt';
-      controller.abort();
-      setTimeout(() => claimed || process.exit(130), 0);
-    }
+  if (early?.count === 1) {
+    // Pending: a command that claims the stop (its action starts within this turn) cancels cleanly; others exit.
+    reason = 'interrupt';
+    controller.abort();
+    setTimeout(() => claimed || process.exit(130), 0);
+  } else if (early && early.count > 1) {
+    process.exit(130); // Ctrl-C twice already
   }
   // Any error of stdout means its reader is gone; later writes fail the same way and are ignored.
   process.stdout.on('error', () => {
