@@ -7,15 +7,22 @@ export function count(n: number, noun: string): string {
   return `${int(n)} ${noun}${n === 1 ? '' : 's'}`;
 }
 
+/** Longest line shown whole: a message naming every endpoint of a big swarm is cut. */
+const LINE_CHARS = 600;
+
 /**
  * Text from input or servers made safe to print on a terminal: control characters (ESC, CR, …,
- * C1, bidi overrides) shown as escapes; newlines and tabs kept.
+ * C1, bidi overrides) shown as escapes, newlines and tabs kept, each line cut at 600 characters.
  */
 export function printable(text: string): string {
-  return text.replace(/[\0-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  return text
+    .split('\n')
+    .map((line) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}… (${int(line.length)} characters)` : line))
+    .join('\n')
+    .replace(/[\0-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+      const code = c.charCodeAt(0);
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    });
 }
 
 /** Above this many endpoints the summary gives the distribution and the failing ones, not a line each. */

@@ -4,6 +4,7 @@ import { formatSummary, printable } from './format.ts';
 import type { Stop } from './interrupt.ts';
 
 const int = (n: number) => n.toLocaleString('en-US');
+const LISTED_DOWN = 20;
 
 /**
  * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress) unless `bar` is
@@ -34,10 +35,15 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
     line.update(p.done, { failed: int(p.failed), secs: (p.elapsedMs / 1000).toFixed(1) });
   });
   run.on('warning', (w) => log(`warning: ${w}`));
+  // A thousand endpoints going down (a job ending) make a count, not a thousand lines.
+  let down = 0;
   run.on('endpoint', (e) => {
-    if (e.status === 'down') log(`endpoint ${e.endpoint} down: ${e.reason ?? 'unreachable'}`);
+    if (e.status === 'down' && ++down <= LISTED_DOWN) log(`endpoint ${e.endpoint} down: ${e.reason ?? 'unreachable'}`);
   });
-  return () => bars?.stop();
+  return () => {
+    bars?.stop();
+    if (down > LISTED_DOWN) process.stderr.write(`… and ${int(down - LISTED_DOWN)} more endpoints went down\n`);
+  };
 }
 
 /**
