@@ -53,6 +53,8 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
   private readonly forwards: Forward[];
   private readonly ports: PortAllocator;
   private healing: Promise<boolean> | undefined;
+  /** The check (and heal) every request failing at once shares: one `ssh -O check`, not hundreds. */
+  private repair: Promise<boolean> | undefined;
   private closed = false;
   /** Ends the wait between reconnect attempts when the tunnel closes. */
   private readonly closing = new AbortController();
@@ -152,11 +154,13 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
       const abort = () => finish(false);
       const timer = setTimeout(() => finish(false), boundMs);
       signal?.addEventListener('abort', abort, { once: true });
-      void (this.healing ?? this.healIfBroken()).then(finish);
+      this.repair ??= this.healIfBroken().finally(() => (this.repair = undefined));
+      void this.repair.then(finish);
     });
   }
 
   private async healIfBroken(): Promise<boolean> {
+    if (this.healing) return this.healing;
     const intact = (await this.carrier.alive()) && (await Promise.all(this.forwards.map((f) => listening(f.local)))).every(Boolean);
     return intact ? false : this.heal();
   }
