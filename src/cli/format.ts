@@ -1,4 +1,4 @@
-import { percentile, summaryRows, type EndpointSummary, type RunSummary } from '../core/index.ts';
+import { latencyStats, percentile, summaryRows, type EndpointSummary, type PromptResult, type RunSummary } from '../core/index.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -28,14 +28,15 @@ export function printable(text: string): string {
 /** Above this many endpoints the summary gives the distribution and the failing ones, not a line each. */
 const ENDPOINT_LINES = 12;
 
-export function formatSummary(s: RunSummary): string {
+/** The run's summary; with its results, a big swarm's slowest endpoints are named too. */
+export function formatSummary(s: RunSummary, results: readonly PromptResult[] = []): string {
   const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${s.model}` : ''}`;
   const rows = summaryRows(s);
   const width = Math.max(...rows.map(([k]) => k.length));
-  return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ...perEndpoint(s.endpoints)].join('\n');
+  return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ...perEndpoint(s.endpoints, results)].join('\n');
 }
 
-function perEndpoint(endpoints: readonly EndpointSummary[]): string[] {
+function perEndpoint(endpoints: readonly EndpointSummary[], results: readonly PromptResult[]): string[] {
   const line = (e: EndpointSummary) => `  ${e.endpoint}  ${count(e.prompts, 'prompt')} · ${count(e.requests, 'request')}${e.failed ? ` · ${int(e.failed)} failed` : ''}`;
   if (!endpoints.length) return [];
   if (endpoints.length <= ENDPOINT_LINES) return ['per endpoint:', ...endpoints.map(line)];
@@ -48,7 +49,26 @@ function perEndpoint(endpoints: readonly EndpointSummary[]): string[] {
     `per endpoint (${int(endpoints.length)} endpoints):`,
     `  prompts   ${spread((e) => e.prompts)}`,
     `  requests  ${spread((e) => e.requests)}`,
+    ...slowest(results),
     ...(failing.length ? [`  ${count(failing.length, 'endpoint')} with failures${failing.length > 5 ? ', the worst 5' : ''}:`, ...failing.slice(0, 5).map(line)] : []),
+  ];
+}
+
+/** The five endpoints with the highest median E2EL over their successful prompts. */
+function slowest(results: readonly PromptResult[]): string[] {
+  const latencies = new Map<string, number[]>();
+  for (const r of results) {
+    if (r.status !== 'ok' || !r.endpoint || r.timings.sentMs === null) continue;
+    const list = latencies.get(r.endpoint) ?? [];
+    list.push(r.timings.doneMs - r.timings.sentMs);
+    latencies.set(r.endpoint, list);
+  }
+  const medians = [...latencies].map(([endpoint, ms]) => ({ endpoint, ms: latencyStats(ms)!.medianMs })).sort((a, b) => b.ms - a.ms);
+  if (!medians.length) return [];
+  const spread = medians.map((m) => m.ms).sort((a, b) => a - b);
+  return [
+    `  E2EL median per endpoint  min ${int(spread[0]!)} ms · median ${int(percentile(spread, 50))} ms · max ${int(spread.at(-1)!)} ms; slowest:`,
+    ...medians.slice(0, 5).map((m) => `  ${m.endpoint}  ${int(m.ms)} ms`),
   ];
 }
 

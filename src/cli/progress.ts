@@ -61,6 +61,6 @@ export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, st
   const report = await run.done;
   stop.signal.removeEventListener('abort', cancel);
   stopBar();
-  if (!quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
+  if (!quiet) process.stderr.write(`${formatSummary(report.summary, report.results)}\n`);
   return report;
 }
