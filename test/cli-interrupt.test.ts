@@ -56,13 +56,15 @@ describe('Ctrl-C at random moments', { skip: process.platform !== 'linux' ? 'rea
         child.kill('SIGINT');
         const r = await done;
         const context = `after ${delayMs} ms (${batch ? 'batched' : 'individual'}): exit ${r.code ?? r.signal}\n${r.stderr.slice(0, 1000)}`;
-        // A run may finish before the signal lands (batched is fast): then it is simply complete.
-        assert.ok(r.code === 130 || r.code === 0, context);
+        // A run may finish before the signal lands (batched is fast): then it is simply complete, and
+        // a signal landing while node tears down may still end it the default way (the shell's 130 too).
+        const finishedFirst = r.code === 0 || r.signal === 'SIGINT';
+        assert.ok(r.code === 130 || finishedFirst, context);
         const rows = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { index: number; status: string });
         assert.equal(rows.length, COUNT, context);
         rows.forEach((row, i) => assert.equal(row.index, i, context));
         assert.ok(rows.every((row) => row.status === 'ok' || row.status === 'cancelled'), context);
-        if (r.code === 0) assert.ok(rows.every((row) => row.status === 'ok'), context);
+        if (finishedFirst) assert.ok(rows.every((row) => row.status === 'ok'), context);
       }),
       { numRuns: 12 },
     );
