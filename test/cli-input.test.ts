@@ -91,12 +91,18 @@ describe('bad input: one clear line, exit 2', { concurrency: 4, timeout: 60_000 
   });
 
   it('stdout closed early (| head -1): the run stops quietly, no stack trace', async () => {
-    const many = await writeText(dir, 'many.txt', Array.from({ length: 5_000 }, (_, i) => `prompt ${i}`).join('\n'));
-    const child = spawnCli(['scatter', '--hostfile', sim.hostfile, '--prompts', many, '--no-batch', '--quiet']);
-    child.stdout!.once('data', () => child.stdout!.destroy()); // the reader goes away after the first chunk
-    const r = await finished(child, 'scatter | head -1', 30_000);
-    assert.ok(r.code === 0 || r.code === 1, shown(r));
-    assert.doesNotMatch(r.stderr, /EPIPE|^\s+at /m, shown(r));
+    // Its own servers: the other tests here count the requests theirs receive.
+    const own = await startSim(dir, 'epipe.hostfile', 2);
+    try {
+      const many = await writeText(dir, 'many.txt', Array.from({ length: 5_000 }, (_, i) => `prompt ${i}`).join('\n'));
+      const child = spawnCli(['scatter', '--hostfile', own.hostfile, '--prompts', many, '--no-batch', '--quiet']);
+      child.stdout!.once('data', () => child.stdout!.destroy()); // the reader goes away after the first chunk
+      const r = await finished(child, 'scatter | head -1', 30_000);
+      assert.ok(r.code === 0 || r.code === 1, shown(r));
+      assert.doesNotMatch(r.stderr, /EPIPE|^\s+at /m, shown(r));
+    } finally {
+      await own.stop();
+    }
   });
 
   it('swarm sim exits 2 at once when it cannot write its hostfile, leaving no server running', async () => {
