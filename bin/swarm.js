@@ -1,2 +1,16 @@
 #!/usr/bin/env node
-import '../dist/cli.js';
+import { readFileSync } from 'node:fs';
+
+// Ctrl-C from the first moment: counted here while the CLI loads, then handed to src/cli/interrupt.ts.
+// SIGHUP (the terminal or the ssh session to it went away) stops as cleanly, unless nohup ignores it.
+const hupIgnored = () => {
+  try {
+    return (BigInt(`0x${/^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]}`) & 1n) !== 0n;
+  } catch {
+    return false; // no /proc (macOS, Windows): nothing says it is ignored
+  }
+};
+const early = { count: 0, handler: () => early.count++, signals: ['SIGINT', 'SIGTERM', ...(process.platform === 'win32' || hupIgnored() ? [] : ['SIGHUP'])] };
+globalThis[Symbol.for('swarm-lab.early-stop')] = early;
+for (const signal of early.signals) process.on(signal, early.handler);
+await import('../dist/cli.js');

@@ -205,6 +205,14 @@ describe('hostfileFromText and loadHostfile', () => {
         return true;
       });
 
+      const binary = join(dir, 'binary.hosts');
+      await writeFile(binary, Buffer.from('n1\nn2\t80\n\xff\xfe\x00junk\n', 'latin1'));
+      await assert.rejects(loadHostfile(binary), (err: unknown) => {
+        assert.ok(err instanceof HostfileError);
+        assert.equal(err.message, `${binary}:3: holds a NUL byte (a binary file?); a hostfile must be UTF-8 text`);
+        return true;
+      });
+
       const missing = join(dir, 'missing.hosts');
       await assert.rejects(loadHostfile(missing), (err: unknown) => {
         assert.ok(err instanceof Error && !(err instanceof HostfileError));
@@ -215,6 +223,26 @@ describe('hostfileFromText and loadHostfile', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('error lists stay short', () => {
+  it('lists the first 20 errors then "… and N more", at most 5 per line, and cuts quoted junk short', () => {
+    const text = `${'x '.repeat(10_000)}\n${Array.from({ length: 50 }, (_, i) => `h${i}\t0`).join('\n')}\n${'y'.repeat(5_000)}:1\n`;
+    assert.throws(
+      () => hostfileFromText(text, 'h'),
+      (err: unknown) => {
+        assert.ok(err instanceof HostfileError);
+        assert.equal(err.issues.length, 6 + 50 + 1, 'every problem is kept for callers that want them all');
+        const lines = err.message.split('\n');
+        assert.equal(lines.length, 21);
+        assert.equal(lines[5], 'h:1: … and 9,994 more problems on this line');
+        assert.equal(lines[20], '… and 37 more');
+        return true;
+      },
+    );
+    const long = parseHostfile(`${'y'.repeat(5_000)}\t80\n`, 'h').errors[0]!.message;
+    assert.ok(long.length < 400 && long.includes('(5,000 characters)'), long);
   });
 });
 

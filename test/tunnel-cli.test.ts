@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
+
+/** Pids of live ssh masters (`-M`) logged in to port `port`. */
+function masters(port: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
+    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
+    .map((m) => Number(m![1]));
+}
 
 /** Live (non-zombie) processes whose command line mentions `needle`. */
 function processesWith(needle: string): string[] {
@@ -80,6 +90,98 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(jsonLines(r.stdout).map((x) => [x.endpoint, x.status]), sim.endpoints.map((e) => [e, 'healthy']));
   });
+
+  it('a bad local hostfile is bad input before any login: no one-time password spent on it', async () => {
+    const before = sshd.logins();
+    const bad = await writeText(dir, 'bad.hostfile', 'node-a\t99999\n');
+    const prompts = await writeText(dir, 'bad-run.txt', 'x\n');
+    for (const args of [['scatter', '--prompts', prompts], ['health'], ['tunnel']]) {
+      const r = await runCli([...args, '--hostfile', bad, ...ssh()]);
+      assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /bad\.hostfile:1: port "99999"/);
+    }
+    const missing = await runCli(['scatter', '--prompts', join(dir, 'no-such.txt'), '--hostfile', sim.hostfile, ...ssh()]);
+    assert.equal(missing.code, 2, missing.stderr);
+    const out = await runCli(['scatter', '--prompts', prompts, '--hostfile', sim.hostfile, '--out', join(dir, 'no', 'such', 'dir.jsonl'), ...ssh()]);
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(sshd.logins() - before, 0, 'no login');
+  });
+
+  it('swarm tunnel: kill -9 of the master is healed on the same ports with one new login; the master holds no secret', { skip: process.platform === 'linux' ? false : '/proc only on Linux' }, async () => {
+    const out = join(dir, 'heal.hostfile');
+    const before = sshd.logins();
+    const child = spawnCli(['tunnel', '--hostfile', sim.hostfile, ...ssh(), '--forward', '--out', out], { env: { SWARM_API_KEY: 'swarm-secret-1234', VLLM_API_KEY: 'vllm-secret-5678' } });
+    const done = finished(child, 'swarm tunnel', 60_000);
+    let stderr = '';
+    let stdout = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    await waitFor(() => (stdout.includes('ready') ? true : undefined), 15_000, 'ready');
+    const [master] = masters(sshd.port);
+    assert.ok(master);
+    assert.doesNotMatch(await readFile(`/proc/${master}/environ`, 'utf8'), /secret|API_KEY/);
+
+    process.kill(master, 'SIGKILL');
+    await waitFor(() => (/reconnected/.test(stderr) ? true : undefined), 30_000, 'reconnected');
+    assert.equal(sshd.logins() - before, 2, 'the first login and one to heal');
+    assert.equal(masters(sshd.port).length, 1, 'one master: no plain session beside a stale socket');
+    const again = await runCli(['scatter', '--hostfile', out, '--prompts', await writeText(dir, 'heal.txt', 'a\nb\nc\n'), '--quiet']);
+    assert.equal(again.code, 0, again.stderr);
+
+    child.kill('SIGINT');
+    const result = await done;
+    assert.equal(result.code, 0, stderr);
+    assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+  });
+
+  it('Ctrl-C while health or wait waits on a silent endpoint: exit 130 and no ssh process left', async () => {
+    const silent = createServer(() => {}); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const hostfile = await writeText(dir, 'silent.hostfile', `127.0.0.1\t${(silent.address() as AddressInfo).port}\n`);
+      for (const args of [['health', '--timeout', '30'], ['wait', '--output', join(dir, 'silent.ready')]]) {
+        let stderr = '';
+        const child = spawnCli([...args, '--hostfile', hostfile, ...ssh()]);
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        const done = finished(child, args[0]!, 30_000);
+        await waitFor(() => (stderr.includes('tunnel:') ? true : undefined), 15_000, 'the tunnel');
+        child.kill('SIGINT');
+        const r = await done;
+        assert.equal(r.code, 130, `${args[0]}: ${r.stderr}`);
+        await waitFor(() => (processesWith(`-p ${sshd.port}`).length ? undefined : true), 5_000, `${args[0]}: no ssh process left`);
+      }
+    } finally {
+      silent.close();
+    }
+  });
+
+  for (const batch of [true, false]) {
+    it(`scatter --via ${batch ? 'batched' : 'individual'}: kill -9 of the master mid-run, every prompt answered after one reconnect`, async () => {
+      const slow = await startSim(dir, `slow-${batch}.hostfile`, 2, ['--ttft-ms', batch ? '1500' : '100']);
+      try {
+        const prompts = await writeText(dir, `mid-${batch}.txt`, Array.from({ length: 40 }, (_, i) => `q${i}`).join('\n'));
+        const out = join(dir, `mid-${batch}.jsonl`);
+        const before = sshd.logins();
+        const child = spawnCli(['scatter', '--hostfile', slow.hostfile, ...ssh(), '--prompts', prompts, '--out', out, '--quiet', ...(batch ? [] : ['--no-batch', '--concurrency', '2'])]);
+        let stderr = '';
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        const done = finished(child, 'scatter --via', 60_000);
+        await waitFor(() => (stderr.includes('tunnel:') ? true : undefined), 15_000, 'the tunnel');
+        const [master] = masters(sshd.port);
+        if (!batch) await waitFor(async () => ((await stat(out).catch(() => undefined))?.size ? true : undefined), 15_000, 'a first result');
+        else await new Promise((r) => setTimeout(r, 500)); // the batches are in flight (1.5 s each)
+        process.kill(master!, 'SIGKILL');
+        const r = await done;
+        assert.equal(r.code, 0, r.stderr);
+        const rows = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+        assert.deepEqual(rows.map((x) => [x.index, x.status]), rows.map((_, i) => [i, 'ok']));
+        assert.equal(sshd.logins() - before, 2, 'one login, one reconnect');
+        assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+      } finally {
+        await slow.stop();
+      }
+    });
+  }
 
   it('rejects a bad login host or ssh option as bad input, before running ssh', async () => {
     for (const args of [

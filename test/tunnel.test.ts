@@ -16,6 +16,32 @@ function liveSshClients(port: number): string[] {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out.split('\n').filter((l) => !l.trim().startsWith('Z') && /^\S+\s+ssh\s/.test(l.trim()) && l.includes(`-p ${port}`));
 }
+/** Pids of live ssh masters (`-M`) logged in to this test's sshd. */
+function masters(port: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
+    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
+    .map((m) => Number(m![1]));
+}
+async function waitForValue<T>(probe: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+async function gone(pid: number): Promise<void> {
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 function listeningPorts(): Set<number> {
   const out = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });
   return new Set(out.split('\n').map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)?.[1])).filter(Boolean));
@@ -194,6 +220,110 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(2), { maxTokens: 20 }).done;
     assert.equal(report.summary.ok, 2);
     assert.equal(sshd.logins() - before, 1);
+  });
+
+  it('kill -9 of the master: awaitUp removes the stale socket, logs in once more, and the routes carry traffic again', async () => {
+    const sim = await fx.sim(3);
+    const tunnel = await open(sim.endpoints, { mode: 'forward' });
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes });
+    const clientsBefore = liveSshClients(sshd.port).length;
+    const before = sshd.logins();
+    const [master] = masters(sshd.port);
+    assert.ok(master, 'our master runs');
+    process.kill(master, 'SIGKILL');
+    await gone(master);
+    assert.equal(await tunnel.alive(), false);
+    // Every request in flight fails at once and asks: they share one check and one reconnect.
+    const answers = await Promise.all(Array.from({ length: 50 }, () => tunnel.awaitUp(undefined, 30_000)));
+    assert.deepEqual(new Set(answers), new Set([true]));
+    assert.equal(sshd.logins() - before, 1, 'one new login');
+    assert.equal(masters(sshd.port).length, 1, 'one master, not a plain session beside a stale socket');
+    const report = await scatterGather(pool, prompts(6), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 6, report.results.find((r) => !r.ok)?.error ?? '');
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), false, 'an intact route: the failure was the endpoint\'s, nothing to re-send for');
+    assert.equal(sshd.logins() - before, 1, 'no login for a live master');
+
+    // A forward lost on a live master comes back without a login.
+    const args = liveSshClients(sshd.port).find((l) => / -M /.test(l))!;
+    const socket = / -S (\S+)/.exec(args)![1]!;
+    const [first] = tunnel.localEndpoints();
+    execFileSync('ssh', ['-F', sshd.clientConfig, '-S', socket, '-O', 'cancel', '-L', `127.0.0.1:${first!.port}:${sim.endpoints[0]!.host}:${sim.endpoints[0]!.port}`, 'x'], { stdio: 'ignore' });
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true, 'the forward is back');
+    assert.equal((await scatterGather(pool, prompts(3), { maxTokens: 5 }).done).summary.ok, 3);
+    assert.equal(sshd.logins() - before, 1, 'still no new login');
+    assert.equal(liveSshClients(sshd.port).length, clientsBefore);
+  });
+
+  it('selfHeal: a killed master comes back on its own (one login) in SOCKS mode; a reconnect that cannot succeed is bounded', async () => {
+    const sim = await fx.sim(2);
+    const tunnel = await open(sim.endpoints, { mode: 'socks', selfHeal: true });
+    const before = sshd.logins();
+    const up = new Promise<void>((resolve) => tunnel.once('up', resolve));
+    process.kill(masters(sshd.port)[0]!, 'SIGKILL');
+    await up;
+    assert.equal(sshd.logins() - before, 1);
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 4);
+
+    await sshd.kill(); // the login node is gone: reconnect attempts fail until it is back
+    assert.equal(await tunnel.awaitUp(undefined, 300), false, 'bounded');
+    const aborted = new AbortController();
+    const waiting = tunnel.awaitUp(aborted.signal, 60_000);
+    aborted.abort();
+    assert.equal(await waiting, false, 'abortable');
+    await sshd.start();
+    assert.equal(await tunnel.awaitUp(undefined, 30_000), true);
+    assert.equal(masters(sshd.port).length, 1);
+  });
+
+  it('single-process mode (the Windows way) heals too: a killed ssh is started again on the same ports, one login', async () => {
+    const sim = await fx.sim(2);
+    const tunnel = await open(sim.endpoints, { singleProcess: true, mode: 'forward', selfHeal: true });
+    const ports = tunnel.localEndpoints().map((e) => e.port);
+    const before = sshd.logins();
+    const carrier = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').find((l) => l.includes(`-p ${sshd.port}`) && / -N /.test(l) && !/ -M /.test(l));
+    const up = new Promise<void>((resolve) => tunnel.once('up', resolve));
+    process.kill(Number(carrier!.trim().split(/\s+/)[0]), 'SIGKILL');
+    await up;
+    assert.equal(sshd.logins() - before, 1);
+    assert.deepEqual(tunnel.localEndpoints().map((e) => e.port), ports, 'same local ports');
+    const report = await scatterGather(fx.pool(sim.endpoints, { routes: tunnel.routes }), prompts(4), { maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 4);
+  });
+
+  it('close() during a reconnect whose login hangs ends that login too: no ssh process left', async () => {
+    const sim = await fx.sim(1);
+    const tunnel = await Tunnel.open(sim.endpoints, options({ mode: 'forward', selfHeal: true }));
+    const clientsBefore = liveSshClients(sshd.port).length - 1; // ours is the one master
+    await sshd.kill();
+    // The login node's port now accepts and never speaks: a login attempt waits for its banner.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(sshd.port, '127.0.0.1', r));
+    try {
+      const reconnecting = new Promise<void>((resolve) => tunnel.once('down', () => resolve()));
+      await reconnecting;
+      await waitForValue(() => (liveSshClients(sshd.port).some((l) => / -M /.test(l)) ? true : undefined), 'a login under way');
+      await tunnel.close();
+      assert.equal(liveSshClients(sshd.port).length, clientsBefore, 'the hanging login was ended');
+    } finally {
+      silent.close();
+      await sshd.start();
+    }
+  });
+
+  it('the master holds no secret from our environment', { skip: process.platform === 'linux' ? false : '/proc only on Linux' }, async () => {
+    const saved = { SWARM_API_KEY: process.env.SWARM_API_KEY, VLLM_API_KEY: process.env.VLLM_API_KEY };
+    Object.assign(process.env, { SWARM_API_KEY: 'swarm-secret-1234', VLLM_API_KEY: 'vllm-secret-5678' });
+    try {
+      const sim = await fx.sim(1);
+      await open(sim.endpoints, { mode: 'forward' });
+      const environ = readFileSync(`/proc/${masters(sshd.port)[0]}/environ`, 'utf8');
+      assert.doesNotMatch(environ, /secret|SWARM_API_KEY|VLLM_API_KEY/);
+      assert.match(environ, /(^|\0)HOME=/, 'what ssh needs is still there');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   });
 
   it('teardown leaves no ssh process and no listening port behind', async () => {

@@ -1,13 +1,75 @@
-import { summaryRows, type RunSummary } from '../core/index.ts';
+import { latencyStats, percentile, summaryRows, type EndpointSummary, type PromptResult, type RunSummary } from '../core/index.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
-export function formatSummary(s: RunSummary): string {
+/** `1 prompt`, `2,000 prompts`. */
+export function count(n: number, noun: string): string {
+  return `${int(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** Longest line shown whole: a message naming every endpoint of a big swarm is cut. */
+const LINE_CHARS = 600;
+
+/**
+ * Text from input or servers made safe to print on a terminal: control characters (ESC, CR, …,
+ * C1, bidi overrides) shown as escapes, newlines and tabs kept, each line cut at 600 characters.
+ */
+export function printable(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}… (${int(line.length)} characters)` : line))
+    .join('\n')
+    .replace(/[\0-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+      const code = c.charCodeAt(0);
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    });
+}
+
+/** Above this many endpoints the summary gives the distribution and the failing ones, not a line each. */
+const ENDPOINT_LINES = 12;
+
+/** The run's summary; with its results, a big swarm's slowest endpoints are named too. */
+export function formatSummary(s: RunSummary, results: readonly PromptResult[] = []): string {
   const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${s.model}` : ''}`;
   const rows = summaryRows(s);
   const width = Math.max(...rows.map(([k]) => k.length));
-  const endpoints = s.endpoints.map((e) => `  ${e.endpoint}  ${int(e.prompts)} prompts · ${int(e.requests)} requests${e.failed ? ` · ${int(e.failed)} failed` : ''}`);
-  return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), 'per endpoint:', ...endpoints].join('\n');
+  return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ...perEndpoint(s.endpoints, results)].join('\n');
+}
+
+function perEndpoint(endpoints: readonly EndpointSummary[], results: readonly PromptResult[]): string[] {
+  const line = (e: EndpointSummary) => `  ${e.endpoint}  ${count(e.prompts, 'prompt')} · ${count(e.requests, 'request')}${e.failed ? ` · ${int(e.failed)} failed` : ''}`;
+  if (!endpoints.length) return [];
+  if (endpoints.length <= ENDPOINT_LINES) return ['per endpoint:', ...endpoints.map(line)];
+  const spread = (pick: (e: EndpointSummary) => number) => {
+    const sorted = endpoints.map(pick).sort((a, b) => a - b);
+    return `min ${int(sorted[0]!)} · median ${int(percentile(sorted, 50))} · max ${int(sorted.at(-1)!)}`;
+  };
+  const failing = endpoints.filter((e) => e.failed).sort((a, b) => b.failed - a.failed);
+  return [
+    `per endpoint (${int(endpoints.length)} endpoints):`,
+    `  prompts   ${spread((e) => e.prompts)}`,
+    `  requests  ${spread((e) => e.requests)}`,
+    ...slowest(results),
+    ...(failing.length ? [`  ${count(failing.length, 'endpoint')} with failures${failing.length > 5 ? ', the worst 5' : ''}:`, ...failing.slice(0, 5).map(line)] : []),
+  ];
+}
+
+/** The five endpoints with the highest median E2EL over their successful prompts. */
+function slowest(results: readonly PromptResult[]): string[] {
+  const latencies = new Map<string, number[]>();
+  for (const r of results) {
+    if (r.status !== 'ok' || !r.endpoint || r.timings.sentMs === null) continue;
+    const list = latencies.get(r.endpoint) ?? [];
+    list.push(r.timings.doneMs - r.timings.sentMs);
+    latencies.set(r.endpoint, list);
+  }
+  const medians = [...latencies].map(([endpoint, ms]) => ({ endpoint, ms: latencyStats(ms)!.medianMs })).sort((a, b) => b.ms - a.ms);
+  if (!medians.length) return [];
+  const spread = medians.map((m) => m.ms).sort((a, b) => a - b);
+  return [
+    `  E2EL median per endpoint  min ${int(spread[0]!)} ms · median ${int(percentile(spread, 50))} ms · max ${int(spread.at(-1)!)} ms; slowest:`,
+    ...medians.slice(0, 5).map((m) => `  ${m.endpoint}  ${int(m.ms)} ms`),
+  ];
 }
 
 /** Two summaries side by side (batched vs individual), with the ratios that matter. */

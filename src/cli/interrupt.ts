@@ -1,18 +1,79 @@
-/** First Ctrl-C (or SIGTERM) calls `cancel` so finished work can be written; a second one exits at once. */
-export function onInterrupt(cancel: () => void): { interrupted(): boolean; dispose(): void } {
-  let count = 0;
-  const handler = () => {
-    if (++count > 1) process.exit(130);
-    process.stderr.write('\ncancelling: keeping every finished result (Ctrl-C again to quit now)\n');
-    cancel();
+/**
+ * How the CLI stops early. Installed once, before any command runs, so no moment is uncovered:
+ * - a command that can stop cleanly `claim()`s the stop and watches its signal: the first Ctrl-C
+ *   (or SIGTERM, SIGHUP) aborts it, a second one exits at once;
+ * - unclaimed, Ctrl-C exits at once (130);
+ * - stdout closed by its reader (`swarm scatter | head -1`, EPIPE) aborts it too, quietly;
+ * - whatever must not outlive us (an ssh master) registers a synchronous `onExit` hook.
+ */
+export type StopReason = 'interrupt' | 'stdout-closed';
+
+const controller = new AbortController();
+let reason: StopReason | undefined;
+let claimed = false;
+const exitHooks = new Set<() => void>();
+
+/** What bin/swarm.js counted before this module loaded, and which signals stop us. */
+interface EarlyStop {
+  count: number;
+  handler: () => void;
+  signals: NodeJS.Signals[];
+}
+
+export function installStop(): void {
+  const interrupt = () => {
+    if (reason === 'interrupt' || !claimed) process.exit(130);
+    reason = 'interrupt';
+    controller.abort();
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return {
-    interrupted: () => count > 0,
-    dispose: () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    },
-  };
+  const early = (globalThis as Record<symbol, EarlyStop | undefined>)[Symbol.for('swarm-lab.early-stop')];
+  for (const signal of early?.signals ?? ['SIGINT', 'SIGTERM']) {
+    process.on(signal, interrupt);
+    if (early) process.off(signal, early.handler);
+  }
+  if (early?.count === 1) {
+    // Pending: a command that claims the stop (its action starts within this turn) cancels cleanly; others exit.
+    reason = 'interrupt';
+    controller.abort();
+    setTimeout(() => claimed || process.exit(130), 0);
+  } else if (early && early.count > 1) {
+    process.exit(130); // Ctrl-C twice already
+  }
+  // Any error of stdout means its reader is gone; later writes fail the same way and are ignored.
+  process.stdout.on('error', () => {
+    reason ??= 'stdout-closed';
+    controller.abort();
+  });
+  process.on('exit', () => {
+    for (const hook of exitHooks) hook();
+  });
+}
+
+export interface Stop {
+  readonly signal: AbortSignal;
+  /** Why the command was stopped, if it was. */
+  reason(): StopReason | undefined;
+}
+
+/** The calling command handles stopping from now on (finishing its output first). */
+export function claimStop(): Stop {
+  claimed = true;
+  return { signal: controller.signal, reason: () => reason };
+}
+
+/** Runs `hook` if the process exits before the returned function is called. */
+export function onExit(hook: () => void): () => void {
+  exitHooks.add(hook);
+  return () => exitHooks.delete(hook);
+}
+
+/** 130 after Ctrl-C, 1 when stdout's reader left early, else 0 or 1 as the work went. */
+export function exitCode(stop: Stop, allOk: boolean): number {
+  const why = stop.reason();
+  return why === 'interrupt' ? 130 : why === 'stdout-closed' || !allOk ? 1 : 0;
+}
+
+/** Resolves when the command is stopped. */
+export function stopped(stop: Stop): Promise<void> {
+  return stop.signal.aborted ? Promise.resolve() : new Promise((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -8,15 +8,25 @@ import { simCommand } from './commands/sim.ts';
 import { tunnelCommand } from './commands/tunnel.ts';
 import { waitCommand } from './commands/wait.ts';
 import { CliError, EXIT } from './exit.ts';
+import { printable } from './format.ts';
+import { installStop } from './interrupt.ts';
+
+installStop();
+
+// An option error is one line, then one usage line: the whole help would scroll the error away.
+const output = { outputError: (text: string, write: (s: string) => void) => write(printable(text)) };
+const usageHint = (cmd: Command, path: string) => `usage: ${path} ${cmd.usage()}\n(see ${path} --help)`;
 
 const program = new Command('swarm')
   .description('Swarm Lab: drive swarms of vLLM endpoints from a hostfile: batching pool, scatter-gather, tree-reduce, simulator')
   .version('0.1.0')
-  .showHelpAfterError()
+  .usage('<command> [options]')
+  .configureOutput(output)
   .exitOverride();
+program.showHelpAfterError(usageHint(program, 'swarm'));
 
 for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand()]) {
-  program.addCommand(cmd.showHelpAfterError().exitOverride());
+  program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 
 try {
@@ -26,10 +36,12 @@ try {
     // Help and version exit 0; usage errors are bad input.
     process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.badInput;
   } else if (err instanceof CliError) {
-    process.stderr.write(`${err.message}\n`);
+    process.stderr.write(`${printable(err.message)}\n`);
     process.exitCode = err.exitCode;
   } else {
-    process.stderr.write(`swarm: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // A bug or an unforeseen system error: one line for the user, the stack only when asked for.
+    const detail = process.env.SWARM_DEBUG && err instanceof Error ? (err.stack ?? err.message) : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`swarm: ${printable(detail)}\n`);
     process.exitCode = EXIT.failed;
   }
 }

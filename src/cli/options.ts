@@ -29,18 +29,21 @@ export interface GenerationFlags {
   reasoningFallback?: boolean;
 }
 
-export function int(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+const show = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
+
+/** An integer option within bounds a person would choose (never "up to 9007199254740991"). */
+export function int(name: string, min: number, max: number) {
   return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    const n = /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${show(min)} to ${show(max)}`);
     return n;
   };
 }
 
-export function num(name: string, min: number, max = Number.POSITIVE_INFINITY) {
+export function num(name: string, min: number, max: number) {
   return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    const n = value.trim() === '' ? NaN : Number(value);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${show(min)} to ${show(max)}`);
     return n;
   };
 }
@@ -72,11 +75,11 @@ export function addSwarmOptions(cmd: Command): Command {
     .option('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
     .option('--model <name>', 'model to use (default: the first one the endpoints serve)')
     .addOption(new Option('--tag <key=value>', 'only endpoints with this tag (repeatable)').argParser(collectTag).default([], 'all endpoints'))
-    .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1), 512)
-    .option('--timeout <seconds>', 'deadline of one request, and the floor of a batch\'s', num('--timeout', 0.001), 300)
-    .option('--timeout-per-sequence <seconds>', 'a batch of n prompts gets max(timeout, ceil(n / max-num-seqs) × this)', num('--timeout-per-sequence', 0.001), 60)
-    .option('--batch-timeout-cap <seconds>', 'upper bound of a batch\'s scaled deadline', num('--batch-timeout-cap', 0.001))
-    .option('--max-num-seqs <k>', "the servers' --max-num-seqs, for scaling batch deadlines", int('--max-num-seqs', 1), 256)
+    .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1, 100_000), 512)
+    .option('--timeout <seconds>', 'deadline of one request, and the floor of a batch\'s', num('--timeout', 0.001, 86_400), 300)
+    .option('--timeout-per-sequence <seconds>', 'a batch of n prompts gets max(timeout, ceil(n / max-num-seqs) × this)', num('--timeout-per-sequence', 0.001, 86_400), 60)
+    .option('--batch-timeout-cap <seconds>', 'upper bound of a batch\'s scaled deadline', num('--batch-timeout-cap', 0.001, 604_800))
+    .option('--max-num-seqs <k>', "the servers' --max-num-seqs, for scaling batch deadlines", int('--max-num-seqs', 1, 65_536), 256)
     .option('--attempts <n>', 'attempts per request on the same endpoint on resets, 429 and 502/503/504 (then it fails over)', int('--attempts', 1, 20), 4)
     .option('--stall-timeout <seconds>', 'a streamed answer with no token for this long (or 20× the run\'s p99 inter-token gap) goes to another endpoint', num('--stall-timeout', 0.01, 86_400), 10)
     .option('--hedge-after <factor>', 'once the other endpoints are idle, also send a request that has taken this many times the run\'s median elsewhere; the first answer wins', num('--hedge-after', 1, 1000), 2)
@@ -85,11 +88,11 @@ export function addSwarmOptions(cmd: Command): Command {
 
 export function addGenerationOptions(cmd: Command): Command {
   return cmd
-    .option('--max-tokens <n>', 'max_tokens per answer (default: sized from max_model_len, at most 512)', int('--max-tokens', 1))
+    .option('--max-tokens <n>', 'max_tokens per answer (default: sized from max_model_len, at most 512)', int('--max-tokens', 1, 10_000_000))
     .option('--system <text>', 'system prompt (batch mode prepends it to each prompt)')
-    .option('--temperature <t>', 'sampling temperature', num('--temperature', 0))
+    .option('--temperature <t>', 'sampling temperature', num('--temperature', 0, 100))
     .option('--top-p <p>', 'nucleus sampling', num('--top-p', 0, 1))
-    .option('--seed <s>', 'sampling seed', int('--seed', 0))
+    .option('--seed <s>', 'sampling seed', int('--seed', 0, 4_294_967_295))
     .addOption(new Option('--stop <text>', 'stop string (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
     .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
     .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))

@@ -1,48 +1,66 @@
 import cliProgress from 'cli-progress';
 import type { Run, RunReport } from '../core/index.ts';
-import { formatSummary } from './format.ts';
-import { onInterrupt } from './interrupt.ts';
+import { formatSummary, printable } from './format.ts';
+import type { Stop } from './interrupt.ts';
+
+const int = (n: number) => n.toLocaleString('en-US');
+const LISTED_DOWN = 20;
 
 /**
  * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress) unless `bar` is
  * off, and warnings and endpoints going down as lines always. Returns a function that stops the bar.
  */
 export function showProgress(run: Run<unknown>, label: string, bar: boolean): () => void {
-  const log = (line: string) => (bars ? bars.log(`${line}\n`) : process.stderr.write(`${line}\n`));
+  const log = (line: string) => (bars ? bars.log(`${printable(line)}\n`) : process.stderr.write(`${printable(line)}\n`));
   const bars = bar && process.stderr.isTTY
     ? new cliProgress.MultiBar(
         {
           stream: process.stderr,
-          format: `${label} [{bar}] {value}/{total} · ok {ok} · failed {failed} · {secs} s`,
+          // Fits 80 columns up to 100,000 prompts (cli-progress cuts what does not fit); ok = done − failed.
+          format: `${label} [{bar}] {value}/{total} · {failed} failed · {secs} s`,
+          barsize: 20,
           hideCursor: true,
           fps: 10,
-          formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? Number(v).toLocaleString('en-US') : String(v)),
+          formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? int(Number(v)) : String(v)),
         },
         cliProgress.Presets.shades_classic,
       )
     : null;
-  const line = bars?.create(0, 0, { ok: 0, failed: 0, secs: '0.0' });
+  // Made at the first progress, when the total is known: no `0/0` frame.
+  let line: cliProgress.SingleBar | undefined;
   run.on('progress', (p) => {
-    line?.setTotal(p.total);
-    line?.update(p.done, { ok: p.ok, failed: p.failed, secs: (p.elapsedMs / 1000).toFixed(1) });
+    if (!bars) return;
+    line ??= bars.create(p.total, 0, {});
+    line.setTotal(p.total);
+    line.update(p.done, { failed: int(p.failed), secs: (p.elapsedMs / 1000).toFixed(1) });
   });
   run.on('warning', (w) => log(`warning: ${w}`));
+  // A thousand endpoints going down (a job ending) make a count, not a thousand lines.
+  let down = 0;
   run.on('endpoint', (e) => {
-    if (e.status === 'down' || e.status === 'degraded') log(`endpoint ${e.endpoint} ${e.status}: ${e.reason ?? 'unreachable'}`);
+    if ((e.status === 'down' || e.status === 'degraded') && ++down <= LISTED_DOWN) log(`endpoint ${e.endpoint} ${e.status}: ${e.reason ?? 'unreachable'}`);
   });
-  return () => bars?.stop();
+  return () => {
+    bars?.stop();
+    if (down > LISTED_DOWN) process.stderr.write(`… and ${int(down - LISTED_DOWN)} more endpoints went down or were benched\n`);
+  };
 }
 
 /**
- * Runs `run` in the terminal: progress and warnings on stderr, Ctrl-C cancels (keeping finished
- * results), the summary at the end unless quiet.
+ * Runs `run` in the terminal: progress and warnings on stderr, a stop (Ctrl-C, stdout closed)
+ * cancels it keeping finished results, the summary at the end unless quiet.
  */
-export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean): Promise<{ report: RunReport<T>; interrupted: boolean }> {
+export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, stop: Stop): Promise<RunReport<T>> {
   const stopBar = showProgress(run as Run<unknown>, label, !quiet);
-  const interrupt = onInterrupt(() => run.cancel());
+  const cancel = () => {
+    if (stop.reason() === 'interrupt') process.stderr.write('\ncancelling: keeping every finished result (Ctrl-C again to quit now)\n');
+    run.cancel();
+  };
+  if (stop.signal.aborted) cancel();
+  else stop.signal.addEventListener('abort', cancel, { once: true });
   const report = await run.done;
+  stop.signal.removeEventListener('abort', cancel);
   stopBar();
-  interrupt.dispose();
-  if (!quiet) process.stderr.write(`${formatSummary(report.summary)}\n`);
-  return { report, interrupted: interrupt.interrupted() };
+  if (!quiet) process.stderr.write(`${formatSummary(report.summary, report.results)}\n`);
+  return report;
 }

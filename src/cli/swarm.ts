@@ -5,10 +5,13 @@ import {
   DEFAULT_RETRY,
   endpointId,
   hostfileFromText,
+  cappedList,
   HostfileError,
+  type HostfileIssue,
   loadHostfile,
   matchesTags,
   RequestFailure,
+  SelectionError,
   SwarmPool,
   type Endpoint,
   type PoolOptions,
@@ -18,10 +21,13 @@ import {
   SshLogin,
   Tunnel,
   type Route,
+  type RunOptions,
   type TunnelOptions,
 } from '../core/index.ts';
-import { CliError } from './exit.ts';
-import type { GenerationFlags, SwarmFlags } from './options.ts';
+import { CliError, EXIT } from './exit.ts';
+import { printable } from './format.ts';
+import { onExit, type Stop } from './interrupt.ts';
+import { num, type GenerationFlags, type SwarmFlags } from './options.ts';
 
 /** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
 export interface ReachFlags {
@@ -32,6 +38,7 @@ export interface ReachFlags {
   sshConfig?: string;
   tunnelMode: 'auto' | 'forward' | 'socks';
   socks?: string;
+  reconnectTimeout: number;
 }
 
 export function addReachOptions(cmd: Command, modeFlags = true): Command {
@@ -40,7 +47,8 @@ export function addReachOptions(cmd: Command, modeFlags = true): Command {
     .option('--via <[user@]host[:port]>', 'reach the endpoints through one SSH login to this host (ControlMaster; one one-time password)')
     .addOption(new Option('--ssh-option <Key=value>', 'extra ssh -o option (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
     .option('--ssh-path <path>', 'the ssh client to run', 'ssh')
-    .option('--ssh-config <file>', 'ssh config file instead of ~/.ssh/config');
+    .option('--ssh-config <file>', 'ssh config file instead of ~/.ssh/config')
+    .option('--reconnect-timeout <seconds>', 'with --via: how long requests wait for a lost SSH login to come back before failing over', num('--reconnect-timeout', 0, 3600), 60);
   if (modeFlags) {
     cmd
       .addOption(new Option('--tunnel-mode <mode>', 'with --via: a forward per endpoint, one SOCKS proxy, or auto (SOCKS above 64 endpoints)').choices(['auto', 'forward', 'socks']).default('auto'))
@@ -57,47 +65,121 @@ export interface Swarm {
   close(): Promise<void>;
 }
 
+export interface OpenOptions {
+  pool?: Partial<PoolOptions>;
+  /** Ctrl-C: checked between steps; an interrupted start-up closes what it opened and throws Interrupted. */
+  signal?: AbortSignal;
+  /** Look the model and tags up now, so an unserved model is bad input (exit 2) before any result is written. */
+  select?: RunOptions;
+}
+
+/** Start-up stopped by Ctrl-C; nothing was left open. */
+class Interrupted extends Error {
+  override name = 'Interrupted';
+}
+
 /**
- * Reads the hostfile (local, or on the login node over the one SSH login), opens the tunnel if
- * asked, and builds the pool on the endpoints' routes. Bad input throws CliError before any request.
+ * openSwarm under the command's stop: when Ctrl-C comes first, runs `onStopped` (writing what is
+ * owed), sets exit code 130 and returns undefined.
  */
-export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags, extra: Partial<PoolOptions> = {}): Promise<Swarm> {
+export async function openUnlessStopped(
+  flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags,
+  stop: Stop,
+  options: Omit<OpenOptions, 'signal'> = {},
+  onStopped: () => Promise<void> = async () => {},
+): Promise<Swarm | undefined> {
+  try {
+    return await openSwarm(flags, { ...options, signal: stop.signal });
+  } catch (err) {
+    if (!(err instanceof Interrupted)) throw err;
+    await onStopped();
+    process.exitCode = EXIT.interrupted;
+    return undefined;
+  }
+}
+
+/**
+ * Reads the hostfile (a local one before any ssh starts, a remote one over the one SSH login),
+ * opens the tunnel if asked, and builds the pool on the endpoints' routes. Bad input throws
+ * CliError before any request.
+ */
+export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags, options: OpenOptions = {}): Promise<Swarm> {
   checkFlags(flags);
+  const reconnectMs = (flags.reconnectTimeout ?? 60) * 1000;
   const tunnelOptions: TunnelOptions | undefined = flags.via
-    ? { via: flags.via, sshPath: flags.sshPath, sshOptions: flags.sshOption, mode: flags.tunnelMode, interactive: Boolean(process.stdin.isTTY), ...(flags.sshConfig ? { sshConfigFile: flags.sshConfig } : {}) }
+    ? { via: flags.via, sshPath: flags.sshPath, sshOptions: flags.sshOption, mode: flags.tunnelMode, interactive: Boolean(process.stdin.isTTY), selfHeal: true, ...(flags.sshConfig ? { sshConfigFile: flags.sshConfig } : {}) }
     : undefined;
+  const step = async <T>(work: Promise<T>): Promise<T> => {
+    try {
+      const value = await work;
+      if (options.signal?.aborted) throw new Interrupted('interrupted');
+      return value;
+    } catch (err) {
+      throw options.signal?.aborted ? new Interrupted('interrupted') : err;
+    }
+  };
   let login: SshLogin | undefined;
   let tunnel: Tunnel | undefined;
+  let pool: SwarmPool | undefined;
+  // A second Ctrl-C exits at once: our ssh master must not outlive us.
+  const forget = onExit(() => (tunnel ?? login)?.killNow());
+  const close = async () => {
+    forget();
+    await pool?.close();
+    await (tunnel ?? login)?.close();
+  };
   try {
-    if (tunnelOptions) login = await ssh(() => SshLogin.create(tunnelOptions));
-    const endpoints = flags.remoteHostfile ? await readRemoteHostfile(login!, flags.via!, flags.remoteHostfile) : await readHostfile(flags.hostfile!);
-    checkTags(endpoints, flags);
+    const local = flags.hostfile ? await step(readHostfile(flags.hostfile)) : undefined;
+    if (local) checkTags(local, flags);
+    if (tunnelOptions) login = await step(ssh(() => SshLogin.create(tunnelOptions)));
+    const endpoints = local ?? (await step(readRemoteHostfile(login!, flags.via!, flags.remoteHostfile!)));
+    if (!local) checkTags(endpoints, flags);
     const routes = new Map<string, Route>();
     if (tunnelOptions) {
-      tunnel = await ssh(() => Tunnel.open(endpoints, tunnelOptions, login));
+      tunnel = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
       for (const [id, route] of tunnel.routes) routes.set(id, route);
       process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}${tunnel.socksAddress ? ` ${tunnel.socksAddress}` : ''})\n`);
     } else if (flags.socks) {
       const proxy = socksAddress(flags.socks);
       for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
     }
-    const pool = new SwarmPool(endpoints, poolOptions(flags, { ...extra, routes }));
-    tunnel?.on('down', (why) => {
-      process.stderr.write(`tunnel down: ${why}\n`);
-      for (const s of pool.endpoints) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
-    });
-    return {
-      endpoints,
-      pool,
-      tunnel,
-      close: async () => {
-        await pool.close();
-        await (tunnel ?? login)?.close();
-      },
-    };
+    const healing = tunnel;
+    const swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes, ...(healing ? { awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) } : {}) }));
+    pool = swarmPool;
+    if (tunnel) watchTunnel(tunnel, swarmPool);
+    if (options.select) await step(select(swarmPool, options.select, options.signal));
+    return { endpoints, pool: swarmPool, tunnel, close };
   } catch (err) {
-    await (tunnel ?? login)?.close().catch(() => undefined);
+    await close().catch(() => undefined);
     throw err;
+  }
+}
+
+/** Tells the user what the tunnel does; endpoints cut off by it come back once it is up again. */
+function watchTunnel(tunnel: Tunnel, pool: SwarmPool): void {
+  tunnel.on('down', (why) => {
+    process.stderr.write(`tunnel down: ${printable(why)}; reconnecting\n`);
+    for (const s of pool.endpoints) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
+  });
+  tunnel.on('reconnecting', (why) => process.stderr.write(`tunnel: reconnect failed: ${printable(why)}\n`));
+  tunnel.on('up', () => {
+    const cut = pool.endpoints.filter((s) => s.status === 'tunnel-down').map((s) => s.slot);
+    if (cut.length) process.stderr.write(`tunnel: reconnected through ${tunnel.label}\n`);
+    pool.forget(cut);
+  });
+}
+
+/**
+ * The run's endpoints and model, looked up before the run: a model no answering endpoint serves
+ * is bad input (exit 2). With none answering at all, the run goes ahead and fails each prompt
+ * with the reason (exit 1).
+ */
+async function select(pool: SwarmPool, run: RunOptions, signal = new AbortController().signal): Promise<void> {
+  try {
+    await pool.select(run, run.tags ?? [], signal);
+  } catch (err) {
+    if (err instanceof SelectionError && pool.endpoints.some((s) => s.status === 'up')) throw new CliError(err.message, EXIT.badInput);
+    if (!(err instanceof SelectionError)) throw err;
   }
 }
 
@@ -105,6 +187,7 @@ function checkFlags(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags): 
   if (Boolean(flags.hostfile) === Boolean(flags.remoteHostfile)) throw new CliError('give exactly one of --hostfile FILE and --remote-hostfile PATH');
   if (flags.remoteHostfile && !flags.via) throw new CliError('--remote-hostfile needs --via, the login node to read it from');
   if (flags.via && flags.socks) throw new CliError('--via opens its own tunnel; --socks is for a proxy opened elsewhere: give one of them');
+  if (flags.socks) socksAddress(flags.socks);
   try {
     if (flags.remoteHostfile) checkRemotePath(flags.remoteHostfile);
   } catch (err) {
@@ -129,18 +212,22 @@ async function ssh<T>(open: () => Promise<T>): Promise<T> {
 export async function readHostfile(path: string): Promise<Endpoint[]> {
   try {
     const { endpoints, warnings } = await loadHostfile(path);
-    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    warn(warnings);
     return endpoints;
   } catch (err) {
     throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
   }
 }
 
+function warn(warnings: readonly HostfileIssue[]): void {
+  if (warnings.length) process.stderr.write(`${cappedList(warnings, (w) => `warning: ${printable(String(w))}`)}\n`);
+}
+
 async function readRemoteHostfile(login: SshLogin, via: string, path: string): Promise<Endpoint[]> {
   const text = await ssh(() => login.readRemoteFile(path));
   try {
     const { endpoints, warnings } = hostfileFromText(text, `${via}:${path}`);
-    for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+    warn(warnings);
     return endpoints;
   } catch (err) {
     throw new CliError((err as Error).message);

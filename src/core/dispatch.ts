@@ -126,6 +126,9 @@ class Dispatcher {
   private readonly hedging = new Set<Flight>();
   /** When each endpoint last answered a prompt of this dispatch (`performance.now()`). */
   private readonly lastAnswer = new Map<number, number>();
+  /** A route is being waited for; routes found intact while their endpoint failed. */
+  private healing = false;
+  private readonly intact = new Set<number>();
   /** Endpoints whose failover was announced since they last answered. */
   private readonly warned = new Set<number>();
   private pending: number;
@@ -177,6 +180,28 @@ class Dispatcher {
     return this.group([this.slots[i]!], this.members[i % this.members.length]!);
   }
 
+  /**
+   * Whether a benched endpoint's route (an SSH tunnel) may heal: then one wait for it is under way
+   * (one at a time: the tunnel reconnects once for all), and sending resumes when it ends. A route
+   * that was intact — the endpoint itself is down — is not asked again.
+   */
+  private mayHeal(): boolean {
+    const { pool } = this.plan;
+    const awaitRoute = pool.options.awaitRoute;
+    if (!awaitRoute) return false;
+    if (this.healing) return true;
+    const now = performance.now();
+    const cut = this.members.find((m) => pool.routed(m.slot) && pool.admits(m.slot, now) === 'no' && !this.intact.has(m.slot));
+    if (!cut) return false;
+    this.healing = true;
+    this.park(awaitRoute(cut.id, this.ctx.signal).catch(() => false), (healed) => {
+      this.healing = false;
+      if (!healed) return void this.intact.add(cut.slot);
+      for (const m of this.members) if (pool.routed(m.slot) && pool.admits(m.slot, performance.now()) === 'no') pool.healed(m.slot);
+    });
+    return true;
+  }
+
   private hasQueued(): boolean {
     return this.again.length > 0 || (this.shape === 'batch' ? this.initial.length > 0 : this.cursor < this.slots.length);
   }
@@ -189,6 +214,11 @@ class Dispatcher {
       if (!group) return;
       if (group.slots.every((s) => this.isSettled(s))) continue;
       const pick = this.pick(group);
+      if (!pick && this.mayHeal()) {
+        // Every endpoint is benched, some behind a route that may come back: hold on until it does.
+        this.again.unshift(group);
+        return;
+      }
       if (!pick) {
         this.failGroup(group, noneLeft(this.plan, group));
         continue;
@@ -297,7 +327,9 @@ class Dispatcher {
       return;
     }
     const rest = this.derive(group, unanswered);
-    if (failure.kind === 'tunnel' && pool.options.awaitRoute) {
+    // Through a tunnel, a reset or refusal may be the route's (a dead ssh master), not the endpoint's:
+    // wait for the route to heal and send again, or fail over if it was not the route.
+    if (failure.endpointDown && pool.options.awaitRoute && pool.routed(flight.member.slot)) {
       pool.failed(flight.member.slot, failure);
       this.park(pool.options.awaitRoute(flight.member.id, ctx.signal).catch(() => false), (healed) => {
         if (healed) {

@@ -141,6 +141,11 @@ export class SwarmPool {
     return this.breakers[slot]!.admits(now);
   }
 
+  /** The endpoint is reached through a route of its own (a tunnel's forward or proxy), not dialled directly. */
+  routed(slot: number): boolean {
+    return this.options.routes?.has(this.states[slot]!.id) ?? false;
+  }
+
   startProbe(slot: number): void {
     this.breakers[slot]!.startProbe();
   }

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { cappedList } from './hostfile/issue.ts';
 import type { PromptInput } from './result.ts';
+import { decodeUtf8 } from './text-file.ts';
 
 /** A prompt file that cannot be read as prompts; names the file and line. */
 export class PromptFileError extends Error {
@@ -26,7 +28,7 @@ export function parsePrompts(text: string, file = '<prompts>'): PromptInput[] {
     try {
       row = JSON.parse(line);
     } catch (err) {
-      errors.push(`${where}: not valid JSON (${(err as Error).message})`);
+      errors.push(`${where}: not valid JSON (${clip((err as Error).message)})`);
       return;
     }
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -37,17 +39,25 @@ export function parsePrompts(text: string, file = '<prompts>'): PromptInput[] {
     if (typeof prompt !== 'string') errors.push(`${where}: "prompt" must be a string`);
     else prompts.push({ prompt, input });
   });
-  if (errors.length) throw new PromptFileError(errors.join('\n'));
+  if (errors.length) throw new PromptFileError(cappedList(errors));
   if (!prompts.length) throw new PromptFileError(`${file}: no prompts`);
   return prompts;
 }
 
-export async function loadPrompts(path: string): Promise<PromptInput[]> {
-  let text: string;
+/** Reads a prompt file, refusing what is not UTF-8 text (a binary or compressed file) before parsing it. */
+export async function loadPrompts(path: string, what = 'prompts'): Promise<PromptInput[]> {
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
-    throw new PromptFileError(`cannot read prompts ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new PromptFileError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  return parsePrompts(text, path);
+  const decoded = decodeUtf8(bytes);
+  if ('notText' in decoded) throw new PromptFileError(`${path}:${decoded.notText.line}: ${decoded.notText.problem}; ${what} must be UTF-8 text`);
+  return parsePrompts(decoded.text, path);
+}
+
+/** A parser's message about a line, short enough for one terminal line. */
+function clip(message: string): string {
+  return message.length > 160 ? `${message.slice(0, 160)}…` : message;
 }

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { checkHealth, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
+import { checkHealth, childEnv, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
 import type { SimStats } from '../../sim/server.ts';
 import { clientBench } from './bench-client.ts';
 import { resilienceBench } from './bench-resilience.ts';
@@ -125,7 +125,8 @@ export interface SimProcess {
 /** `swarm sim` in a child process (lorem replies, the bench's latency unless `flags` say otherwise). */
 export async function startSimProcess(endpoints: number, flags: readonly string[] = []): Promise<SimProcess> {
   const args = ['sim', '--endpoints', String(endpoints), '--reply', 'lorem', '--request-overhead-ms', String(SIM.overheadMs), '--ttft-ms', String(SIM.ttftMs), '--tpot-ms', String(SIM.tpotMs), ...flags];
-  const child: ChildProcess = fork(process.argv[1]!, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // The simulator needs no key of ours: it gets only what any child of ours may see.
+  const child: ChildProcess = fork(process.argv[1]!, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: childEnv() });
   const [ready] = (await once(child, 'message')) as [SimIpcMessage];
   if (ready.type !== 'ready') throw new Error('simulator did not report ready');
   const endpointList = parseHostfile(ready.endpoints.join('\n')).endpoints;

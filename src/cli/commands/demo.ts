@@ -33,8 +33,10 @@ export function demoCommand(): Command {
         say('first answers, in input order (batched):');
         for (const r of batched.results.slice(0, 3)) say(`  #${r.index} ${r.endpoint}: ${preview(r)}`);
         say('');
-        say('Next: `swarm sim --endpoints 4 --hostfile sim.hostfile` in one terminal, then');
-        say('      `swarm scatter --hostfile sim.hostfile --prompts prompts.txt --out results.jsonl` in another.');
+        say('Next, in a scratch folder (`swarm` on your PATH after `npm link` in this repo; or `npx swarm` inside the repo):');
+        say('  `swarm sim --endpoints 4 --hostfile sim.hostfile` in one terminal, then in another');
+        say("  `printf 'What is 2+2?\\nSay hi.\\n' > prompts.txt` and");
+        say('  `swarm scatter --hostfile sim.hostfile --prompts prompts.txt --out results.jsonl`.');
       } finally {
         await pool.close();
         await cluster.close();

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { checkHealth } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
+import { printable } from '../format.ts';
 import { num } from '../options.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
@@ -12,13 +13,14 @@ interface HealthFlags extends ReachFlags {
 
 export function healthCommand(): Command {
   const cmd = new Command('health')
+    .usage('--hostfile FILE [options]')
     .description('ask every endpoint GET /health and GET /v1/models: status, served model, max_model_len, latency')
     .option('--hostfile <file>', 'hostfile to check')
     .option('--json', 'one JSON object per endpoint, one per line')
-    .option('--timeout <seconds>', 'deadline per request', num('--timeout', 0.001), 10);
+    .option('--timeout <seconds>', 'deadline per request', num('--timeout', 0.001, 3_600), 10);
   addReachOptions(cmd);
   return cmd.action(async (flags: HealthFlags) => {
-    const swarm = await openSwarm({ ...flags, tag: [], timeout: undefined }, { lookupTimeoutMs: flags.timeout * 1000 });
+    const swarm = await openSwarm({ ...flags, tag: [], timeout: undefined }, { pool: { lookupTimeoutMs: flags.timeout * 1000 } });
     const reports = await checkHealth(swarm.pool);
     await swarm.close();
     if (flags.json) {
@@ -30,7 +32,7 @@ export function healthCommand(): Command {
         r.models.map((m) => m.id).join(',') || '-',
         r.models[0]?.maxModelLen?.toString() ?? '-',
         r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
-        r.error ?? '',
+        printable(r.error ?? ''),
       ]);
       const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));

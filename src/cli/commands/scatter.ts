@@ -9,10 +9,13 @@ import {
   scatterGather,
   type ResumePlan,
 } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
+import { CliError } from '../exit.ts';
+import { printable } from '../format.ts';
+import { claimStop, exitCode } from '../interrupt.ts';
+import { checkOutPath, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
-import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompts?: string;
@@ -26,6 +29,7 @@ interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
 
 export function scatterCommand(): Command {
   const cmd = new Command('scatter')
+    .usage('--hostfile FILE --prompts FILE [options]')
     .description('send every prompt to the swarm (prompt i → endpoint i % n) and write one result per prompt, in input order')
     .option('--prompts <file>', '.jsonl ({"prompt": …} per line; other fields go to `input`) or text (one prompt per non-blank line)')
     .option('--batch', "batch prompting: one /v1/completions request per endpoint with its list of prompts", true)
@@ -39,32 +43,31 @@ export function scatterCommand(): Command {
   addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
+    const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const plan = await planOf(flags);
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
+    if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
     const continued = plan.keep.length ? { rows: plan.keep, size: plan.size } : undefined;
     const writer = new OrderedJsonlWriter(out, (i) => plan.todo[i]!, process.stdout, continued);
-    let interrupted = false;
-    let okRun = true;
-    if (plan.todo.length) {
-      const swarm = await openSwarm(flags);
-      const todo = plan.todo.map((i) => plan.prompts[i]!);
+    const todo = plan.todo.map((i) => plan.prompts[i]!);
+    let allOk = true;
+    if (todo.length) {
+      const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) }, () => writeAllCancelled(writer, todo, plan.prompts.length));
+      if (!swarm) return;
       const run = scatterGather(swarm.pool, todo, { ...runOptions(flags), batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
       run.on('result', (r) => writer.add(r));
-      const watched = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet));
+      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
       await swarm.close();
-      const { report } = watched;
-      interrupted = watched.interrupted;
-      okRun = report.summary.ok === report.summary.prompts;
-      if (report.error && !report.cancelled) process.stderr.write(`error: ${report.error}\n`);
-    } else if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${out}: nothing to send\n`);
-    // Never exit 0 unless exactly one row per prompt was written.
-    try {
-      await writer.close(plan.prompts.length);
-    } catch (err) {
-      throw new CliError(`error: ${(err as Error).message}`, interrupted ? EXIT.interrupted : EXIT.failed);
+      allOk = report.summary.ok === report.summary.prompts;
+      if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    } else if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);
+    // Never exit 0 unless exactly one row per prompt was written (stdout's reader may have left early).
+    if (out || stop.reason() !== 'stdout-closed') {
+      await writer.close(plan.prompts.length).catch((err: unknown) => {
+        throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));
+      });
     }
-    if (interrupted) process.exitCode = EXIT.interrupted;
-    else process.exitCode = okRun ? EXIT.ok : EXIT.failed;
+    process.exitCode = exitCode(stop, allOk);
   });
 }
 

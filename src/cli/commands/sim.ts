@@ -4,7 +4,11 @@ import { endpointId, writeHostfile } from '../../core/index.ts';
 import { startSimCluster } from '../../sim/cluster.ts';
 import type { SimOptions } from '../../sim/options.ts';
 import type { SimServer, SimStats } from '../../sim/server.ts';
+import { CliError } from '../exit.ts';
+import { printable } from '../format.ts';
+import { claimStop, stopped } from '../interrupt.ts';
 import { int, num } from '../options.ts';
+import { checkOutPath } from '../output.ts';
 
 /** Messages a parent process (the benchmark) exchanges with `swarm sim` over an IPC channel. */
 export type SimIpcRequest = { type: 'stats' };
@@ -20,50 +24,54 @@ interface SimFlags extends Partial<SimOptions> {
 
 export function simCommand(): Command {
   return new Command('sim')
+    .usage('--endpoints N [--hostfile FILE] [options]')
     .description('run N vLLM-compatible simulated servers on 127.0.0.1 (every flag applies to all N); prints "ready" once all listen. With VLLM_API_KEY set, /v1/* requires it as a Bearer token, as vLLM does')
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
     .option('--model <name>', 'served model name', 'sim-model')
-    .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1), 8192)
-    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1), 1024)
-    .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1), 256)
-    .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0), 2)
-    .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0), 20)
-    .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0), 1)
+    .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1, 10_000_000), 8192)
+    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1, 1_000_000), 1024)
+    .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
+    .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0, 60_000), 2)
+    .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0, 600_000), 20)
+    .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0, 60_000), 1)
     .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: deterministic words').choices(['echo', 'lorem']).default('echo'))
     .addOption(
       new Option('--reasoning <field>', 'act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11), both (to 0.15), reasoning (0.16+)')
         .choices(['none', 'reasoning', 'reasoning_content', 'both'])
         .default('none'),
     )
-    .option('--seed <s>', 'seed of every random choice', int('--seed', 0), 0)
+    .option('--seed <s>', 'seed of every random choice', int('--seed', 0, 4_294_967_295), 0)
     .option('--fault-rate <p>', 'share of generation requests answered with --fault-status', num('--fault-rate', 0, 1), 0)
     .option('--fault-status <code>', 'status of faulty answers', int('--fault-status', 400, 599), 500)
-    .option('--fault-after <n>', 'faults start after this many generation requests per server', int('--fault-after', 0), 0)
-    .option('--die-after <n>', 'after n generation requests every connection is reset', int('--die-after', 0))
+    .option('--fault-after <n>', 'faults start after this many generation requests per server', int('--fault-after', 0, 1_000_000_000), 0)
+    .option('--die-after <n>', 'after n generation requests every connection is reset', int('--die-after', 0, 1_000_000_000))
     .option('--hang', 'accept generation requests and never answer')
-    .option('--stall-after-chunks <k>', 'streamed answers go silent after k SSE events, connection left open', int('--stall-after-chunks', 0))
-    .option('--drop-after-chunks <k>', 'streamed answers lose their connection after k SSE events', int('--drop-after-chunks', 0))
-    .option('--slow-factor <x>', 'multiply ttft and tpot', num('--slow-factor', 0), 1)
+    .option('--stall-after-chunks <k>', 'streamed answers go silent after k SSE events, connection left open', int('--stall-after-chunks', 0, 1_000_000_000))
+    .option('--drop-after-chunks <k>', 'streamed answers lose their connection after k SSE events', int('--drop-after-chunks', 0, 1_000_000_000))
+    .option('--slow-factor <x>', 'multiply ttft and tpot', num('--slow-factor', 0, 1_000), 1)
     .option('--health-status <code>', 'status of GET /health', int('--health-status', 100, 599), 200)
-    .option('--boot-ms <t>', 'refuse connections for this long after start, as a loading vLLM does', int('--boot-ms', 0), 0)
+    .option('--boot-ms <t>', 'refuse connections for this long after start, as a loading vLLM does', int('--boot-ms', 0, 3_600_000), 0)
     .option('--shuffle-choices', 'return choices out of array order (indices stay right)')
     .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1) or flat (older)').choices(['nested', 'flat']).default('nested'))
     .action(async (flags: SimFlags) => {
       const { endpoints: count, port, hostfile, ...options } = flags;
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
+      const stop = claimStop();
+      if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
       const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) }, port);
-      if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
+      try {
+        if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
+      } catch (err) {
+        await cluster.close();
+        throw new CliError(`--hostfile ${printable(hostfile!)}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
       const ids = cluster.endpoints.map(endpointId);
       process.stdout.write(`ready: ${count} simulated vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
       answerIpc(cluster.servers, ids);
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-        process.once('disconnect', resolve);
-      });
+      await Promise.race([stopped(stop), new Promise((resolve) => process.once('disconnect', resolve))]);
       await cluster.close();
       process.disconnect?.();
     });

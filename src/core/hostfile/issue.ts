@@ -30,11 +30,21 @@ export function makeIssue(file: string, line: number, message: string): Hostfile
   return new Issue(file, line, message);
 }
 
-/** Thrown when a hostfile has errors; the message lists every one of them, one per line. */
+/** How many problems a message lists before "… and N more": a junk file must not flood the terminal. */
+export const LISTED_ERRORS = 20;
+
+/** The first `max` items, one a line, then one `… and N more`. */
+export function cappedList<T>(items: readonly T[], show: (item: T) => string = String, max = LISTED_ERRORS): string {
+  const lines = items.slice(0, max).map(show);
+  if (items.length > max) lines.push(`… and ${(items.length - max).toLocaleString('en-US')} more`);
+  return lines.join('\n');
+}
+
+/** Thrown when a hostfile has errors; `issues` holds every one, the message the first 20 of them. */
 export class HostfileError extends Error {
   override readonly name = 'HostfileError';
 
   constructor(readonly issues: HostfileIssue[]) {
-    super(issues.map(formatIssue).join('\n'));
+    super(cappedList(issues, formatIssue));
   }
 }

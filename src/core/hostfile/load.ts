@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Endpoint } from '../endpoint.ts';
-import { HostfileError, type HostfileIssue } from './issue.ts';
+import { decodeUtf8 } from '../text-file.ts';
+import { HostfileError, makeIssue, type HostfileIssue } from './issue.ts';
 import { parseHostfile } from './parse.ts';
 
 export interface LoadedHostfile {
@@ -17,11 +18,13 @@ export function hostfileFromText(text: string, file = '<hostfile>'): LoadedHostf
 
 /** Reads and parses a hostfile; issues are reported against `path` as given. */
 export async function loadHostfile(path: string): Promise<LoadedHostfile> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (cause) {
     throw new Error(`cannot read hostfile ${path}: ${(cause as Error).message}`, { cause });
   }
-  return hostfileFromText(text, path);
+  const decoded = decodeUtf8(bytes);
+  if ('notText' in decoded) throw new HostfileError([makeIssue(path, decoded.notText.line, `${decoded.notText.problem}; a hostfile must be UTF-8 text`)]);
+  return hostfileFromText(decoded.text, path);
 }

@@ -2,6 +2,8 @@ import { endpointId, type Endpoint } from '../endpoint.ts';
 import { makeIssue, type HostfileIssue } from './issue.ts';
 import { checkHost, checkIPv6, checkPort, checkTag, quote } from './validate.ts';
 
+const ERRORS_PER_LINE = 5;
+
 /** Aurora-Swarm's port when a line gives none. */
 export const DEFAULT_PORT = 8000;
 
@@ -114,7 +116,10 @@ export function parseHostfile(text: string, file = '<hostfile>'): ParsedHostfile
     const line = raw.trim(); // also drops the CR of CRLF
     if (line === '' || line.startsWith('#')) return;
     const parsed = parseLine(line.split(/\s+/));
-    for (const message of parsed.errors) result.errors.push(makeIssue(file, lineNo, message));
+    // One junk line (a binary file) can hold a million bad tokens: a few say enough about it.
+    const extra = parsed.errors.length - ERRORS_PER_LINE;
+    for (const message of parsed.errors.slice(0, ERRORS_PER_LINE)) result.errors.push(makeIssue(file, lineNo, message));
+    if (extra > 0) result.errors.push(makeIssue(file, lineNo, `… and ${extra.toLocaleString('en-US')} more problems on this line`));
     for (const message of parsed.warnings) result.warnings.push(makeIssue(file, lineNo, message));
     const ep = parsed.endpoint;
     if (!ep) return;

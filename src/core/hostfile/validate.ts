@@ -2,9 +2,11 @@ import { isIP } from 'node:net';
 
 // Checks return an error message, or undefined when the value is fine.
 
-/** Quotes user text in messages, escaping control characters so junk stays readable. */
+const QUOTED_CHARS = 300; // above any valid host name (253)
+
+/** Quotes user text in messages, escaping control characters and cutting it short, so junk stays readable. */
 export function quote(text: string): string {
-  return JSON.stringify(text);
+  return text.length > QUOTED_CHARS ? `${JSON.stringify(text.slice(0, QUOTED_CHARS)).slice(0, -1)}…" (${text.length.toLocaleString('en-US')} characters)` : JSON.stringify(text);
 }
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { connect } from 'node:net';
 import pLimit from 'p-limit';
+import { childEnv } from './child-env.ts';
 import { destination } from './ssh-args.ts';
 import { ForwardError, SshMaster, type ConnectOptions } from './master.ts';
 import { commonArgs, type SshConfig } from './ssh-process.ts';
@@ -25,6 +26,8 @@ export interface Carrier extends EventEmitter<{ down: [string] }> {
   open(forwards: Forward[], ports: PortAllocator, options: OpenOptions): Promise<void>;
   alive(): Promise<boolean>;
   close(): Promise<void>;
+  /** The process is exiting now: signal what we started, without waiting. */
+  killNow(): void;
 }
 
 export interface OpenOptions extends ConnectOptions {
@@ -81,6 +84,10 @@ export class MasterCarrier extends EventEmitter<{ down: [string] }> implements C
     if (!this.master.owned) await Promise.all(this.forwards.map((f) => this.master.cancel(f.kind, forwardSpec(f))));
     await this.master.exit();
   }
+
+  killNow(): void {
+    this.master.killNow();
+  }
 }
 
 /** Every forward on one long-running `ssh -N` (the Windows way): still exactly one login. */
@@ -97,6 +104,7 @@ export class ProcessCarrier extends EventEmitter<{ down: [string] }> implements 
   }
 
   async open(forwards: Forward[], ports: PortAllocator, options: OpenOptions): Promise<void> {
+    if (options.keepPorts && (await this.alive())) return; // it holds every forward already
     for (let attempt = 1; ; attempt++) {
       const failure = await this.start(forwards, Boolean(options.interactive));
       if (!failure) return;
@@ -111,7 +119,7 @@ export class ProcessCarrier extends EventEmitter<{ down: [string] }> implements 
     const args = [...commonArgs(this.config), '-N', '-o', 'ExitOnForwardFailure=yes', '-o', 'ServerAliveInterval=30', '-o', 'ServerAliveCountMax=3'];
     for (const f of forwards) args.push(f.kind, forwardSpec(f));
     args.push(destination(this.config.target));
-    const child = spawn(this.config.sshPath, args, { stdio: interactive ? ['inherit', 'inherit', 'pipe'] : ['ignore', 'ignore', 'pipe'], shell: false, windowsHide: true });
+    const child = spawn(this.config.sshPath, args, { stdio: interactive ? ['inherit', 'inherit', 'pipe'] : ['ignore', 'ignore', 'pipe'], shell: false, windowsHide: true, env: childEnv() });
     this.child = child;
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => {
@@ -152,9 +160,15 @@ export class ProcessCarrier extends EventEmitter<{ down: [string] }> implements 
     child.kill('SIGTERM');
     await exited;
   }
+
+  killNow(): void {
+    this.closing = true;
+    this.child?.kill('SIGTERM');
+  }
 }
 
-function listening(port: number): Promise<boolean> {
+/** Does something accept connections on 127.0.0.1:`port` (one of our forwards)? */
+export function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1', () => {
       s.destroy();

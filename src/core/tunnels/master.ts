@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { unlinkSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { destination, targetLabel } from './ssh-args.ts';
 import { commonArgs, runSsh, type SshConfig } from './ssh-process.ts';
+import { reapMasters } from './strays.ts';
 
 const QUICK_MS = 15_000;
+const PID_PROBE_MS = 500;
 
 /** What the extension runs in a terminal for the first, interactive login (one-time password). */
 export interface LoginCommand {
@@ -31,6 +34,7 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   /** Our control socket; undefined while riding the user's own master. */
   private controlPath: string | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  private pidTimer: NodeJS.Timeout | undefined;
   private alive = false;
   private masterPid: number | undefined;
 
@@ -64,17 +68,36 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
       this.alive = true;
       return;
     }
-    if (options.runLogin) {
-      // The caller runs the login where the user can type (a VS Code terminal); we wait for the socket.
-      await options.runLogin(this.loginCommand());
-      return this.waitUntilRunning(options.loginTimeoutMs ?? 5 * 60_000);
+    await this.clearStale();
+    try {
+      if (options.runLogin) {
+        // The caller runs the login where the user can type (a VS Code terminal); we wait for the socket.
+        await options.runLogin(this.loginCommand());
+        return await this.waitUntilRunning(options.loginTimeoutMs ?? 5 * 60_000);
+      }
+      const result = await runSsh(this.config, this.masterArgs(), {
+        timeoutMs: options.interactive ? 10 * 60_000 : 60_000,
+        interactive: Boolean(options.interactive),
+      });
+      if (result.code !== 0) throw new Error(`ssh login to ${this.label} failed (exit ${result.code}): ${lastLines(result.stderr)}`);
+      await this.waitUntilRunning(QUICK_MS);
+    } catch (err) {
+      // A login that forked (-f) but never answered on the socket would stay logged in for nothing.
+      await this.clearStale();
+      throw err;
     }
-    const result = await runSsh(this.config, this.masterArgs(), {
-      timeoutMs: options.interactive ? 10 * 60_000 : 60_000,
-      interactive: Boolean(options.interactive),
-    });
-    if (result.code !== 0) throw new Error(`ssh login to ${this.label} failed (exit ${result.code}): ${lastLines(result.stderr)}`);
-    await this.waitUntilRunning(QUICK_MS);
+  }
+
+  /**
+   * Our master is not answering: end whatever still runs on our socket and remove the socket file,
+   * or the next `ssh -M -S` finds it, says "already exists, disabling multiplexing" and starts a
+   * plain session that no `-O check` ever sees.
+   */
+  private async clearStale(): Promise<void> {
+    if (!this.controlPath) return;
+    await reapMasters(this.controlPath);
+    await rm(this.controlPath, { force: true });
+    this.masterPid = undefined;
   }
 
   /**
@@ -136,27 +159,51 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   /** Checks liveness every `intervalMs`; emits `down` once when the master is gone. */
   watch(intervalMs: number): void {
     this.unwatch();
-    this.watchTimer = setInterval(async () => {
+    const probe = async () => {
       const wasAlive = this.alive;
       if (!(await this.check()) && wasAlive) this.emit('down', `ssh master for ${this.label} is gone`);
-    }, intervalMs);
+    };
+    this.watchTimer = setInterval(probe, intervalMs);
+    // A killed master is seen within half a second, without running ssh: its process is gone.
+    this.pidTimer = setInterval(() => {
+      if (this.alive && this.masterPid && !processExists(this.masterPid)) void probe();
+    }, PID_PROBE_MS);
     this.watchTimer.unref();
+    this.pidTimer.unref();
   }
 
   unwatch(): void {
     clearInterval(this.watchTimer);
+    clearInterval(this.pidTimer);
     this.watchTimer = undefined;
+    this.pidTimer = undefined;
   }
 
-  /** Stops our master (`-O exit`); the user's own master is left running. */
+  /** Stops our master (`-O exit`); the user's own master is left running. No process of ours is left. */
   async exit(): Promise<void> {
     this.unwatch();
     if (this.controlPath) {
       await runSsh(this.config, [...this.control, '-O', 'exit'], { timeoutMs: QUICK_MS });
       // `-O exit` returns once the request is sent; the master takes a moment to close its channels.
       if (this.masterPid) await waitForExit(this.masterPid, 5_000);
+      await this.clearStale();
     }
     this.alive = false;
+  }
+
+  /** Last resort when the process is exiting right now (no awaiting): signal our master and drop its socket. */
+  killNow(): void {
+    if (!this.controlPath) return;
+    try {
+      if (this.masterPid) process.kill(this.masterPid, 'SIGTERM');
+    } catch {
+      // gone already
+    }
+    try {
+      unlinkSync(this.controlPath);
+    } catch {
+      // gone already
+    }
   }
 
   /** Does the user's ssh config already multiplex this host, with its master up? */
@@ -177,6 +224,15 @@ export class ForwardError extends Error {
     readonly portTaken: boolean,
   ) {
     super(message);
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
   }
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type StdioOptions } from 'node:child_process';
+import { childEnv } from './child-env.ts';
 import { checkLocalPath, checkSshOption, destination, parseTarget, type SshTarget } from './ssh-args.ts';
 
 /** How to call the user's own OpenSSH client for one login target. */
@@ -56,7 +57,7 @@ export function runSsh(
   const argv = [...commonArgs(config), ...args, destination(config.target), ...(options.remote ?? [])];
   const stdio: StdioOptions = options.interactive ? 'inherit' : ['ignore', 'pipe', 'pipe'];
   return new Promise((resolve, reject) => {
-    const child = spawn(config.sshPath, argv, { stdio, shell: false, windowsHide: true });
+    const child = spawn(config.sshPath, argv, { stdio, shell: false, windowsHide: true, env: childEnv() });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (c: Buffer) => (stdout += c));

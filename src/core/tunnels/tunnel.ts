@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { endpointId, type Endpoint } from '../endpoint.ts';
 import { checkHost } from '../hostfile/validate.ts';
 import type { Route } from '../http/endpoint-client.ts';
-import { MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
+import { listening, MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
 import { SshMaster, type ConnectOptions } from './master.ts';
 import { checkRemotePath, SshArgumentError } from './ssh-args.ts';
@@ -25,7 +25,15 @@ export interface TunnelOptions extends SshSettings {
   singleProcess?: boolean;
   /** How often to check that the master is alive. */
   watchIntervalMs?: number;
+  /** Reconnect on its own as soon as the login is found gone (CLI); else only when asked (awaitUp, reconnect). */
+  selfHeal?: boolean;
+  /** How a reconnect logs in again when the master is gone; default: as the first login did. */
+  relogin?: ConnectOptions;
 }
+
+/** How long a caller waits for a reconnect by default before giving up on the route. */
+export const RECONNECT_BOUND_MS = 60_000;
+const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 /** Above this many endpoints, auto mode uses one SOCKS proxy instead of a forward each. */
 export const SOCKS_THRESHOLD = 64;
@@ -40,10 +48,16 @@ export function chooseMode(endpointCount: number, options: Pick<TunnelOptions, '
  * identity: the tunnel only gives each a route (its forward's local address, or the SOCKS proxy),
  * which the pool dials while results and logs name the compute node.
  */
-export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
+export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting: [string] }> {
   readonly routes = new Map<string, Route>();
   private readonly forwards: Forward[];
   private readonly ports: PortAllocator;
+  private healing: Promise<boolean> | undefined;
+  /** The check (and heal) every request failing at once shares: one `ssh -O check`, not hundreds. */
+  private repair: Promise<boolean> | undefined;
+  private closed = false;
+  /** Ends the wait between reconnect attempts when the tunnel closes. */
+  private readonly closing = new AbortController();
 
   private constructor(
     readonly mode: TunnelMode,
@@ -54,7 +68,10 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
     super();
     this.ports = new PortAllocator(options.localPortBase);
     this.forwards = [];
-    carrier.on('down', (why) => this.emit('down', why));
+    carrier.on('down', (why) => {
+      this.emit('down', why);
+      if (options.selfHeal) void this.heal();
+    });
   }
 
   /** Validates everything first (no process starts on bad input), logs in once, sets up the routes. */
@@ -63,8 +80,9 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
       const problem = checkHost(ep.host);
       if (problem) throw new SshArgumentError(`endpoint ${endpointId(ep)}: ${problem}`);
     }
-    const carrier = login?.carrier ?? (await SshLogin.create(options)).carrier;
-    const tunnel = new Tunnel(chooseMode(endpoints.length, options), endpoints, carrier, options);
+    login ??= await SshLogin.create(options);
+    const relogin = options.relogin ?? login.relogin;
+    const tunnel = new Tunnel(chooseMode(endpoints.length, options), endpoints, login.carrier, { ...options, ...(relogin ? { relogin } : {}) });
     await tunnel.setUp();
     return tunnel;
   }
@@ -113,16 +131,90 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: [] }> {
    * Brings the login and every forward back on the same local ports, so routes stay valid
    * (a ControlPersist socket still valid means no new login at all).
    */
-  async reconnect(options: ConnectOptions = {}): Promise<void> {
+  async reconnect(options: ConnectOptions = this.options.relogin ?? {}): Promise<void> {
     await this.carrier.open(this.forwards, this.ports, { ...options, interactive: options.interactive ?? this.options.interactive ?? false, keepPorts: true });
     this.emit('up');
   }
 
+  /**
+   * For a request that failed on this route (refused, or reset as the master died under it):
+   * resolves true once a broken route carries traffic again (starting a reconnect, or joining the
+   * one under way), so the request is worth sending again. False when the route was fine all
+   * along (the failure is the endpoint's own: fail over), after `boundMs`, on `signal`, or once
+   * the tunnel closes. A reconnect outliving the bound carries on for later requests.
+   */
+  awaitUp(signal?: AbortSignal, boundMs = RECONNECT_BOUND_MS): Promise<boolean> {
+    if (this.closed || signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const finish = (up: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
+        resolve(up);
+      };
+      const abort = () => finish(false);
+      const timer = setTimeout(() => finish(false), boundMs);
+      signal?.addEventListener('abort', abort, { once: true });
+      this.repair ??= this.healIfBroken().finally(() => (this.repair = undefined));
+      void this.repair.then(finish);
+    });
+  }
+
+  private async healIfBroken(): Promise<boolean> {
+    if (this.healing) return this.healing;
+    const intact = (await this.carrier.alive()) && (await Promise.all(this.forwards.map((f) => listening(f.local)))).every(Boolean);
+    return intact ? false : this.heal();
+  }
+
+  /**
+   * One reconnect loop at a time, retried with backoff until it works or the tunnel closes. On a
+   * live master it only re-adds the forwards (no login); on a dead one it logs in once.
+   */
+  private heal(): Promise<boolean> {
+    this.healing ??= (async () => {
+      for (let attempt = 0; !this.closed; attempt++) {
+        try {
+          await this.reconnect();
+          return true;
+        } catch (err) {
+          const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
+          if (!this.closed) this.emit('reconnecting', `${(err as Error).message}; next try in ${delay / 1000} s`);
+          await sleep(delay, this.closing.signal);
+        }
+      }
+      return false;
+    })().finally(() => (this.healing = undefined));
+    return this.healing;
+  }
+
   /** Drops every forward and our master (the user's own master stays); no ssh process or port is left. */
   async close(): Promise<void> {
+    this.closed = true;
+    this.closing.abort();
     this.removeAllListeners();
-    await this.carrier.close();
+    const healing = this.healing;
+    await this.carrier.close(); // also ends a login under way (its ssh runs on our control socket)
+    // A reconnect that logged in all the same before it noticed: once it has settled, close again.
+    if (healing) {
+      await healing;
+      await this.carrier.close();
+    }
   }
+
+  /** The process is exiting right now (a second Ctrl-C): signal our ssh without waiting. */
+  killNow(): void {
+    this.closed = true;
+    this.carrier.killNow();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
 }
 
 /**
@@ -133,6 +225,8 @@ export class SshLogin {
   private constructor(
     readonly carrier: Carrier,
     private readonly config: SshConfig,
+    /** How this login was made, so a reconnect that needs a new login asks the same way. */
+    readonly relogin?: ConnectOptions,
   ) {}
 
   /**
@@ -142,10 +236,11 @@ export class SshLogin {
   static async create(options: TunnelOptions, runLogin?: ConnectOptions['runLogin']): Promise<SshLogin> {
     const config = sshConfig(options);
     const single = options.singleProcess ?? process.platform === 'win32';
-    if (single) return new SshLogin(new ProcessCarrier(config), config);
+    const how: ConnectOptions = { interactive: Boolean(options.interactive), ...(runLogin ? { runLogin } : {}) };
+    if (single) return new SshLogin(new ProcessCarrier(config), config, how);
     const master = new SshMaster(config, options.persistSeconds);
-    await master.connect({ interactive: Boolean(options.interactive), ...(runLogin ? { runLogin } : {}) });
-    return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config);
+    await master.connect(how);
+    return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config, how);
   }
 
   /** Reads a file on the login node over the master (no new login); single-process mode needs one more. */
@@ -157,5 +252,9 @@ export class SshLogin {
 
   close(): Promise<void> {
     return this.carrier.close();
+  }
+
+  killNow(): void {
+    this.carrier.killNow();
   }
 }
