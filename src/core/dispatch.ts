@@ -524,6 +524,7 @@ function spread<T>(items: readonly T[], parts: number): T[][] {
 }
 
 function noneLeft(plan: Plan, group: Group): string {
-  const why = `every endpoint serving ${plan.selection.model} is down or benched`;
-  return group.failures ? `${group.lastError ?? 'failed'} (then ${why})` : why;
+  const reasons = [...new Set(plan.selection.members.map((m) => plan.pool.endpoints[m.slot]!.reason).filter((r): r is string => Boolean(r)))];
+  const why = `every endpoint serving ${plan.selection.model} is down or benched${reasons.length ? ` (${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''})` : ''}`;
+  return group.failures ? `${group.lastError ?? 'failed'}, then ${why}` : why;
 }
