@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 /**
  * How the CLI stops early. Installed once, before any command runs, so no moment is uncovered:
  * - a command that can stop cleanly `claim()`s the stop and watches its signal: the first Ctrl-C
@@ -9,6 +10,8 @@
 export type StopReason = 'interrupt' | 'stdout-closed';
 
 const controller = new AbortController();
+// Every lookup of a run listens to it (a thousand endpoints: a thousand listeners).
+setMaxListeners(0, controller.signal);
 let reason: StopReason | undefined;
 let claimed = false;
 const exitHooks = new Set<() => void>();
