@@ -24,3 +24,4 @@ export { OrderedJsonlWriter, type RowPlace } from './results-file.ts';
 export { planResume, planRetryFailed, readSavedRows, ResumeError, type ResumePlan, type SavedRow } from './results-resume.ts';
 export * from './compare.ts';
 export { LogHistogram } from './histogram.ts';
+export * from './aggregators/index.ts';
