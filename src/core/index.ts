@@ -25,3 +25,9 @@ export { planResume, planRetryFailed, readSavedRows, ResumeError, type ResumePla
 export * from './compare.ts';
 export { LogHistogram } from './histogram.ts';
 export * from './aggregators/index.ts';
+export * as subpool from './subpool.ts';
+export { aggregationOptions } from './plan.ts';
+export { broadcastAndReduce, type BroadcastReduceInput, type ReducedOutcome } from './patterns/broadcast-and-reduce.ts';
+export { fanOutFanIn, type FanOutFanInInput } from './patterns/fan-out-fan-in.ts';
+export { pipeline, type Stage, type PipelineInput, type PipelineOutcome } from './patterns/pipeline.ts';
+export { blackboard, type Board, type BlackboardInput, type BlackboardOutcome } from './patterns/blackboard.ts';

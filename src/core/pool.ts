@@ -96,6 +96,8 @@ export class SwarmPool {
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
   private readonly breakers: Breaker[];
+  /** A sub-pool's endpoints, as slots of the pool it narrows, in the sub-pool's order; null: all of them. */
+  private view: readonly number[] | null = null;
 
   constructor(endpoints: readonly Endpoint[], options: Partial<PoolOptions> = {}) {
     this.options = { ...DEFAULT_POOL_OPTIONS, ...options };
@@ -121,8 +123,19 @@ export class SwarmPool {
     });
   }
 
+  /** This pool's endpoints; a sub-pool's are indexed from 0 (their `slot` stays the root pool's). */
   get endpoints(): readonly Readonly<EndpointState>[] {
-    return this.states;
+    return this.view ? this.view.map((slot) => this.states[slot]!) : this.states;
+  }
+
+  /**
+   * A sub-pool of these slots: the same object underneath (connections, concurrency limit, breakers,
+   * endpoint health, model lookups), but runs on it pick only among these endpoints.
+   */
+  narrow(slots: readonly number[]): SwarmPool {
+    const sub = Object.create(this) as SwarmPool;
+    sub.view = [...slots];
+    return sub;
   }
 
   /** Called with the endpoint's state whenever it turns up or down. Returns an unsubscribe. */
@@ -219,11 +232,12 @@ export class SwarmPool {
   /** Endpoints for a run: tag filter, reachable, serving the chosen model. Warns about those left out. */
   async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal, exclude: readonly string[] = []): Promise<Selection> {
     checkExtra(gen.extra);
+    if (!this.endpoints.length) throw new SelectionError('the (sub-)pool has no endpoints');
     const left = new Set(exclude);
-    const tagged = this.states.filter((s) => matchesTags(s.endpoint, tags) && !left.has(s.id));
+    const tagged = this.endpoints.filter((s) => matchesTags(s.endpoint, tags) && !left.has(s.id));
     if (!tagged.length && left.size) throw new SelectionError(`every endpoint${tags.length ? ' with those tags' : ''} is excluded from runs`);
     if (!tagged.length) {
-      const present = [...new Set(this.states.flatMap((s) => Object.entries(s.endpoint.tags).map(([k, v]) => `${k}=${v}`)))];
+      const present = [...new Set(this.endpoints.flatMap((s) => Object.entries(s.endpoint.tags).map(([k, v]) => `${k}=${v}`)))];
       const wanted = tags.map(([k, v]) => `${k}=${v}`).join(', ');
       throw new SelectionError(`no endpoint has tag ${wanted}; tags in the hostfile: ${present.join(', ') || '(none)'}`);
     }
@@ -373,6 +387,7 @@ export class SwarmPool {
   }
 
   async close(): Promise<void> {
+    if (this.view) return; // a sub-pool borrows its parent's connections; the parent closes them
     await Promise.all(this.clients.map((c) => c.close()));
   }
 }
