@@ -9,6 +9,7 @@ import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOpti
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
 import { StreamAnswers } from './stream-answers.ts';
 import { Breaker } from './breaker.ts';
+import { embeddingsBody, readEmbeddings } from './embeddings.ts';
 import { withRetries } from './retry.ts';
 
 /**
@@ -46,8 +47,8 @@ export interface CallContext {
   onRequest(member: Member): void;
 }
 
-/** `/v1/chat/completions` with one prompt, or `/v1/completions` with a list. */
-export type Shape = 'chat' | 'batch';
+/** `/v1/chat/completions` with one prompt, `/v1/completions` with a list, or `/v1/embeddings` with a list. */
+export type Shape = 'chat' | 'batch' | 'embed';
 
 /** When an answer's request left and its response headers arrived (`performance.now()`). */
 export interface SentTimes {
@@ -249,7 +250,9 @@ export class SwarmPool {
     if (!up.length) throw new SelectionError(`no endpoint is usable: ${down.map(describeDown).join('; ')}`);
     if (down.length) warnings.push(`left out ${down.length} endpoint(s) that cannot be used: ${down.map(describeDown).join('; ')}`);
 
-    const model = gen.model || up.find((s) => s.models?.length)?.models![0]!.id;
+    // Unnamed, the model is the first listed, by a generation server before an embedding one (tagged role=embed).
+    const listing = up.filter((s) => s.models?.length).sort((x, y) => Number(x.endpoint.tags.role === 'embed') - Number(y.endpoint.tags.role === 'embed'));
+    const model = gen.model || listing[0]?.models![0]!.id;
     if (!model) throw new SelectionError('no endpoint lists a model in /v1/models; name one with --model');
     const serving = up.filter((s) => s.models === null || s.models.some((m) => m.id === model));
     const others = up.filter((s) => !serving.includes(s));
@@ -280,6 +283,7 @@ export class SwarmPool {
    */
   async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    if (shape === 'embed') return this.embed(member, model, prompts, call, sink);
     const cap = Math.min(this.learnedCaps.get(member.slot) ?? Infinity, this.options.maxPromptsPerRequest);
     if (prompts.length <= cap) return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
     const parts: Array<Promise<void>> = [];
@@ -363,6 +367,14 @@ export class SwarmPool {
     });
     answers.end();
     if (answers.usage) sink.onUsage(answers.usage, prompts.length === 1);
+  }
+
+  /** `POST /v1/embeddings` with the list (grouped and capped as batches are); each vector reaches `sink` as an answer. */
+  private async embed(member: Member, model: string, inputs: readonly string[], call: SendCall, sink: SendSink): Promise<void> {
+    call.onRequest(member);
+    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal);
+    const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
+    readEmbeddings(ex.body, inputs.length).forEach((embedding, i) => sink.onAnswer(i, { text: null, reasoning: null, finishReason: null, embedding }, times));
   }
 
   /** Aurora-Swarm's wave-scaled batch timeout: max(timeout, ceil(n / maxNumSeqs) · per-sequence), optionally capped. */

@@ -12,6 +12,9 @@ export type SimIpcMessage =
   | { type: 'ready'; endpoints: string[] }
   | { type: 'stats'; servers: SimStats[]; maxRssKb: number };
 
+/** Aurora-Swarm's embeddings example asks for this model by default. */
+const EMBED_MODEL = 'sentence-transformers/all-MiniLM-L6-v2';
+
 interface SimFlags extends Partial<SimOptions> {
   endpoints: number;
   port?: number;
@@ -24,7 +27,9 @@ export function simCommand(): Command {
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
-    .option('--model <name>', 'served model name', 'sim-model')
+    .option('--model <name>', `served model name (default: sim-model, or ${EMBED_MODEL} with --task embed)`)
+    .addOption(new Option('--task <task>', 'generate: completions and chat; embed: a pooling model serving only /v1/embeddings (hostfile lines tagged role=embed)').choices(['generate', 'embed']).default('generate'))
+    .option('--embedding-dim <d>', 'length of the embedding vectors (--task embed)', int('--embedding-dim', 1), 384)
     .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1), 8192)
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1), 1024)
     .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1), 256)
@@ -54,8 +59,11 @@ export function simCommand(): Command {
       const { endpoints: count, port, hostfile, ...options } = flags;
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
+      options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) }, port);
-      if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
+      // Tagged as Aurora-Swarm's embeddings example selects its servers (--role embed).
+      const lines = options.task === 'embed' ? cluster.endpoints.map((e) => ({ ...e, tags: { role: 'embed' } })) : cluster.endpoints;
+      if (hostfile) await writeFile(hostfile, writeHostfile(lines));
       const ids = cluster.endpoints.map(endpointId);
       process.stdout.write(`ready: ${count} simulated vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
       answerIpc(cluster.servers, ids);
