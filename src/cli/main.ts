@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
 import { demoCommand } from './commands/demo.ts';
+import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
@@ -15,7 +16,7 @@ const program = new Command('swarm')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 
