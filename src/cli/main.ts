@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
+import { broadcastCommand } from './commands/broadcast.ts';
 import { demoCommand } from './commands/demo.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
@@ -16,7 +17,7 @@ const program = new Command('swarm')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 
