@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { blackboard, broadcast, broadcastAndReduce, endpointId, fanOutFanIn, pipeline, scatterGather, subpool, treeReduce, type Board, type Endpoint } from '../src/core/index.ts';
+import { aggregationOptions, blackboard, broadcast, broadcastAndReduce, endpointId, fanOutFanIn, pipeline, scatterGather, subpool, treeReduce, type Board, type Endpoint } from '../src/core/index.ts';
 import { Fixture } from './helpers/swarm.ts';
 
 /** Ports of Aurora-Swarm's tests/test_*.py pattern expectations, against our simulator (echo: `completion: <prompt>`). */
@@ -44,6 +44,14 @@ describe('sub-pools (pool.py by_tag / sample / select / slice)', () => {
     await sub.close();
     const again = await broadcast(pool, 'still open', { maxTokens: 20 }).done;
     assert.ok(again.results.every((r) => r.ok));
+  });
+});
+
+describe('aggregation budget (test_vllm_pool_config.py)', () => {
+  it('defaults to twice the budget: 1024 when sized from the default 512, 2 × maxTokens when set; maxTokensAggregation wins', () => {
+    assert.equal(aggregationOptions({}).defaultMaxTokens, 1024);
+    assert.equal(aggregationOptions({ maxTokens: 100 }).maxTokens, 200);
+    assert.equal(aggregationOptions({ maxTokens: 100, maxTokensAggregation: 7 }).maxTokens, 7);
   });
 });
 
