@@ -55,6 +55,7 @@ describe('embedAll (embedding_pool.py / scatter_gather_embeddings)', () => {
     // test_embed_all_round_robin: input i on endpoint i % 4
     assert.deepEqual(report.results.map((r) => r.endpoint), [0, 1, 2, 3, 0, 1].map((i) => endpointId(sim.endpoints[i]!)));
     assert.deepEqual(embedCalls(sim), [1, 1, 1, 1]);
+    assert.equal(report.summary.promptTokens, 6, "the servers' usage is counted");
     const again = await embedAll(fx.pool(sim.endpoints), ['c']).done;
     assert.deepEqual(again.results[0]!.embedding, report.results[2]!.embedding);
   });

@@ -146,6 +146,18 @@ describe('blackboard (test_blackboard.py)', () => {
     assert.deepEqual(report.results.map((r) => [r.level, r.input.section]), [1, 1, 1, 1, 2, 2, 2, 2].map((l, i) => [l, i % 4 < 2 ? 'hypotheses' : 'critiques']));
   });
 
+  it('plans once per run: an endpoint that is down is left out with one warning, not one per section and round', async () => {
+    const sim = await fx.sim(4);
+    await sim.servers[3]!.close();
+    const run = blackboard(fx.pool(tagged(sim.endpoints)), { sections: ['hypotheses', 'critiques'], prompt, maxRounds: 3 }, { maxTokens: 200 });
+    const warnings: string[] = [];
+    run.on('warning', (w) => warnings.push(w));
+    const out = (await run.done).outcome!;
+    assert.deepEqual([out.board.hypotheses!.length, out.board.critiques!.length], [6, 3]);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /left out 1 endpoint/);
+  });
+
   it('a convergence function stops the session early; sections nobody serves are skipped', async () => {
     const sim = await fx.sim(4);
     const converged = (board: Readonly<Board>) => Object.values(board).flat().length >= 4;

@@ -374,6 +374,8 @@ export class SwarmPool {
     call.onRequest(member);
     const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal);
     const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
+    const usage = readUsage(ex.body);
+    if (usage) sink.onUsage(usage, inputs.length === 1);
     readEmbeddings(ex.body, inputs.length).forEach((embedding, i) => sink.onAnswer(i, { text: null, reasoning: null, finishReason: null, embedding }, times));
   }
 

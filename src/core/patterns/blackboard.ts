@@ -1,8 +1,8 @@
-import type { RunOptions } from '../plan.ts';
+import { makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import { Run } from '../run.ts';
 import { byTag } from '../subpool.ts';
-import { askEach, texts } from './steps.ts';
+import { askEach, texts, within } from './steps.ts';
 
 /** Each section's entries, oldest first. */
 export type Board = Record<string, string[]>;
@@ -31,11 +31,13 @@ export interface BlackboardOutcome {
  */
 export function blackboard(pool: SwarmPool, input: BlackboardInput, options: RunOptions = {}): Run<BlackboardOutcome> {
   return new Run(pool, { pattern: 'blackboard', batch: false }, async (ctx) => {
+    const plan = await makePlan(pool, options, ctx);
+    const writers = new Map(input.sections.map((s) => [s, within(plan, byTag(pool, 'role', s))]));
     const board: Board = Object.fromEntries(input.sections.map((s) => [s, []]));
     const snapshots: BlackboardOutcome['snapshots'] = [];
     for (let round = 1; round <= (input.maxRounds ?? 10) && !ctx.signal.aborted; round++) {
       for (const section of input.sections) {
-        const results = await askEach(byTag(pool, 'role', section), input.prompt(section, board), options, ctx, round, { section });
+        const results = await askEach(writers.get(section)!, input.prompt(section, board), round, { section });
         board[section]!.push(...texts(results));
       }
       snapshots.push({ round, board: structuredClone(board) });

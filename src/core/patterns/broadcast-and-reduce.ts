@@ -1,8 +1,8 @@
-import { fillTemplate, type RunOptions } from '../plan.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import type { RunContext } from '../run.ts';
 import { Run } from '../run.ts';
-import { askEach, askOne, checkReducePrompt, texts } from './steps.ts';
+import { askEach, askOne, checkReducePrompt, texts, within } from './steps.ts';
 
 export interface BroadcastReduceInput {
   prompt: string;
@@ -26,10 +26,11 @@ export function broadcastAndReduce(pool: SwarmPool, input: BroadcastReduceInput,
   );
 }
 
-/** `workers` answer, then the endpoint `reducerIndex` of `reducers` merges what succeeded, with the aggregation budget. */
-export async function gatherAndReduce(workers: SwarmPool, reducers: SwarmPool, prompt: string, reducePrompt: string, reducerIndex: number, options: RunOptions, ctx: RunContext): Promise<ReducedOutcome> {
-  const answers = texts(await askEach(workers, prompt, options, ctx, 0));
+/** `workers` (a sub-pool of `pool`) answer, then `pool`'s endpoint `reducerIndex` merges what succeeded, with the aggregation budget. */
+export async function gatherAndReduce(pool: SwarmPool, workers: SwarmPool, prompt: string, reducePrompt: string, reducerIndex: number, options: RunOptions, ctx: RunContext): Promise<ReducedOutcome> {
+  const plan = await makePlan(pool, options, ctx);
+  const answers = texts(await askEach(within(plan, workers), prompt, 0));
   if (!answers.length) throw new Error('every answer failed: nothing to reduce');
-  const text = await askOne(reducers, fillTemplate(reducePrompt, { responses: answers.join('\n---\n') }), reducerIndex, options, ctx, 1);
+  const text = await askOne(plan, pool, options, fillTemplate(reducePrompt, { responses: answers.join('\n---\n') }), reducerIndex, 1);
   return { text, answers };
 }

@@ -1,4 +1,4 @@
-import type { RunOptions } from '../plan.ts';
+import { makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import { Run } from '../run.ts';
 import { askEach } from './steps.ts';
@@ -6,6 +6,6 @@ import { askEach } from './steps.ts';
 /** The same prompt to every selected endpoint (chat path); result i is endpoint i's answer. */
 export function broadcast(pool: SwarmPool, prompt: string, options: RunOptions = {}): Run {
   return new Run(pool, { pattern: 'broadcast', batch: false }, async (ctx) => {
-    await askEach(pool, prompt, options, ctx);
+    await askEach(await makePlan(pool, options, ctx), prompt);
   });
 }

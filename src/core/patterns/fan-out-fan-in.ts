@@ -17,5 +17,5 @@ export interface FanOutFanInInput {
 export function fanOutFanIn(pool: SwarmPool, input: FanOutFanInInput, options: RunOptions = {}): Run<ReducedOutcome> {
   checkReducePrompt(input.collectPrompt);
   const workers = input.workers === undefined ? pool : slice(pool, 0, Math.max(0, input.workers));
-  return new Run(pool, { pattern: 'fan-out-fan-in', batch: false }, (ctx) => gatherAndReduce(workers, pool, input.prompt, input.collectPrompt, 0, options, ctx));
+  return new Run(pool, { pattern: 'fan-out-fan-in', batch: false }, (ctx) => gatherAndReduce(pool, workers, input.prompt, input.collectPrompt, 0, options, ctx));
 }

@@ -1,9 +1,9 @@
-import { fillTemplate, type RunOptions } from '../plan.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import type { PromptResult } from '../result.ts';
 import { Run } from '../run.ts';
 import { slice } from '../subpool.ts';
-import { askEach, texts } from './steps.ts';
+import { askEach, texts, within } from './steps.ts';
 
 export interface Stage {
   name: string;
@@ -34,6 +34,7 @@ export interface PipelineOutcome {
 export function pipeline(pool: SwarmPool, input: PipelineInput, options: RunOptions = {}): Run<PipelineOutcome> {
   const reuse = input.reuseAgents ?? true;
   return new Run(pool, { pattern: 'pipeline', batch: false }, async (ctx) => {
+    const plan = await makePlan(pool, options, ctx);
     let current = input.input;
     let offset = 0;
     const stages: PipelineOutcome['stages'] = [];
@@ -42,7 +43,7 @@ export function pipeline(pool: SwarmPool, input: PipelineInput, options: RunOpti
       const agents = slice(pool, start, Math.min(start + stage.agents, pool.endpoints.length));
       if (!reuse) offset = start + agents.endpoints.length;
       const prompt = fillTemplate(stage.template, { input: typeof current === 'string' ? current : JSON.stringify(current) });
-      const results = await askEach(agents, prompt, options, ctx, level, { stage: stage.name });
+      const results = await askEach(within(plan, agents), prompt, level, { stage: stage.name });
       current = (stage.transform ?? joinTexts)(stage.filter ? results.filter(stage.filter) : results);
       stages.push({ name: stage.name, endpoints: agents.endpoints.length, output: current });
     }

@@ -1,31 +1,40 @@
-import { dispatchIndividual } from '../dispatch.ts';
-import { aggregationOptions, makePlan, type RunOptions } from '../plan.ts';
+import { dispatchIndividual, type Plan } from '../dispatch.ts';
+import { aggregationOptions, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import type { PromptResult } from '../result.ts';
-import type { RunContext } from '../run.ts';
 
-/** The steps patterns are made of, taken inside a run (so one run can span several (sub-)pools). */
+/**
+ * The steps patterns are made of, taken inside a run on its one plan (endpoints and model picked,
+ * warnings given, once per run), narrowed to a sub-pool where a step needs fewer endpoints.
+ */
 
-/** Every endpoint of `pool` answers `prompt` (chat path), results in the pool's order; an empty pool answers nothing. */
-export async function askEach(pool: SwarmPool, prompt: string, options: RunOptions, ctx: RunContext, level?: number, input: Record<string, unknown> = {}): Promise<PromptResult[]> {
-  if (!pool.endpoints.length) return [];
-  const plan = await makePlan(pool, options, ctx);
-  const slots = ctx.reserve(plan.selection.members.map((m) => ({ prompt, input: { ...input, endpoint: m.id } })), level);
+/** The plan's endpoints that belong to `pool` (a sub-pool of the planned one), in the sub-pool's order. */
+export function within(plan: Plan, pool: SwarmPool): Plan {
+  const planned = new Map(plan.selection.members.map((m) => [m.slot, m]));
+  const members = pool.endpoints.flatMap((s) => planned.get(s.slot) ?? []);
+  return { ...plan, selection: { ...plan.selection, members } };
+}
+
+/** Every endpoint of the plan answers `prompt` (chat path), results in order; a plan without endpoints answers nothing. */
+export async function askEach(plan: Plan, prompt: string, level?: number, input: Record<string, unknown> = {}): Promise<PromptResult[]> {
+  const { members } = plan.selection;
+  if (!members.length) return [];
+  const slots = plan.ctx.reserve(members.map((m) => ({ prompt, input: { ...input, endpoint: m.id } })), level);
   return dispatchIndividual(plan, slots, true);
 }
 
 /**
- * A reduce or collect step: one prompt to the pool's endpoint `index` (the others take it over if that
- * one fails), with the aggregation budget. Its failure fails the run.
+ * A reduce or collect step: one prompt to `pool`'s endpoint `index` (the plan's other endpoints take it
+ * over if that one fails), with the aggregation budget. Its failure fails the run.
  */
-export async function askOne(pool: SwarmPool, prompt: string, index: number, options: RunOptions, ctx: RunContext, level?: number): Promise<string> {
-  const target = pool.endpoints.at(index);
-  if (!target || !Number.isInteger(index)) throw new RangeError(`endpoint index ${index} is out of range for a pool of ${pool.endpoints.length}`);
-  const plan = await makePlan(pool, aggregationOptions(options), ctx);
+export async function askOne(plan: Plan, pool: SwarmPool, options: RunOptions, prompt: string, index: number, level: number): Promise<string> {
+  const target = Number.isInteger(index) ? pool.endpoints.at(index) : undefined;
+  if (!target) throw new RangeError(`endpoint index ${index} is out of range for a pool of ${pool.endpoints.length}`);
   const members = plan.selection.members;
   const first = [...members.filter((m) => m.slot === target.slot), ...members.filter((m) => m.slot !== target.slot)];
-  const [result] = await dispatchIndividual({ ...plan, selection: { ...plan.selection, members: first } }, ctx.reserve([{ prompt }], level), true);
-  if (!result!.ok) throw new Error(`the ${level === undefined ? '' : `level-${level} `}reduce step failed: ${result!.error}`);
+  const reducing = { ...plan, gen: aggregationOptions(options), selection: { ...plan.selection, members: first } };
+  const [result] = await dispatchIndividual(reducing, plan.ctx.reserve([{ prompt }], level), true);
+  if (!result!.ok) throw new Error(`the reduce step failed: ${result!.error}`);
   return result!.text;
 }
 
