@@ -47,6 +47,21 @@ describe('sub-pools (pool.py by_tag / sample / select / slice)', () => {
   });
 });
 
+describe('sub-pools in patterns', () => {
+  it('every pattern takes a sub-pool where it takes a pool; an empty one fails the run clearly', async () => {
+    const sim = await fx.sim(4);
+    const pool = fx.pool(tagged(sim.endpoints));
+    const critics = subpool.byTag(pool, 'role', 'critiques');
+    const reduced = await treeReduce(critics, { prompt: 'hi', reducePrompt: '{responses}', fanin: 2 }, { maxTokens: 200 }).done;
+    assert.deepEqual(reduced.outcome!.levels.map((l) => l.texts.length), [2, 1]);
+    assert.deepEqual(chatCalls(sim), [0, 0, 2, 1]);
+    const merged = await fanOutFanIn(subpool.select(pool, [3, 1]), { prompt: 'p', collectPrompt: '{responses}', workers: 1 }, { maxTokens: 200 }).done;
+    assert.deepEqual(merged.results.map((r) => r.endpoint), [endpointId(sim.endpoints[3]!), endpointId(sim.endpoints[3]!)], 'index 0 of the sub-pool is endpoint 3');
+    const empty = await scatterGather(subpool.byTag(pool, 'role', 'judges'), ['x']).done;
+    assert.match(empty.error!, /has no endpoints/);
+  });
+});
+
 describe('aggregation budget (test_vllm_pool_config.py)', () => {
   it('defaults to twice the budget: 1024 when sized from the default 512, 2 × maxTokens when set; maxTokensAggregation wins', () => {
     assert.equal(aggregationOptions({}).defaultMaxTokens, 1024);
