@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
+import { broadcastCommand } from './commands/broadcast.ts';
 import { demoCommand } from './commands/demo.ts';
+import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
@@ -25,7 +27,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

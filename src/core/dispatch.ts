@@ -155,7 +155,7 @@ class Dispatcher {
     this.offset = slots[0]?.index ?? 0;
     this.results = collect ? new Array(slots.length) : null;
     this.stragglers = new Stragglers(plan.pool.options, plan.ctx, Boolean(plan.gen.stream));
-    if (shape === 'batch') {
+    if (shape !== 'chat') {
       for (const { member, items } of plan.pool.groupBatches(slots, this.members)) this.initial.push(this.group(items, member));
     }
     if (!slots.length || plan.ctx.signal.aborted) {
@@ -174,7 +174,7 @@ class Dispatcher {
   /** The next group to send: those sent back first, then the initial ones in order. */
   private next(): Group | undefined {
     if (this.again.length) return this.again.shift();
-    if (this.shape === 'batch') return this.initial.shift();
+    if (this.shape !== 'chat') return this.initial.shift();
     if (this.cursor >= this.slots.length) return undefined;
     const i = this.cursor++;
     return this.group([this.slots[i]!], this.members[i % this.members.length]!);
@@ -203,7 +203,7 @@ class Dispatcher {
   }
 
   private hasQueued(): boolean {
-    return this.again.length > 0 || (this.shape === 'batch' ? this.initial.length > 0 : this.cursor < this.slots.length);
+    return this.again.length > 0 || (this.shape !== 'chat' ? this.initial.length > 0 : this.cursor < this.slots.length);
   }
 
   /** Starts groups while the pool's concurrency allows. */

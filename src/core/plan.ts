@@ -9,6 +9,8 @@ export interface RunOptions extends GenerationOptions {
   tags?: Array<[string, string]>;
   /** Endpoint ids (`host:port`) the user took out of runs. */
   exclude?: readonly string[];
+  /** max_tokens of reduce and collect steps, whose prompts carry many answers (default: 2 × maxTokens). */
+  maxTokensAggregation?: number;
 }
 
 /** Picks the run's endpoints and model, and tells the run's watchers what was left out. */
@@ -17,6 +19,14 @@ export async function makePlan(pool: SwarmPool, options: RunOptions, ctx: RunCon
   ctx.setModel(selection.model);
   for (const w of selection.warnings) ctx.warn(w);
   return { pool, selection, gen: options, ctx };
+}
+
+/** Aurora-Swarm's aggregation budget for a reduce or collect step: maxTokensAggregation, else twice the usual budget. */
+export function aggregationOptions(options: RunOptions): RunOptions {
+  if (options.maxTokensAggregation !== undefined) return { ...options, maxTokens: options.maxTokensAggregation };
+  if (options.maxTokens !== undefined) return { ...options, maxTokens: 2 * options.maxTokens };
+  // Sized from the context window as usual, from twice the default budget (still clamped to what fits).
+  return { ...options, defaultMaxTokens: 2 * (options.defaultMaxTokens ?? 512) };
 }
 
 /** Aurora-Swarm substitutes placeholders literally (never `str.format`); one pass, so inserted text is never rescanned. */

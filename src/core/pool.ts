@@ -9,6 +9,7 @@ import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOpti
 import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
 import { StreamAnswers } from './stream-answers.ts';
 import { Breaker } from './breaker.ts';
+import { embeddingsBody, readEmbeddings } from './embeddings.ts';
 import { withRetries } from './retry.ts';
 
 /**
@@ -46,8 +47,8 @@ export interface CallContext {
   onRequest(member: Member): void;
 }
 
-/** `/v1/chat/completions` with one prompt, or `/v1/completions` with a list. */
-export type Shape = 'chat' | 'batch';
+/** `/v1/chat/completions` with one prompt, `/v1/completions` with a list, or `/v1/embeddings` with a list. */
+export type Shape = 'chat' | 'batch' | 'embed';
 
 /** When an answer's request left and its response headers arrived (`performance.now()`). */
 export interface SentTimes {
@@ -96,6 +97,8 @@ export class SwarmPool {
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
   private readonly breakers: Breaker[];
+  /** A sub-pool's endpoints, as slots of the pool it narrows, in the sub-pool's order; null: all of them. */
+  private view: readonly number[] | null = null;
 
   constructor(endpoints: readonly Endpoint[], options: Partial<PoolOptions> = {}) {
     this.options = { ...DEFAULT_POOL_OPTIONS, ...options };
@@ -121,8 +124,19 @@ export class SwarmPool {
     });
   }
 
+  /** This pool's endpoints; a sub-pool's are indexed from 0 (their `slot` stays the root pool's). */
   get endpoints(): readonly Readonly<EndpointState>[] {
-    return this.states;
+    return this.view ? this.view.map((slot) => this.states[slot]!) : this.states;
+  }
+
+  /**
+   * A sub-pool of these slots: the same object underneath (connections, concurrency limit, breakers,
+   * endpoint health, model lookups), but runs on it pick only among these endpoints.
+   */
+  narrow(slots: readonly number[]): SwarmPool {
+    const sub = Object.create(this) as SwarmPool;
+    sub.view = [...slots];
+    return sub;
   }
 
   /** Called with the endpoint's state whenever it turns up or down. Returns an unsubscribe. */
@@ -224,11 +238,12 @@ export class SwarmPool {
   /** Endpoints for a run: tag filter, reachable, serving the chosen model. Warns about those left out. */
   async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal, exclude: readonly string[] = []): Promise<Selection> {
     checkExtra(gen.extra);
+    if (!this.endpoints.length) throw new SelectionError('the (sub-)pool has no endpoints');
     const left = new Set(exclude);
-    const tagged = this.states.filter((s) => matchesTags(s.endpoint, tags) && !left.has(s.id));
+    const tagged = this.endpoints.filter((s) => matchesTags(s.endpoint, tags) && !left.has(s.id));
     if (!tagged.length && left.size) throw new SelectionError(`every endpoint${tags.length ? ' with those tags' : ''} is excluded from runs`);
     if (!tagged.length) {
-      const present = [...new Set(this.states.flatMap((s) => Object.entries(s.endpoint.tags).map(([k, v]) => `${k}=${v}`)))];
+      const present = [...new Set(this.endpoints.flatMap((s) => Object.entries(s.endpoint.tags).map(([k, v]) => `${k}=${v}`)))];
       const wanted = tags.map(([k, v]) => `${k}=${v}`).join(', ');
       throw new SelectionError(`no endpoint has tag ${wanted}; tags in the hostfile: ${present.join(', ') || '(none)'}`);
     }
@@ -240,7 +255,9 @@ export class SwarmPool {
     if (!up.length) throw new SelectionError(`no endpoint is usable: ${down.map(describeDown).join('; ')}`);
     if (down.length) warnings.push(`left out ${down.length} endpoint(s) that cannot be used: ${down.map(describeDown).join('; ')}`);
 
-    const model = gen.model || up.find((s) => s.models?.length)?.models![0]!.id;
+    // Unnamed, the model is the first listed, by a generation server before an embedding one (tagged role=embed).
+    const listing = up.filter((s) => s.models?.length).sort((x, y) => Number(x.endpoint.tags.role === 'embed') - Number(y.endpoint.tags.role === 'embed'));
+    const model = gen.model || listing[0]?.models![0]!.id;
     if (!model) throw new SelectionError('no endpoint lists a model in /v1/models; name one with --model');
     const serving = up.filter((s) => s.models === null || s.models.some((m) => m.id === model));
     const others = up.filter((s) => !serving.includes(s));
@@ -271,6 +288,7 @@ export class SwarmPool {
    */
   async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    if (shape === 'embed') return this.embed(member, model, prompts, call, sink);
     const cap = Math.min(this.learnedCaps.get(member.slot) ?? Infinity, this.options.maxPromptsPerRequest);
     if (prompts.length <= cap) return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
     const parts: Array<Promise<void>> = [];
@@ -356,6 +374,16 @@ export class SwarmPool {
     if (answers.usage) sink.onUsage(answers.usage, prompts.length === 1);
   }
 
+  /** `POST /v1/embeddings` with the list (grouped and capped as batches are); each vector reaches `sink` as an answer. */
+  private async embed(member: Member, model: string, inputs: readonly string[], call: SendCall, sink: SendSink): Promise<void> {
+    call.onRequest(member);
+    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal);
+    const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
+    const usage = readUsage(ex.body);
+    if (usage) sink.onUsage(usage, inputs.length === 1);
+    readEmbeddings(ex.body, inputs.length).forEach((embedding, i) => sink.onAnswer(i, { text: null, reasoning: null, finishReason: null, embedding }, times));
+  }
+
   /** Aurora-Swarm's wave-scaled batch timeout: max(timeout, ceil(n / maxNumSeqs) · per-sequence), optionally capped. */
   batchTimeoutMs(sequences: number): number {
     const o = this.options;
@@ -378,6 +406,7 @@ export class SwarmPool {
   }
 
   async close(): Promise<void> {
+    if (this.view) return; // a sub-pool borrows its parent's connections; the parent closes them
     await Promise.all(this.clients.map((c) => c.close()));
   }
 }

@@ -10,6 +10,8 @@ export interface Answer {
   texts?: string[];
   /** Streamed only: output tokens counted from the deltas, and when the first and last arrived (`performance.now()`). */
   stream?: { tokens: number; firstTokenAt: number; lastTokenAt: number };
+  /** `/v1/embeddings`: the input's vector (text is then null). */
+  embedding?: number[];
 }
 
 /** The sampling fields both request shapes share; extras first so ours win. */

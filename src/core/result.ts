@@ -47,6 +47,8 @@ export interface PromptResult {
   texts?: string[];
   /** Tree-reduce: 0 for leaves, then 1, 2, … for each reduce round. */
   level?: number;
+  /** Embedding runs: the input's vector. */
+  embedding?: number[];
 }
 
 /** A prompt the run has taken on, waiting for its one result. */
@@ -121,6 +123,7 @@ export function answeredResult(slot: Slot, endpoint: string, attempts: number, a
     },
     input: slot.input ?? {},
     ...(answer.texts ? { texts: answer.texts } : {}),
+    ...(answer.embedding ? { embedding: answer.embedding } : {}),
     ...(slot.level === undefined ? {} : { level: slot.level }),
   };
 }

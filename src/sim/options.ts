@@ -49,6 +49,10 @@ export interface SimOptions {
   shuffleChoices: boolean;
   /** vLLM >=0.10.1 nests errors under `error`; older versions send a flat `object:"error"` body. */
   errorFormat: 'nested' | 'flat';
+  /** `generate` serves completions and chat; `embed` (a pooling model) serves only `/v1/embeddings`. */
+  task: 'generate' | 'embed';
+  /** Length of the simulated embedding vectors. */
+  embeddingDim: number;
   /** vLLM `--api-key`: `/v1/*` answers 401 without `Authorization: Bearer <key>`; `/health` and `/metrics` stay open. */
   apiKey?: string;
 }
@@ -73,6 +77,8 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   bootMs: 0,
   shuffleChoices: false,
   errorFormat: 'nested',
+  task: 'generate',
+  embeddingDim: 384,
 });
 
 /** Defaults overlaid with the given options; `undefined` values keep the default. Throws RangeError on nonsense. */
@@ -89,6 +95,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('maxPrompts', 1);
   atLeast('maxNumSeqs', 1);
   atLeast('faultAfter', 0);
+  atLeast('embeddingDim', 1);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Endpoint } from '../core/endpoint.ts';
 import { chatApi } from './chat.ts';
+import { serveEmbeddings, unsupportedApi } from './embeddings.ts';
 import { completionsApi } from './completions.ts';
 import { Engine } from './engine.ts';
 import { SimError } from './errors.ts';
@@ -35,7 +36,7 @@ export type RuntimeFaults = Partial<
   dead?: boolean;
 };
 
-const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions']);
+const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
 
 /** One simulated vLLM OpenAI-compatible server on 127.0.0.1. */
 export class SimServer {
@@ -159,7 +160,7 @@ export class SimServer {
       return sendJson(res, 401, { error: 'Unauthorized' });
     }
     const api = this.apis.get(path);
-    if (api && method === 'POST') return void this.generate(api, req, res);
+    if (method === 'POST' && (api || path === '/v1/embeddings')) return void this.generate(api ?? null, req, res, path);
     if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
@@ -172,7 +173,8 @@ export class SimServer {
     else sendJson(res, 404, { detail: 'Not Found' });
   }
 
-  private async generate(api: GenerationApi, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** A generation request, or with `api` null an embeddings request; faults apply to both. */
+  private async generate(api: GenerationApi | null, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const verdict = this.faults.onGenerationRequest();
     if (verdict === 'die') return void req.socket.resetAndDestroy();
     let text: string;
@@ -184,7 +186,10 @@ export class SimServer {
     if (verdict === 'hang') return; // held open until the client or close() drops it
     try {
       if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
-      serveGeneration(api, parseBody(text), res, this.context);
+      const unsupported = unsupportedApi(this.options.task, path);
+      if (unsupported) throw unsupported;
+      if (api) serveGeneration(api, parseBody(text), res, this.context);
+      else serveEmbeddings(parseBody(text), res, this.options);
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       const error = err instanceof SimError ? err : new SimError(500, String(err));

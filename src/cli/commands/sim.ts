@@ -16,6 +16,9 @@ export type SimIpcMessage =
   | { type: 'ready'; endpoints: string[] }
   | { type: 'stats'; servers: SimStats[]; maxRssKb: number };
 
+/** Aurora-Swarm's embeddings example asks for this model by default. */
+const EMBED_MODEL = 'sentence-transformers/all-MiniLM-L6-v2';
+
 interface SimFlags extends Partial<SimOptions> {
   endpoints: number;
   port?: number;
@@ -29,7 +32,9 @@ export function simCommand(): Command {
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
-    .option('--model <name>', 'served model name', 'sim-model')
+    .option('--model <name>', `served model name (default: sim-model, or ${EMBED_MODEL} with --task embed)`)
+    .addOption(new Option('--task <task>', 'generate: completions and chat; embed: a pooling model serving only /v1/embeddings (hostfile lines tagged role=embed)').choices(['generate', 'embed']).default('generate'))
+    .option('--embedding-dim <d>', 'length of the embedding vectors (--task embed)', int('--embedding-dim', 1, 65_536), 384)
     .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1, 10_000_000), 8192)
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1, 1_000_000), 1024)
     .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
@@ -61,9 +66,12 @@ export function simCommand(): Command {
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
       const stop = claimStop();
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
+      options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) }, port);
+      // Tagged as Aurora-Swarm's embeddings example selects its servers (--role embed).
+      const lines = options.task === 'embed' ? cluster.endpoints.map((e) => ({ ...e, tags: { role: 'embed' } })) : cluster.endpoints;
       try {
-        if (hostfile) await writeFile(hostfile, writeHostfile(cluster.endpoints));
+        if (hostfile) await writeFile(hostfile, writeHostfile(lines));
       } catch (err) {
         await cluster.close();
         throw new CliError(`--hostfile ${printable(hostfile!)}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);

@@ -1,5 +1,5 @@
 import { dispatchIndividual } from '../dispatch.ts';
-import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
+import { aggregationOptions, fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import { Run } from '../run.ts';
 
@@ -37,6 +37,8 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
     const leaves = input.items
       ? input.items.map((item) => ({ prompt: fillTemplate(input.prompt, { item: String(item) }), input: { item } }))
       : plan.selection.members.map((m) => ({ prompt: input.prompt, input: { endpoint: m.id } }));
+    // Reduce prompts carry many answers: they get the aggregation budget, as the docs of Aurora-Swarm say they do.
+    const reducing = { ...plan, gen: aggregationOptions(options) };
     let current = survivors(await dispatchIndividual(plan, ctx.reserve(leaves, 0), true));
     const levels: ReduceLevel[] = [{ level: 0, texts: current }];
     for (let level = 1; current.length > 1; level++) {
@@ -45,7 +47,7 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
         const responses = current.slice(i, i + fanin).join('\n---\n');
         prompts.push({ prompt: fillTemplate(input.reducePrompt, { responses, level: String(level) }), input: { group: i / fanin } });
       }
-      current = survivors(await dispatchIndividual(plan, ctx.reserve(prompts, level), true));
+      current = survivors(await dispatchIndividual(reducing, ctx.reserve(prompts, level), true));
       levels.push({ level, texts: current });
     }
     if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');

@@ -1,0 +1,74 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { bestOf, broadcast, concat, failureReport, majorityVote, OrderedJsonlWriter, statistics, structuredMerge, subpool, topK, type PromptResult, type SwarmPool } from '../../core/index.ts';
+import { printable } from '../format.ts';
+import { claimStop, exitCode } from '../interrupt.ts';
+import { checkOutPath } from '../output.ts';
+import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { watchRun } from '../progress.ts';
+import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+
+interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+  prompt: string;
+  aggregate?: keyof typeof AGGREGATES;
+  k: number;
+  sample?: number;
+  slice?: [number, number | undefined];
+  out?: string;
+  quiet?: boolean;
+}
+
+/** What `--aggregate` prints: raw text for concat and best-of, JSON for the rest. Best-of and top-k score by length. */
+const AGGREGATES = {
+  vote: (rs: PromptResult[]) => JSON.stringify(majorityVote(rs)),
+  concat: (rs: PromptResult[]) => concat(rs),
+  'best-of': (rs: PromptResult[]) => bestOf(rs, (r) => r.text.length)?.text ?? '',
+  'top-k': (rs: PromptResult[], k: number) => JSON.stringify(topK(rs, k, (r) => r.text.length).map((r) => ({ endpoint: r.endpoint, text: r.text }))),
+  merge: (rs: PromptResult[]) => JSON.stringify(structuredMerge(rs)),
+  stats: (rs: PromptResult[]) => JSON.stringify(statistics(rs)),
+};
+
+export function broadcastCommand(): Command {
+  const cmd = new Command('broadcast')
+    .description('ask every endpoint the same prompt (chat); prints each answer as a JSONL row, or with --aggregate one aggregate of them (rows then go to --out)')
+    .requiredOption('--prompt <text>', 'the prompt')
+    .addOption(new Option('--aggregate <how>', 'vote (winner, confidence, distribution), concat, best-of / top-k (by length), merge (JSON answers into one list), stats (numeric answers)').choices(Object.keys(AGGREGATES)))
+    .option('--k <k>', 'answers kept by --aggregate top-k', int('--k', 1, 100_000), 3)
+    .option('--sample <n>', 'a random sub-pool of n endpoints', int('--sample', 1, 100_000))
+    .option('--slice <a:b>', 'the sub-pool of endpoints a … b-1 (Python slice: a:, :b, negatives count from the end)', parseSlice)
+    .option('--out <file>', 'the answers as JSONL (default with no --aggregate: stdout)')
+    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
+  addSwarmOptions(cmd);
+  addReachOptions(cmd);
+  addGenerationOptions(cmd);
+  return cmd.action(async (flags: BroadcastFlags) => {
+    if (flags.out) await checkOutPath(flags.out, [['--hostfile', flags.hostfile]]);
+    const stop = claimStop();
+    const swarm = await openUnlessStopped(flags, stop);
+    if (!swarm) return;
+    const run = broadcast(narrowed(swarm.pool, flags), flags.prompt, runOptions(flags));
+    const report = await watchRun(run, 'broadcast', Boolean(flags.quiet), stop);
+    await swarm.close();
+    if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    const rows = flags.aggregate ? flags.out : (flags.out ?? '-');
+    if (rows) {
+      const writer = new OrderedJsonlWriter(rows === '-' ? undefined : rows);
+      for (const r of report.results) writer.add(r);
+      await writer.close(report.results.length);
+    }
+    const failures = failureReport(report.results);
+    for (const f of failures.failures) process.stderr.write(`failed: ${f.endpoint ?? `#${f.index}`}: ${printable(f.error ?? '')}\n`);
+    if (flags.aggregate) process.stdout.write(`${AGGREGATES[flags.aggregate](report.results, flags.k)}\n`);
+    process.exitCode = exitCode(stop, failures.successCount > 0);
+  });
+}
+
+function narrowed(pool: SwarmPool, flags: BroadcastFlags): SwarmPool {
+  const sliced = flags.slice ? subpool.slice(pool, ...flags.slice) : pool;
+  return flags.sample ? subpool.sample(sliced, flags.sample) : sliced;
+}
+
+function parseSlice(value: string): [number, number | undefined] {
+  const m = /^(-?\d*):(-?\d*)$/.exec(value);
+  if (!m) throw new InvalidArgumentError('--slice must look like a:b, a: or :b');
+  return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : undefined];
+}

@@ -1,0 +1,48 @@
+import { makePlan, type RunOptions } from '../plan.ts';
+import type { SwarmPool } from '../pool.ts';
+import { Run } from '../run.ts';
+import { byTag } from '../subpool.ts';
+import { askEach, texts, within } from './steps.ts';
+
+/** Each section's entries, oldest first. */
+export type Board = Record<string, string[]>;
+
+export interface BlackboardInput {
+  /** Section names; endpoints tagged `role=<section>` write to that section. */
+  sections: readonly string[];
+  /** The prompt a section's endpoints get, given the board so far (later sections see this round's earlier entries). */
+  prompt: (section: string, board: Readonly<Board>) => string;
+  /** Default 10. */
+  maxRounds?: number;
+  /** Checked after each round: true stops the session. */
+  converged?: (board: Readonly<Board>) => boolean;
+}
+
+export interface BlackboardOutcome {
+  board: Board;
+  rounds: number;
+  /** The board after each round (deep copies). */
+  snapshots: Array<{ round: number; board: Board }>;
+}
+
+/**
+ * Aurora-Swarm's Blackboard.run: rounds in which each section in turn asks its `role=` endpoints
+ * one prompt and appends their answers; results carry the round as `level` and the section in `input`.
+ */
+export function blackboard(pool: SwarmPool, input: BlackboardInput, options: RunOptions = {}): Run<BlackboardOutcome> {
+  return new Run(pool, { pattern: 'blackboard', batch: false }, async (ctx) => {
+    const plan = await makePlan(pool, options, ctx);
+    const writers = new Map(input.sections.map((s) => [s, within(plan, byTag(pool, 'role', s))]));
+    const board: Board = Object.fromEntries(input.sections.map((s) => [s, []]));
+    const snapshots: BlackboardOutcome['snapshots'] = [];
+    for (let round = 1; round <= (input.maxRounds ?? 10) && !ctx.signal.aborted; round++) {
+      for (const section of input.sections) {
+        const results = await askEach(writers.get(section)!, input.prompt(section, board), round, { section });
+        board[section]!.push(...texts(results));
+      }
+      snapshots.push({ round, board: structuredClone(board) });
+      if (input.converged?.(board)) break;
+    }
+    return { board, rounds: snapshots.length, snapshots };
+  });
+}

@@ -1,0 +1,59 @@
+/** `swarm embed`, `swarm sim --task embed` and `swarm broadcast --aggregate`, end to end as child processes over loopback HTTP. */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { ensureBuilt, jsonLines, killAll, runCli, startSim, tempDir, writeText } from './helpers/cli.ts';
+
+before(() => ensureBuilt());
+after(() => killAll());
+
+describe('swarm embed', () => {
+  it('writes one row per input, in order, with its embedding, from the role=embed servers of a mixed hostfile', async () => {
+    const { dir, cleanup } = await tempDir();
+    const emb = await startSim(dir, 'emb', 2, ['--task', 'embed', '--embedding-dim', '8']);
+    const gen = await startSim(dir, 'gen', 2);
+    try {
+      assert.match(emb.ready, /serving sentence-transformers\/all-MiniLM-L6-v2/);
+      assert.ok(emb.lines.every((l) => l.endsWith('\trole=embed')));
+      const hostfile = await writeText(dir, 'mixed', [...gen.lines, ...emb.lines].join('\n') + '\n');
+      const prompts = await writeText(dir, 'inputs.txt', 'alpha\nbeta\ngamma\n');
+      const out = `${dir}/vectors.jsonl`;
+      const r = await runCli(['embed', '--hostfile', hostfile, '--prompts', prompts, '--out', out, '--quiet']);
+      assert.equal(r.code, 0, r.stderr);
+      const rows = jsonLines(await readFile(out, 'utf8'));
+      assert.deepEqual(rows.map((row) => [row.index, row.prompt, row.ok, row.embedding.length]), [[0, 'alpha', true, 8], [1, 'beta', true, 8], [2, 'gamma', true, 8]]);
+      assert.deepEqual(rows.map((row) => row.endpoint), [0, 1, 0].map((i) => emb.endpoints[i]));
+
+      const refused = await runCli(['embed', '--hostfile', gen.hostfile, '--prompts', prompts, '--quiet']);
+      assert.equal(refused.code, 1);
+      assert.match(jsonLines(refused.stdout)[0]!.error, /does not support Embeddings API/);
+    } finally {
+      await Promise.all([emb.stop(), gen.stop()]);
+      await cleanup();
+    }
+  });
+});
+
+describe('swarm broadcast', () => {
+  it('prints the answers as rows, or one aggregate of them; --slice and --sample pick a sub-pool', async () => {
+    const { dir, cleanup } = await tempDir();
+    const sim = await startSim(dir, 'hosts', 3);
+    try {
+      const base = ['broadcast', '--hostfile', sim.hostfile, '--prompt', 'Yes', '--max-tokens', '20', '--quiet'];
+      const vote = await runCli([...base, '--aggregate', 'vote']);
+      assert.equal(vote.code, 0, vote.stderr);
+      assert.deepEqual(JSON.parse(vote.stdout), { winner: 'completion: yes', confidence: 1, distribution: [{ answer: 'completion: yes', votes: 3 }] });
+      const rows = await runCli([...base, '--slice', '1:']);
+      assert.deepEqual(jsonLines(rows.stdout).map((r) => [r.endpoint, r.text]), [[sim.endpoints[1], 'completion: Yes'], [sim.endpoints[2], 'completion: Yes']]);
+      const sampled = await runCli([...base, '--sample', '2', '--aggregate', 'concat', '--out', `${dir}/rows.jsonl`]);
+      assert.equal(sampled.stdout, 'completion: Yes\ncompletion: Yes\n');
+      assert.equal(jsonLines(await readFile(`${dir}/rows.jsonl`, 'utf8')).length, 2);
+      const stats = JSON.parse((await runCli([...base, '--aggregate', 'stats'])).stdout);
+      assert.equal(stats.count, 0);
+      assert.equal(stats.errors.length, 3, 'echoed text is not a number');
+    } finally {
+      await sim.stop();
+      await cleanup();
+    }
+  });
+});
