@@ -40,6 +40,8 @@ export function isFiltered(f: ResultFilter): boolean {
 export class ResultsStore {
   /** By input index; holes are prompts still pending. */
   rows: Array<ResultRow | undefined> = [];
+  /** Prompts by input index as the run announced them, so pending rows show theirs. */
+  prompts: readonly string[] = [];
   total = 0;
   received = 0;
   /** Rows received, by status (a cancelled prompt came back, but was never answered). */
@@ -50,8 +52,9 @@ export class ResultsStore {
   private view: Int32Array | null = null;
   private viewKey = '';
 
-  reset(total: number, rows: readonly ResultRow[] = []): void {
+  reset(total: number, rows: readonly ResultRow[] = [], prompts: readonly string[] = []): void {
     this.rows = [];
+    this.prompts = prompts;
     this.total = total;
     this.received = 0;
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });

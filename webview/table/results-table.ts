@@ -13,6 +13,8 @@ export interface ResultsTableData {
   view: Int32Array | null;
   /** Changes whenever the rows or the view change. */
   version: string;
+  /** The run the rows belong to: the open row is one of its prompts, closed when another run comes. */
+  run: string;
 }
 
 export interface ResultsTableActions {
@@ -55,6 +57,7 @@ export class ResultsTable extends HTMLElement {
   private lastVersion = '';
   /** The open row, by input index (so it stays open through filtering). */
   private openIndex = -1;
+  private run = '';
 
   set tableData(data: ResultsTableData) {
     this.data = data;
@@ -156,7 +159,11 @@ export class ResultsTable extends HTMLElement {
 
   private refresh(): void {
     if (!this.list || !this.data) return;
-    const { store, view, version } = this.data;
+    const { store, view, version, run } = this.data;
+    if (run !== this.run) {
+      this.run = run;
+      this.openIndex = -1;
+    }
     const changed = version !== this.lastVersion;
     this.lastVersion = version;
     const count = view ? view.length : store.length;
@@ -197,11 +204,12 @@ export class ResultsTable extends HTMLElement {
     const r = this.data?.store.rows[index];
     const c = row.firstElementChild!.children;
     const [idx, prompt, resp, ep, status, lat, tok] = [c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!] as HTMLElement[];
-    idx.textContent = r?.level !== undefined && r.level > 0 ? `${index} · L${r.level}` : String(index);
+    // Prompts are numbered from 1 in every view (Compose, Results, the reduce tree).
+    idx.textContent = r?.level !== undefined && r.level > 0 ? `${index + 1} · L${r.level}` : String(index + 1);
     row.classList.remove('s-ok', 's-failed', 's-cancelled', 's-pending');
     if (!r) {
       row.classList.add('s-pending');
-      prompt.textContent = '';
+      prompt.textContent = oneLine(this.data?.store.prompts[index] ?? '');
       resp.textContent = '…';
       setEndpoint(ep, '');
       status.textContent = 'pending';

@@ -5,7 +5,8 @@
 import { diffWords } from 'diff';
 import { html, nothing } from 'lit';
 import type { RunRecord } from '../../src/panel/protocol.ts';
-import type { App, RunsComparison } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
+import type { RunsComparison } from '../view-state.ts';
 import { figure, int, when } from '../lib/format.ts';
 
 type Check = HTMLElement & { checked: boolean };
@@ -50,10 +51,7 @@ function runsComparison(app: App, rc: RunsComparison) {
       <vscode-button
         secondary
         icon="close"
-        @click=${() => {
-          app.runsComparison = null;
-          app.invalidate();
-        }}
+        @click=${() => app.dispatch({ type: 'runsComparison', value: null })}
         >Close</vscode-button
       >
     </div>
@@ -84,7 +82,7 @@ function runsComparison(app: App, rc: RunsComparison) {
     <ol class="changed">
       ${changed.map(
         (c) => html`<li class="change" data-index=${c.index}>
-          <div class="change-head">prompt ${c.index} <span class="muted"><del>A</del> → <ins>B</ins></span></div>
+          <div class="change-head">prompt ${c.index + 1} <span class="muted"><del>A</del> → <ins>B</ins></span></div>
           ${wordDiff(c.a, c.b)}
         </li>`,
       )}
@@ -103,10 +101,10 @@ function runsComparison(app: App, rc: RunsComparison) {
 }
 
 export function historyView(app: App) {
-  const picked = app.ui.picked;
-  const runs = app.history.slice(0, 500);
+  const picked = app.state.ui.picked;
+  const runs = app.state.history.slice(0, 500);
   return html`<div class="history" id="history">
-    ${app.runsComparison ? runsComparison(app, app.runsComparison) : nothing}
+    ${app.state.runsComparison ? runsComparison(app, app.state.runsComparison) : nothing}
     <div class="toolbar">
       <vscode-button id="compare-runs" icon="diff" ?disabled=${picked.length !== 2} @click=${() => void app.compareRuns()}
         >Compare the two picked runs</vscode-button
@@ -130,12 +128,12 @@ export function historyView(app: App) {
           </thead>
           <tbody>
             ${runs.map(
-              (r) => html`<tr data-run=${r.id} class=${app.run?.recordId === r.id ? 'current' : ''}>
+              (r) => html`<tr data-run=${r.id} class=${app.state.run?.id === r.id ? 'current' : ''}>
                 <td>
                   <vscode-checkbox
                     aria-label=${`Pick ${r.label}`}
                     .checked=${picked.includes(r.id)}
-                    @change=${(e: Event) => app.togglePick(r.id, (e.currentTarget as Check).checked)}
+                    @change=${(e: Event) => app.dispatch({ type: 'pick', id: r.id, on: (e.currentTarget as Check).checked })}
                   ></vscode-checkbox>
                 </td>
                 <td>${when(r.startedAt)}</td>

@@ -140,10 +140,13 @@ export async function compare(services: Services, panel: PanelHost, args: Compar
   return { batched: batched.summary, individual: individual.summary };
 }
 
-/** Runs through the panel's orchestrator; input the run cannot take is said in an error message. */
+/**
+ * Runs through the panel's orchestrator, so the panel hears it as it would a run of its own; input
+ * the run cannot take is said in an error message.
+ */
 async function launchOrSay(panel: PanelHost, launch: Parameters<PanelHost['runs']['launch']>[0]): Promise<Launched | undefined> {
   try {
-    return await panel.runs.launch(launch);
+    return await (await panel.runs.launch(launch)).done;
   } catch (err) {
     void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
     return undefined;

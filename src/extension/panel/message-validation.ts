@@ -12,10 +12,6 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
       case 'ready':
       case 'cancel':
         return { ok: true, message: { type: m.type } };
-      case 'rerun':
-        return { ok: true, message: { type: 'rerun', id: runId(m.id) } };
-      case 'run':
-        return { ok: true, message: { type: 'run', request: runRequest(m.request) } };
       case 'request': {
         if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };
         const requestId = m.requestId as number;
@@ -34,12 +30,16 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
-const METHODS: readonly RequestMethod[] = ['importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
   const p = record(params ?? {}, 'params');
   switch (method as RequestMethod) {
+    case 'run':
+      return { method: 'run', params: { request: runRequest(p.request) } };
+    case 'rerun':
+      return { method: 'rerun', params: { id: runId(p.id) } };
     case 'importFile':
       return { method: 'importFile', params: {} };
     case 'savePromptSet':
