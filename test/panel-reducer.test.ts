@@ -57,7 +57,7 @@ function record(id: string, over: Partial<RunRecord> = {}): RunRecord {
   return { id, startedAt: '2026-11-23T10:00:00.000Z', pattern: 'scatter', label: id, mode: 'batched', summary: summary(), file: `${id}.jsonl`, cancelled: false, error: null, context: CONTEXT, ...over };
 }
 
-const started = (runId: string, total: number, over: Partial<Extract<HostMessage, { type: 'runStarted' }>> = {}): HostMessage => ({
+const started = (runId: string, total: number, over: Partial<Extract<HostMessage, { type: 'runStarted' }>> = {}): Action => ({
   type: 'runStarted',
   runId,
   kind: 'single',
@@ -69,9 +69,9 @@ const started = (runId: string, total: number, over: Partial<Extract<HostMessage
   context: CONTEXT,
   ...over,
 });
-const progress = (runId: string, rows: ResultRow[], total: number): HostMessage => ({ type: 'runProgress', runId, done: rows.length, ok: rows.filter((r) => r.ok).length, failed: rows.filter((r) => r.status === 'failed').length, total, elapsedMs: 10, results: rows });
-const finished = (rec: RunRecord, extra: Partial<Extract<HostMessage, { type: 'runFinished' }>> = {}): HostMessage => ({ type: 'runFinished', runId: rec.id, record: rec, ...extra });
-const init = (history: RunRecord[] = []): HostMessage => ({ type: 'init', state: { connected: true, source: 'six.hostfile', endpoints: [], defaults: { model: '', maxTokens: null, batching: true }, history } });
+const progress = (runId: string, rows: ResultRow[], total: number): Action => ({ type: 'runProgress', runId, done: rows.length, ok: rows.filter((r) => r.ok).length, failed: rows.filter((r) => r.status === 'failed').length, total, elapsedMs: 10, results: rows });
+const finished = (rec: RunRecord, extra: Partial<Extract<HostMessage, { type: 'runFinished' }>> = {}): Action => ({ type: 'runFinished', runId: rec.id, record: rec, ...extra });
+const init = (history: RunRecord[] = []): Action => ({ type: 'init', state: { connected: true, source: 'six.hostfile', endpoints: [], defaults: { model: '', maxTokens: null, batching: true }, history } });
 
 function run(actions: Action[], from: ViewState = initialState(freshState())): ViewState {
   return actions.reduce(reduce, from);
