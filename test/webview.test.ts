@@ -572,6 +572,64 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     }
   });
 
+  it('tables hold from 400 px to wide: Prompt and Response take the free space, columns sort and resize; every tab and History\'s status and actions stay in view', async () => {
+    const widths = (page: Page) =>
+      // (No named functions inside evaluate: tsx would wrap them in a helper the page lacks.)
+      page.locator('#results-table .rt-head').evaluate((head) =>
+        Object.fromEntries([['row', head], ...['prompt', 'resp', 'ep', 'lat', 'tok', 'status'].map((c) => [c, head.querySelector(`.c-${c}`)])].map(([k, e]) => [k, e ? e.getBoundingClientRect().width : 0])),
+      ) as Promise<Record<'row' | 'prompt' | 'resp' | 'ep' | 'lat' | 'tok' | 'status', number>>;
+    for (const width of [400, 630, 1280]) {
+      const p = await panel('dark', { width, height: 640 });
+      const { page } = p;
+      await host(page, { type: 'init', state: initState() });
+      await page.evaluate((rec) => {
+        const H = (window as unknown as HostGlobal).__host;
+        H.post({ type: 'showRun', record: rec, results: H.makeRows(60, { failEvery: 7, endpoints: ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu02:8000'] }) });
+      }, record('wide', '2026-11-02T10:20:00.000Z', { label: 'sixty prompts' }));
+      await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '60');
+      const w = await widths(page);
+      assert.ok(w.prompt + w.resp >= 0.6 * w.row, `${width}px: Prompt and Response keep most of the row (${JSON.stringify(w)})`);
+      assert.ok(w.resp > w.ep && w.resp > w.lat, `${width}px: Response is wider than any numeric column`);
+      const tabs = await page.locator('vscode-tab-header').evaluateAll((hs) => {
+        const right = Math.min(document.documentElement.clientWidth, hs[0].parentElement.getBoundingClientRect().right);
+        return hs.map((h) => ({ tab: h.dataset.tab, inView: h.getBoundingClientRect().right <= right + 0.5 && h.getBoundingClientRect().width > 0, cut: h.scrollWidth > h.clientWidth + 1 }));
+      });
+      await shot(page, `results-${width}`);
+      assert.deepEqual(tabs.filter((t) => !t.inView || t.cut), [], `${width}px: every tab shows whole`);
+
+      // Sort by latency (slowest first after a second click), then back to input order.
+      await page.locator('#results-table .rt-sort[data-sort="latency"]').click();
+      await page.locator('#results-table .rt-th[aria-sort="ascending"] [data-sort="latency"]').waitFor();
+      await page.locator('#results-table .rt-sort[data-sort="latency"]').click();
+      await page.locator('#results-table .rt-th[aria-sort="descending"] [data-sort="latency"]').waitFor();
+      const lat = await page.locator('#results-table .vl-row:not([hidden])').evaluateAll((rows) =>
+        rows.map((r) => ({ y: r.getBoundingClientRect().top, ms: parseFloat(r.querySelector('.c-lat').textContent) * (/ s$/.test(r.querySelector('.c-lat').textContent) ? 1000 : 1) })).sort((a, b) => a.y - b.y).map((r) => r.ms),
+      );
+      assert.deepEqual(lat, [...lat].sort((a, b) => b - a), `${width}px: slowest first`);
+      await page.locator('#results-table .rt-sort[data-sort=""]').click();
+      await page.waitForFunction(() => document.querySelector('#results-table .vl-row:not([hidden]) .c-idx')?.textContent === '1');
+
+      // Drag the Prompt heading's edge: Prompt narrows, Response takes the rest.
+      const grip = await page.locator('#results-table .rt-th.c-prompt .rt-grip').boundingBox();
+      await page.mouse.move(grip!.x + 2, grip!.y + 4);
+      await page.mouse.down();
+      await page.mouse.move(grip!.x + 2 - Math.round(w.prompt / 3), grip!.y + 4, { steps: 4 });
+      await page.mouse.up();
+      const after = await widths(page);
+      assert.ok(after.prompt < w.prompt - 10 && after.resp > w.resp + 10, `${width}px: the column resized (${w.prompt} → ${after.prompt})`);
+
+      await tab(page, 'history');
+      const cells = await page.locator('#history-table tbody tr').first().evaluate((tr) => {
+        const [status, rerun, csv] = ['.run-ended', 'td.actions [data-action="rerun"]', 'td.actions [data-action="export-csv"]'].map((sel) => tr.querySelector(sel).getBoundingClientRect());
+        const shown = [status, rerun, csv].map((b) => b.width > 0 && b.right <= document.documentElement.clientWidth + 0.5);
+        return { status: shown[0], actions: shown[1] && shown[2], pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth };
+      });
+      await shot(page, `history-${width}`);
+      assert.deepEqual(cells, { status: true, actions: true, pageScrolls: false }, `${width}px: History keeps status and actions in view`);
+      await assertClean(p);
+    }
+  });
+
   it('renders 100,000 rows: scrolls to the last one with a small DOM', async () => {
     const p = await panel();
     const { page } = p;
@@ -704,6 +762,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const flaky = comparison(2, 6);
     for (const r of flaky.rounds) Object.assign(r.summary, r.arm === 'batched' ? { ok: 4, failed: 2, wallMs: 500 } : { wallMs: 1500 });
     await host(page, comparisonStarted('cmp-2', 6, 'compare with a flaky endpoint', 2));
+    await page.locator('#compare-of', { hasText: 'compare with a flaky endpoint' }).waitFor({ state: 'attached' });
     assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from its own rounds');
     for (const figures of flaky.rounds) {
       await host(page, { type: 'armStarted', runId: 'cmp-2', arm: figures.arm, round: figures.round });

@@ -12,6 +12,13 @@ import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
 
 const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results', tree: 'Reduce tree', compare: 'Comparison', history: 'History' };
+/** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
+const TAB_SHORT: Partial<Record<Tab, string>> = { tree: 'Tree', compare: 'Compare' };
+
+function tabLabel(t: Tab) {
+  const short = TAB_SHORT[t];
+  return short ? html`<span class="tab-long">${TAB_LABEL[t]}</span><span class="tab-short" title=${TAB_LABEL[t]}>${short}</span>` : TAB_LABEL[t];
+}
 
 function connection(app: App) {
   if (!app.state.initialized) return html`<span class="conn" data-state="waiting">Waiting for the extension…</span>`;
@@ -92,7 +99,7 @@ export function appView(app: App) {
     >
       ${TABS.map(
         (t) => html`<vscode-tab-header slot="header" data-tab=${t}
-          >${TAB_LABEL[t]}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
+          >${tabLabel(t)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
             'history' && app.state.history.length
             ? html` <vscode-badge variant="counter">${app.state.history.length}</vscode-badge>`
             : nothing}</vscode-tab-header

@@ -66,6 +66,8 @@ function runsComparison(app: App, rc: RunsComparison) {
       </thead>
       <tbody>
         <tr><th scope="row">pattern · mode</th><td>${rc.a.pattern} · ${rc.a.mode}</td><td>${rc.b.pattern} · ${rc.b.mode}</td><td></td></tr>
+        <tr data-figure="ran on"><th scope="row">ran on</th><td>${contextText(rc.a) || '—'}</td><td>${contextText(rc.b) || '—'}</td><td class="muted">${contextText(rc.a) !== contextText(rc.b) ? 'differs' : ''}</td></tr>
+        <tr data-figure="status"><th scope="row">status</th><td>${ended(rc.a)}</td><td>${ended(rc.b)}</td><td></td></tr>
         ${FIGURES.map((f) => {
           const a = f.pick(rc.a.summary);
           const b = f.pick(rc.b.summary);
@@ -100,6 +102,22 @@ function runsComparison(app: App, rc: RunsComparison) {
   </section>`;
 }
 
+/** How a run ended, in one word (records from before runs kept it say done). */
+function ended(r: RunRecord): 'done' | 'cancelled' | 'failed' {
+  return r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+}
+
+/** What a run ran on: hostfile, endpoints, model, parameters (absent in older records). */
+export function contextText(r: RunRecord): string {
+  const c = r.context;
+  if (!c) return '';
+  const p = c.params;
+  const params = [p.batch ? 'batched' : 'individual', p.maxTokens ? `max_tokens ${p.maxTokens}` : '', p.temperature !== undefined ? `temperature ${p.temperature}` : '', p.tags.length ? p.tags.map(([k, v]) => `${k}=${v}`).join(' ') : '', p.fanin ? `fan-in ${p.fanin}` : '']
+    .filter(Boolean)
+    .join(', ');
+  return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', params].filter(Boolean).join(' · ');
+}
+
 export function historyView(app: App) {
   const picked = app.state.ui.picked;
   const runs = app.state.history.slice(0, 500);
@@ -116,14 +134,14 @@ export function historyView(app: App) {
           <thead>
             <tr>
               <th scope="col"><span class="sr-only">Pick</span></th>
-              <th scope="col">started</th>
               <th scope="col">run</th>
-              <th scope="col">pattern</th>
-              <th scope="col">mode</th>
+              <th scope="col">status</th>
               <th scope="col" class="num">ok / failed</th>
-              <th scope="col" class="num">wall</th>
-              <th scope="col" class="num">prompts/s</th>
-              <th scope="col">actions</th>
+              <th scope="col" class="actions-head">actions</th>
+              <th scope="col" class="h-wide">started</th>
+              <th scope="col" class="h-wide">pattern · mode</th>
+              <th scope="col" class="num h-wide">wall</th>
+              <th scope="col" class="num h-wide">prompts/s</th>
             </tr>
           </thead>
           <tbody>
@@ -136,19 +154,22 @@ export function historyView(app: App) {
                     @change=${(e: Event) => app.dispatch({ type: 'pick', id: r.id, on: (e.currentTarget as Check).checked })}
                   ></vscode-checkbox>
                 </td>
-                <td>${when(r.startedAt)}</td>
-                <td class="run-name" title=${r.file}>${r.label}</td>
-                <td>${r.pattern}</td>
-                <td>${r.mode}</td>
-                <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}</td>
-                <td class="num">${figure(r.summary.wallMs, 'ms')}</td>
-                <td class="num">${figure(r.summary.promptThroughput, 'rate')}</td>
+                <td class="run-cell">
+                  <div class="run-name" title=${r.file}>${r.label}</div>
+                  <div class="run-context muted" title=${contextText(r)}>${contextText(r) || html`${when(r.startedAt)} · ${r.pattern} · ${r.mode}`}</div>
+                </td>
+                <td class="run-ended" data-ended=${ended(r)}>${ended(r)}</td>
+                <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}${r.summary.cancelled ? html` <span class="cancelled">· ${int(r.summary.cancelled)} cancelled</span>` : nothing}</td>
                 <td class="actions">
                   <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
                   <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
                   <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
                   <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
                 </td>
+                <td class="h-wide">${when(r.startedAt)}</td>
+                <td class="h-wide">${r.pattern} · ${r.mode}</td>
+                <td class="num h-wide">${figure(r.summary.wallMs, 'ms')}</td>
+                <td class="num h-wide">${figure(r.summary.promptThroughput, 'rate')}</td>
               </tr>`,
             )}
           </tbody>

@@ -13,7 +13,15 @@ let actions: ResultsTableActions | null = null;
 function tableActions(app: App): ResultsTableActions {
   if (actionsFor !== app || !actions) {
     actionsFor = app;
-    actions = { copy: (text) => app.copy(text), open: (text, language) => app.openInEditor(text, language) };
+    actions = {
+      copy: (text) => app.copy(text),
+      open: (text, language) => app.openInEditor(text, language),
+      sort: (key) => {
+        const f = app.state.ui.filter;
+        // Again on the same column: the other way; a third time: back to input order.
+        app.setFilter(key && key === f.sort ? (f.desc ? { sort: '', desc: false } : { desc: true }) : { sort: key, desc: false });
+      },
+    };
   }
   return actions;
 }
@@ -80,7 +88,7 @@ export function resultsView(app: App) {
     <swarm-results-table
       id="results-table"
       .actions=${tableActions(app)}
-      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
     ></swarm-results-table>
   </div>`;
 }

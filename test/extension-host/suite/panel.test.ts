@@ -298,7 +298,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const arms = ofType(posted, 'armStarted').map((s) => `${s.arm}${s.round}`);
     assert.deepEqual(arms, ['batched0', 'individual0', 'individual1', 'batched1']);
     assert.deepEqual(ofType(posted, 'armFinished').map((a) => [a.runId, `${a.arm}${a.round}`, a.figures?.summary.ok]), arms.map((a) => [started[0]!.runId, a, 5]));
-    assert.ok(posted.filter((x) => x.type !== 'history' && x.type !== 'endpoints').every((x) => (x as { runId?: string }).runId === started[0]!.runId), 'every message of the run names it');
+    assert.ok(posted.filter((x) => !['history', 'endpoints', 'reply'].includes(x.type)).every((x) => (x as { runId?: string }).runId === started[0]!.runId), 'every message of the run names it');
     assert.equal(ofType(posted, 'runFinished').length, 1);
     const last = ofType(posted, 'runFinished')[0]!.comparison!;
     assert.equal(last.cacheSalt, true);
