@@ -97,6 +97,8 @@ describe('panel reducer', () => {
     assert.equal(s.ui.filter.mode, 'all', 'filters belong to a run');
     assert.equal(s.ui.filter.search, '');
     assert.equal(s.ui.tab, 'results');
+    assert.equal(s.ui.compose.prompts.length, 30, 'an empty Compose takes the palette run\'s prompts');
+    assert.equal(s.ui.compose.prompts[3]?.prompt, 'small 3');
     // Late messages of the old run change nothing.
     s = run([progress('big', [row(0, { text: 'WRONG RUN' })], 3000), finished(record('big'))], s);
     assert.equal(s.run?.id, 'small');

@@ -183,6 +183,11 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
 
   test('the panel shows the run it was told about: a palette run while the panel is in the background brings that run forward, its total known from the start', { timeout: 240_000 }, async () => {
     const page = wb!.page;
+    // (The window reload above restarted the extension host, and the simulator with it.)
+    if ((await swarmStatusText(page)) === null) {
+      await runCommand(page, 'Swarm: Start Local Simulator');
+      await quickInputType(page, '4');
+    }
     await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
     // A big run from the palette: the status bar counts toward its total from the start, under its "Swarm" label.
     await openFromExplorer(page, 'big.prompts.txt');

@@ -131,6 +131,9 @@ export function reduce(s: ViewState, a: Action): ViewState {
       };
       const comparison = a.comparison ? (s.comparison?.runId === a.runId ? s.comparison : { runId: a.runId, label: a.label, view: { ...a.comparison, rounds: [] } }) : s.comparison;
       const tab = s.ui.tab === 'compose' || s.ui.tab === 'history' ? 'results' : s.ui.tab;
+      // A scatter from the palette fills an empty Compose with its prompts, so Run can run them again.
+      const adopt = a.pattern === 'scatter' && a.prompts?.length && !s.ui.compose.prompts.length;
+      const compose = adopt ? { ...s.ui.compose, pattern: 'scatter' as const, prompts: a.prompts!.map((prompt) => ({ prompt })) } : s.ui.compose;
       return {
         ...s,
         run,
@@ -139,7 +142,8 @@ export function reduce(s: ViewState, a: Action): ViewState {
         comparison,
         stale: false,
         notice: s.notice?.kind === 'info' ? null : s.notice,
-        ui: { ...s.ui, tab, ...(same ? {} : { filter: noFilter(), timelineRound: comparison !== s.comparison ? 1 : s.ui.timelineRound }) },
+        composeVersion: adopt ? s.composeVersion + 1 : s.composeVersion,
+        ui: { ...s.ui, tab, compose, ...(same ? {} : { filter: noFilter(), timelineRound: comparison !== s.comparison ? 1 : s.ui.timelineRound }) },
       };
     }
     case 'armStarted':

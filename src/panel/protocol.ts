@@ -12,6 +12,9 @@ import type { PromptResult, RunSummary } from '../core/index.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce';
 
+/** The reduce prompt a tree-reduce starts from, in the panel and in `Swarm: Tree Reduce`. */
+export const DEFAULT_REDUCE_PROMPT = 'Merge these answers into one, keeping every distinct point:\n{responses}';
+
 export interface PromptRow {
   prompt: string;
   /** Other fields of the prompt's input line (JSONL/CSV columns), carried to the result. */
@@ -156,6 +159,8 @@ export interface Requests {
   /** Opens text (a full prompt or response) in an editor. */
   openInEditor: { params: { text: string; language?: string }; result: null };
   copy: { params: { text: string }; result: null };
+  /** Runs `Swarm: Connect to Hostfile`, or `Swarm: Start Local Simulator` (the not-connected banner's links). */
+  connect: { params: { simulator: boolean }; result: null };
   /** Starts a run; answers its id (its `runStarted` follows) or fails with why it cannot start. */
   run: { params: { request: RunRequest }; result: { runId: string } };
   /** Runs a saved run again, on the hostfile it ran on. */

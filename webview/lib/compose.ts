@@ -1,7 +1,7 @@
 /**
  * What the Compose view edits, and the `RunRequest` it makes. Pure: no DOM, so node tests it.
  */
-import type { EndpointInfo, Pattern, PromptRow, RunRequest } from '../../src/panel/protocol.ts';
+import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 
 export interface ComposeState {
   pattern: Pattern;
@@ -33,7 +33,7 @@ export function defaultCompose(): ComposeState {
     template: 'Summarize in one sentence: {item}',
     itemsText: '',
     prompt: '',
-    reducePrompt: 'Merge these answers into one, keeping every distinct point:\n{responses}',
+    reducePrompt: DEFAULT_REDUCE_PROMPT,
     fanin: 8,
     tags: [],
     model: '',
@@ -96,9 +96,12 @@ function templateChars(template: string, list: readonly string[]): number {
   return list.reduce((sum, item) => sum + base + holes * item.length, 0);
 }
 
+/** Endpoint statuses that take no part in a run. */
+const NOT_ANSWERING = new Set(['excluded', 'down', 'tunnel-down']);
+
 export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): ComposeSummary {
-  // Endpoints excluded from runs (Endpoints view) answer nothing: broadcast and leaves skip them.
-  const chosen = matchingEndpoints(endpoints, c.tags).filter((e) => e.status !== 'excluded').length;
+  // Endpoints excluded from runs (Endpoints view), down or behind a broken tunnel answer nothing: broadcast and leaves skip them.
+  const chosen = matchingEndpoints(endpoints, c.tags).filter((e) => !NOT_ANSWERING.has(e.status)).length;
   const warnings: string[] = [];
   let count = 0;
   let chars = 0;

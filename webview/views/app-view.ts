@@ -22,7 +22,12 @@ function tabLabel(t: Tab) {
 
 function connection(app: App) {
   if (!app.state.initialized) return html`<span class="conn" data-state="waiting">Waiting for the extension…</span>`;
-  if (!app.state.connected) return html`<span class="conn" data-state="off"><vscode-icon name="debug-disconnect"></vscode-icon> Not connected — run <b>Swarm: Connect to Hostfile</b> or <b>Start Local Simulator</b></span>`;
+  if (!app.state.connected)
+    return html`<span class="conn" data-state="off"
+      ><vscode-icon name="debug-disconnect"></vscode-icon> Not connected —
+      <button type="button" class="link" id="connect-hostfile" @click=${() => void app.ask('connect', { simulator: false })}>Connect to Hostfile</button> or
+      <button type="button" class="link" id="connect-simulator" @click=${() => void app.ask('connect', { simulator: true })}>Start Local Simulator</button></span
+    >`;
   const healthy = app.state.endpoints.filter((e) => e.status === 'healthy' || e.status === 'ok').length;
   return html`<span class="conn" data-state="on" title=${app.state.source ?? ''}
     ><vscode-icon name="plug"></vscode-icon> ${app.state.endpoints.length} endpoint${app.state.endpoints.length === 1 ? '' : 's'}${healthy && healthy !== app.state.endpoints.length ? ` (${healthy} healthy)` : ''}${app.state.source ? html` · <span class="muted">${app.state.source}</span>` : nothing}</span

@@ -30,7 +30,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
-const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
@@ -40,6 +40,9 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
       return { method: 'run', params: { request: runRequest(p.request) } };
     case 'rerun':
       return { method: 'rerun', params: { id: runId(p.id) } };
+    case 'connect':
+      if (typeof p.simulator !== 'boolean') throw new Error('simulator must be true or false');
+      return { method: 'connect', params: { simulator: p.simulator } };
     case 'importFile':
       return { method: 'importFile', params: {} };
     case 'savePromptSet':

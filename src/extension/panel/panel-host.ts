@@ -159,6 +159,10 @@ export class PanelHost implements vscode.Disposable {
         savePromptSet: ({ prompts }) => savePromptSet(prompts),
         openInEditor: ({ text, language }) => openInEditor(text, language),
         copy: ({ text }) => copy(text),
+        connect: async ({ simulator }) => {
+          void vscode.commands.executeCommand(simulator ? 'swarmLab.startSimulator' : 'swarmLab.connect');
+          return null;
+        },
         openRun: async ({ id }) => {
           const saved = await this.history.load(id);
           return openedRun(saved, await this.history.rows(saved));

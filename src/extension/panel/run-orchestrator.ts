@@ -171,10 +171,9 @@ export function openedRun(saved: SavedRun, rows: ResultRow[]): OpenedRun {
   return { record: saved.record, results: rows, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
 }
 
-/** Endpoints a run may use: not excluded, and carrying the asked tags. */
+/** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
 function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>): number {
-  const excluded = new Set(connection.excluded);
-  return connection.snapshot.filter((v) => !excluded.has(v.id) && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
+  return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
 }
 
 function runContext(connection: SwarmConnection, request: RunRequest, options: RunOptions, endpoints: number): RunContext {
