@@ -167,6 +167,10 @@ export interface Requests {
   rerun: { params: { id: string }; result: { runId: string } };
   openRun: { params: { id: string }; result: OpenedRun };
   exportRun: { params: { id: string; format: 'jsonl' | 'csv' }; result: string | null };
+  /** The host asks for the new name; answers it (null if the user cancelled). History follows. */
+  renameRun: { params: { id: string }; result: string | null };
+  /** The host asks first; answers whether the run (record and results) was deleted. History follows. */
+  deleteRun: { params: { id: string }; result: boolean };
   /** Per-prompt differences of two runs, and their figures side by side. */
   compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }> } };
 }

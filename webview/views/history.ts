@@ -165,6 +165,8 @@ export function historyView(app: App) {
                   <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
                   <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
                   <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
+                  <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>
+                  <vscode-button secondary icon="trash" data-action="delete" title="Delete" aria-label=${`Delete ${r.label}`} @click=${() => void app.ask('deleteRun', { id: r.id })}></vscode-button>
                 </td>
                 <td class="h-wide">${when(r.startedAt)}</td>
                 <td class="h-wide">${r.pattern} · ${r.mode}</td>

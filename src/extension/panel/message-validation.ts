@@ -30,7 +30,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
-const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
@@ -56,6 +56,9 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
     case 'exportRun':
       if (p.format !== 'jsonl' && p.format !== 'csv') throw new Error('format must be "jsonl" or "csv"');
       return { method: 'exportRun', params: { id: runId(p.id), format: p.format } };
+    case 'renameRun':
+    case 'deleteRun':
+      return { method: method as 'renameRun' | 'deleteRun', params: { id: runId(p.id) } };
     case 'compareRuns':
       return { method: 'compareRuns', params: { a: runId(p.a), b: runId(p.b) } };
   }

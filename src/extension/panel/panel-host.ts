@@ -177,6 +177,23 @@ export class PanelHost implements vscode.Disposable {
           return target ? exportRun(this.history, id, format, target.fsPath) : null;
         },
         compareRuns: ({ a, b }) => diffRuns(this.history, a, b),
+        renameRun: async ({ id }) => {
+          const saved = await this.history.load(id);
+          const label = await vscode.window.showInputBox({ title: 'Swarm Lab: rename the run', value: saved.record.label, validateInput: (v) => (v.trim() ? undefined : 'A name cannot be empty.') });
+          if (!label?.trim()) return null;
+          await this.history.rename(id, label.trim());
+          this.post({ type: 'history', history: await this.history.list() });
+          return label.trim();
+        },
+        deleteRun: async ({ id }) => {
+          if (this.runs.isGoing(id)) throw new Error('the run is still going');
+          const saved = await this.history.load(id);
+          const pick = await vscode.window.showWarningMessage(`Delete "${saved.record.label}" and its results?`, { modal: true }, 'Delete');
+          if (pick !== 'Delete') return false;
+          await this.history.delete(id);
+          this.post({ type: 'history', history: await this.history.list() });
+          return true;
+        },
       },
     };
   }

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
@@ -58,6 +58,20 @@ export class RunHistory {
     const ids = names.filter((n) => n.endsWith(RECORD)).map((n) => n.slice(0, -RECORD.length)).sort().reverse().slice(0, LIST_LIMIT);
     const records = await Promise.all(ids.map((id) => this.loadRecord(id).then((s) => s.record, () => undefined)));
     return records.filter((r): r is RunRecord => Boolean(r));
+  }
+
+  /** Gives a saved run another name (its label in History, exports and comparisons). */
+  async rename(id: string, label: string): Promise<void> {
+    const saved = await this.loadRecord(id);
+    saved.record.label = label;
+    await writeFile(join(this.folder(), `${id}${RECORD}`), `${JSON.stringify(saved, null, 1)}\n`);
+  }
+
+  /** Deletes a saved run: its record, details and results files. */
+  async delete(id: string): Promise<void> {
+    const saved = await this.loadRecord(id);
+    const files = [`${id}${RECORD}`, `${id}${DETAILS}`, saved.record.file, ...(saved.individualFile ? [saved.individualFile] : [])];
+    await Promise.all(files.map((f) => rm(this.pathOf(f), { force: true })));
   }
 
   /** The record with its details. */

@@ -60,6 +60,10 @@ export class RunOrchestrator {
     return this.active.size > 0;
   }
 
+  isGoing(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
   /** Cancels every run going; finished results are kept. */
   cancel(): boolean {
     for (const a of this.active.values()) a.cancel();

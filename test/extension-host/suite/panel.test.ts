@@ -218,6 +218,13 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.notEqual(again.id, idb);
     assert.equal(again.label, history.find((h) => h.id === idb)!.label);
     assert.deepEqual(lines(again.file).map((l) => l.prompt), ['alpha', 'beta', 'gamma', 'delta']);
+
+    // Renamed, then deleted: the record and every file of the run go.
+    await api.panel.renameRun(ida, 'the first try');
+    assert.equal(((await request('openRun', { id: ida })).value as OpenedRun).record.label, 'the first try');
+    await api.panel.deleteRun(ida);
+    assert.ok(!existsSync(join(runsFolder(), `${ida}.run.json`)) && !existsSync(a.resultsUri.fsPath), 'record and results deleted');
+    assert.equal((await request('openRun', { id: ida })).ok, false);
   });
 
   it('answers every request exactly once, refusing malformed ones; ignores messages that are not messages', async () => {
