@@ -237,8 +237,11 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
 }
 
 function withHistory(s: ViewState, history: RunRecord[]): ViewState {
-  const saved = s.run !== null && !s.run.saved && history.some((h) => h.id === s.run!.id);
-  return { ...s, history, run: saved ? { ...s.run!, saved: true } : s.run };
+  const ids = new Set(history.map((h) => h.id));
+  const saved = s.run !== null && !s.run.saved && ids.has(s.run.id);
+  // Picks of runs deleted meanwhile go with them.
+  const picked = s.ui.picked.filter((id) => ids.has(id));
+  return { ...s, history, run: saved ? { ...s.run!, saved: true } : s.run, ui: picked.length === s.ui.picked.length ? s.ui : { ...s.ui, picked } };
 }
 
 function freshStore(total: number, prompts: readonly string[] = []): ResultsStore {

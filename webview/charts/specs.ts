@@ -149,11 +149,12 @@ export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
       opts: {
         height: 220,
         padding: [8, 12, 0, 4],
-        legend: { show: true, live: false },
+        legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false, range: [(edges[0] ?? 0) - step / 2, (edges[edges.length - 1] ?? 1) + step / 2] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
-        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)) }), axis(theme, { size: 44 })],
-        series: [{ label: 'E2EL' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+        // Labelled axes; the legend follows the cursor, so hovering a bin shows its counts.
+        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)), label: 'end-to-end latency', labelSize: 18 }), axis(theme, { size: 44, label: 'prompts', labelSize: 18 })],
+        series: [{ label: 'E2EL', value: (_u, v) => (v === null ? '—' : `${ms(v - step / 2)} – ${ms(v + step / 2)}`) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
       },
       data: [centers, counts.batched.map((n) => n || null), counts.individual.map((n) => n || null)],
     }),
@@ -174,7 +175,7 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
       opts: {
         height: 200 + (rotate ? Math.min(120, longest * 5) : 0),
         padding: [8, 12, 0, 4],
-        legend: { show: true, live: false },
+        legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false, range: [-0.5, Math.max(0.5, names.length - 0.5)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [
@@ -186,7 +187,7 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
           }),
           axis(theme, { size: 44, label: 'prompts', labelSize: 18 }),
         ],
-        series: [{ label: 'endpoint' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+        series: [{ label: 'endpoint', value: (_u, v) => (v === null ? '—' : (names[Math.round(v)] ?? '—')) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
       },
       data: [xs, rows.map((r) => r.arms.batched?.prompts ?? null), rows.map((r) => r.arms.individual?.prompts ?? null)],
     }),
