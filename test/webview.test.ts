@@ -717,6 +717,30 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     });
   }
 
+  it('a comparison over 1,000 endpoints: the timeline is a density, the load sorted, the endpoint table the ones that failed most', async () => {
+    const p = await panel('dark', { width: 1280, height: 1200 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const big = comparison(2, 4000, 1000);
+    for (const r of big.rounds) if (r.arm === 'batched') r.summary.endpoints[417]!.failed = 4; // one flaky node
+    await host(page, comparisonStarted('c1000', 4000, '4,000 prompts on 1,000 endpoints', 2));
+    for (const figures of big.rounds) await host(page, { type: 'armFinished', runId: 'c1000', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+    await host(page, finished('c1000', { label: '4,000 prompts on 1,000 endpoints', mode: 'compare', comparison: big }));
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
+    for (const chart of ['timeline-batched', 'timeline-individual', 'load']) {
+      const box = await page.locator(`swarm-chart[data-chart="${chart}"] canvas`).boundingBox();
+      assert.ok(box && box.height < 300, `${chart}: ${box?.height} px high for 1,000 endpoints`);
+    }
+    assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /in flight over time/);
+    assert.equal(await page.locator('#compare-endpoints tbody tr').count(), 12, 'the endpoint table lists a few');
+    assert.equal(await page.locator('#compare-endpoints tbody tr').first().getAttribute('data-endpoint'), 'gpu418:8000', 'the failing one first');
+    await shot(page, 'compare-1000');
+    await page.locator('#all-endpoints').click();
+    await page.waitForFunction(() => document.querySelectorAll('#compare-endpoints tbody tr').length === 1000);
+    await assertClean(p);
+  });
+
   it('a comparison is one run from runStarted to runFinished: its arms come and go, the timeline round stays; an arm that lost prompts never wins without saying so', async () => {
     const p = await panel('dark', { width: 1280, height: 1100 });
     const { page } = p;

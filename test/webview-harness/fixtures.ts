@@ -94,8 +94,8 @@ export function row(index: number, over: Partial<ResultRow> = {}): ResultRow {
 }
 
 /** A comparison like the core's: rounds from 0, the arms' order alternating (ABBA…); batching sends one request per endpoint. */
-export function comparison(rounds = 3, prompts = 60): ComparisonView {
-  const eps = ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'];
+export function comparison(rounds = 3, prompts = 60, endpoints = 3): ComparisonView {
+  const eps = Array.from({ length: endpoints }, (_, i) => `gpu${String(i + 1).padStart(2, '0')}:8000`);
   const out: ArmRound[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const arm of round % 2 ? (['individual', 'batched'] as const) : (['batched', 'individual'] as const)) {

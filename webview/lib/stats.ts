@@ -132,6 +132,34 @@ export function timelineLanes(requests: ArmRound['requests']): { endpoints: stri
   return { endpoints, slots: endpoints.map((e) => freeAt.get(e)?.length ?? 1), bars, endMs };
 }
 
+/**
+ * Requests in flight over time, sampled at `samples` points from 0 to `xMax` (a swarm of 1,000
+ * endpoints is read as a density, not a lane each). A sweep over send and done times.
+ */
+export function inFlight(requests: ArmRound['requests'], xMax: number, samples = 240): { t: number[]; requests: number[]; prompts: number[] } {
+  const events: Array<[number, number, number]> = [];
+  for (const r of requests) events.push([r.sentMs, 1, r.prompts], [r.doneMs, -1, -r.prompts]);
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const t: number[] = [];
+  const req: number[] = [];
+  const pr: number[] = [];
+  let k = 0;
+  let nowReq = 0;
+  let nowPr = 0;
+  for (let i = 0; i <= samples; i++) {
+    const at = (xMax * i) / samples;
+    while (k < events.length && events[k]![0] <= at) {
+      nowReq += events[k]![1];
+      nowPr += events[k]![2];
+      k++;
+    }
+    t.push(at);
+    req.push(nowReq);
+    pr.push(nowPr);
+  }
+  return { t, requests: req, prompts: pr };
+}
+
 /** What an arm lost over its rounds: prompts that failed or were cancelled, of those it was given. */
 export interface ArmLosses {
   rounds: number;

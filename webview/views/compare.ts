@@ -4,10 +4,14 @@
  */
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
-import { latencySpec, loadSpec, timelineSpec } from '../charts/specs.ts';
+import { densitySpec, latencySpec, loadSpec, MAX_LANES, timelineSpec } from '../charts/specs.ts';
 import { figure, int } from '../lib/format.ts';
 import { ARMS, armLosses, endpointRows, figureRows, lossText, roundsOf, tooClose, verdict, type Arm, type FigureRow, type Spread } from '../lib/stats.ts';
 import { when } from '../lib/format.ts';
+
+/** Endpoint rows the table shows before "Show all": the ones that failed most, then the busiest. */
+const SHOW_ENDPOINTS = 12;
+let showAllEndpoints = false;
 
 function cell(s: Spread | null, unit: 'ms' | 'count' | 'rate', best: boolean) {
   if (!s) return html`<td class="num">—</td>`;
@@ -43,6 +47,12 @@ export function compareView(app: App) {
   const shown = ARMS.map(pick);
   const xMax = Math.max(1, ...shown.flatMap((r) => (r ? r.requests.map((q) => q.doneMs) : [])));
   const lanes = eps.map((e) => e.endpoint);
+  const dense = lanes.length > MAX_LANES;
+  const failures = new Map<string, number>();
+  for (const r of c.rounds) for (const e of r.summary.endpoints) failures.set(e.endpoint, (failures.get(e.endpoint) ?? 0) + e.failed);
+  const failedOn = (e: (typeof eps)[number]) => failures.get(e.endpoint) ?? 0;
+  const load = (e: (typeof eps)[number]) => ARMS.reduce((n, a) => n + (e.arms[a]?.prompts ?? 0), 0);
+  const listed = showAllEndpoints || eps.length <= SHOW_ENDPOINTS ? eps : [...eps].sort((a, b) => failedOn(b) - failedOn(a) || load(b) - load(a)).slice(0, SHOW_ENDPOINTS);
   const say = verdict(c);
   const losses = { batched: armLosses(c, 'batched'), individual: armLosses(c, 'individual') };
   const lost = { batched: losses.batched.failed + losses.batched.cancelled, individual: losses.individual.failed + losses.individual.cancelled };
@@ -87,13 +97,15 @@ export function compareView(app: App) {
         </tbody>
       </table>
       <table class="figures-table" id="compare-endpoints">
-        <caption>Per endpoint: HTTP requests · prompts (median)</caption>
+        <caption>
+          Per endpoint: HTTP requests · prompts (median)${listed.length < eps.length ? html` — the ${int(listed.length)} that failed most, then the busiest, of ${int(eps.length)}` : nothing}
+        </caption>
         <thead>
           <tr><th scope="col">endpoint</th>${ARMS.map((a) => html`<th scope="col" class="arm-${a}">${a}</th>`)}</tr>
         </thead>
         <tbody>
-          ${eps.map(
-            (e) => html`<tr>
+          ${listed.map(
+            (e) => html`<tr data-endpoint=${e.endpoint}>
               <th scope="row">${e.endpoint}</th>
               ${ARMS.map((a) => {
                 const v = e.arms[a];
@@ -103,10 +115,21 @@ export function compareView(app: App) {
           )}
         </tbody>
       </table>
+      ${listed.length < eps.length
+        ? html`<vscode-button
+            secondary
+            id="all-endpoints"
+            @click=${() => {
+              showAllEndpoints = true;
+              app.invalidate();
+            }}
+            >Show all ${int(eps.length)} endpoints</vscode-button
+          >`
+        : nothing}
     </div>
     <section class="chart-block">
       <div class="chart-head">
-        <h3>Requests over time, per endpoint</h3>
+        <h3>${dense ? 'Requests in flight over time' : 'Requests over time, per endpoint'}</h3>
         ${n > 1
           ? html`<vscode-single-select
               id="timeline-round"
@@ -118,12 +141,20 @@ export function compareView(app: App) {
             </vscode-single-select>`
           : nothing}
       </div>
-      <p class="help">One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones.</p>
+      <p class="help">
+        ${dense
+          ? `${int(lanes.length)} endpoints: requests and prompts in flight over time, on a shared time axis (a lane per endpoint up to ${MAX_LANES}). Batching shows as a few requests carrying many prompts.`
+          : 'One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones.'}
+      </p>
       ${shown.map((r) =>
         r
           ? html`<div class="timeline" data-arm=${r.arm}>
               <div class="chart-title arm-${r.arm}">${r.arm} · ${int(r.requests.length)} HTTP requests · ${figure(r.summary.wallMs, 'ms')}</div>
-              <swarm-chart class="chart" data-chart=${`timeline-${r.arm}`} .spec=${timelineSpec(r, round, xMax, app.theme, lanes)}></swarm-chart>
+              <swarm-chart
+                class="chart"
+                data-chart=${`timeline-${r.arm}`}
+                .spec=${dense ? densitySpec(r, round, xMax, app.theme, lanes.length) : timelineSpec(r, round, xMax, app.theme, lanes)}
+              ></swarm-chart>
             </div>`
           : nothing,
       )}
