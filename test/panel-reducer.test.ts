@@ -9,6 +9,7 @@ import type { RunSummary } from '../src/core/index.ts';
 import { freshState } from '../webview/state.ts';
 import { initialState, reduce, reopenId, type Action, type ViewState } from '../webview/view-state.ts';
 import { armLosses, verdict } from '../webview/lib/stats.ts';
+import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
 
 const CONTEXT: RunContext = { hostfile: 'six.hostfile', endpoints: 6, model: 'llama', params: { batch: true, tags: [] } };
 
@@ -199,5 +200,16 @@ describe('honest comparisons', () => {
     assert.match(verdict(c)!, /Batched finished 2\.00× faster .* but it lost prompts \(16 of 40 prompts failed\)/);
     const same: ComparisonView = { cacheSalt: true, templatePaths: paths, rounds: [armRound('batched', 0, { wallMs: 12_000 }), armRound('individual', 0, { wallMs: 12_050 })] };
     assert.match(verdict(same)!, /same wall time/);
+  });
+});
+
+describe('compose: the other generation parameters', () => {
+  test('system prompt, top_p, seed, stop, n and extra fields go into the RunRequest; bad ones are said', () => {
+    const c = { ...defaultCompose(), prompts: [{ prompt: 'a' }], system: 'Be brief.', topP: '0.9', seed: '7', stopText: 'END\n\n###', n: '2', extraText: '{"reasoning_effort": "low"}' };
+    const r = buildRunRequest(c);
+    assert.deepEqual([r.system, r.topP, r.seed, r.stop, r.n, r.extra], ['Be brief.', 0.9, 7, ['END', '###'], 2, { reasoning_effort: 'low' }]);
+    assert.equal(summarize(c, []).problem, null);
+    assert.match(summarize({ ...c, extraText: '[1]' }, []).problem ?? '', /JSON object/);
+    assert.match(summarize({ ...c, topP: '1.5' }, []).problem ?? '', /top_p/);
   });
 });

@@ -38,6 +38,14 @@ export interface RunRequest {
   model?: string;
   maxTokens?: number;
   temperature?: number;
+  /** The other generation parameters the CLI has (the core's GenerationOptions). */
+  system?: string;
+  topP?: number;
+  seed?: number;
+  stop?: string[];
+  n?: number;
+  /** Any other vLLM request field (`reasoning_effort`, …); the host refuses ones Swarm Lab sets itself. */
+  extra?: Record<string, unknown>;
   /** Batch prompting (scatter and map). */
   batch: boolean;
   /** Run batched and individual on the same prompts, alternating, and compare. */
@@ -75,7 +83,7 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
-  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number };
+  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */

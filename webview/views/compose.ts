@@ -246,6 +246,22 @@ function endpointsPanel(app: App) {
       <vscode-textfield id="temperature" type="number" min="0" max="2" step="0.1" placeholder="server default" .value=${c.temperature}
         @input=${(e: Event) => app.setCompose({ temperature: value(e) })}></vscode-textfield>
     </div>
+    <vscode-collapsible id="more-params" title="More parameters: system prompt, top_p, seed, stop, n, extra fields" ?open=${Boolean(c.system || c.topP || c.seed || c.stopText || c.n || c.extraText)}>
+      <div class="params">
+        <vscode-label for="system">System prompt</vscode-label>
+        <vscode-textarea id="system" rows="2" placeholder="none (chat path only; batching sends raw prompts)" .value=${c.system} @input=${(e: Event) => app.setCompose({ system: value(e) })}></vscode-textarea>
+        <vscode-label for="top-p">top_p</vscode-label>
+        <vscode-textfield id="top-p" type="number" min="0" max="1" step="0.05" placeholder="server default" .value=${c.topP} @input=${(e: Event) => app.setCompose({ topP: value(e) })}></vscode-textfield>
+        <vscode-label for="seed">Seed</vscode-label>
+        <vscode-textfield id="seed" type="number" min="0" placeholder="none" .value=${c.seed} @input=${(e: Event) => app.setCompose({ seed: value(e) })}></vscode-textfield>
+        <vscode-label for="stop">Stop sequences</vscode-label>
+        <vscode-textarea id="stop" rows="2" placeholder="one per line" .value=${c.stopText} @input=${(e: Event) => app.setCompose({ stopText: value(e) })}></vscode-textarea>
+        <vscode-label for="n">n</vscode-label>
+        <vscode-textfield id="n" type="number" min="1" max="16" placeholder="1" .value=${c.n} @input=${(e: Event) => app.setCompose({ n: value(e) })}></vscode-textfield>
+        <vscode-label for="extra">Extra fields</vscode-label>
+        <vscode-textarea id="extra" rows="2" placeholder='JSON, e.g. {"reasoning_effort": "low"}' .value=${c.extraText} @input=${(e: Event) => app.setCompose({ extraText: value(e) })}></vscode-textarea>
+      </div>
+    </vscode-collapsible>
     <vscode-checkbox id="batch" .checked=${batchable && c.batch} ?disabled=${!batchable || c.compare} @change=${(e: Event) => app.setCompose({ batch: checked(e) })}
       >Batch prompting</vscode-checkbox
     >

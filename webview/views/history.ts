@@ -112,7 +112,19 @@ export function contextText(r: RunRecord): string {
   const c = r.context;
   if (!c) return '';
   const p = c.params;
-  const params = [p.batch ? 'batched' : 'individual', p.maxTokens ? `max_tokens ${p.maxTokens}` : '', p.temperature !== undefined ? `temperature ${p.temperature}` : '', p.tags.length ? p.tags.map(([k, v]) => `${k}=${v}`).join(' ') : '', p.fanin ? `fan-in ${p.fanin}` : '']
+  const params = [
+    p.batch ? 'batched' : 'individual',
+    p.maxTokens ? `max_tokens ${p.maxTokens}` : '',
+    p.temperature !== undefined ? `temperature ${p.temperature}` : '',
+    p.topP !== undefined ? `top_p ${p.topP}` : '',
+    p.seed !== undefined ? `seed ${p.seed}` : '',
+    p.n !== undefined ? `n ${p.n}` : '',
+    p.stop?.length ? `${p.stop.length} stop sequence${p.stop.length === 1 ? '' : 's'}` : '',
+    p.system ? 'system prompt' : '',
+    p.extra ? Object.keys(p.extra).join(' ') : '',
+    p.tags.length ? p.tags.map(([k, v]) => `${k}=${v}`).join(' ') : '',
+    p.fanin ? `fan-in ${p.fanin}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', params].filter(Boolean).join(' · ');

@@ -1,3 +1,4 @@
+import { checkExtra } from '../../core/options.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
 
 /**
@@ -84,6 +85,19 @@ export function runRequest(value: unknown): RunRequest {
   if (r.temperature !== undefined && r.temperature !== null) {
     if (typeof r.temperature !== 'number' || !Number.isFinite(r.temperature) || r.temperature < 0) throw new Error('temperature must be a number of at least 0');
     out.temperature = r.temperature;
+  }
+  if (r.system !== undefined && r.system !== '') out.system = string(r.system, 'system');
+  if (r.topP !== undefined && r.topP !== null) {
+    if (typeof r.topP !== 'number' || !(r.topP > 0 && r.topP <= 1)) throw new Error('topP must be a number in (0, 1]');
+    out.topP = r.topP;
+  }
+  if (r.seed !== undefined && r.seed !== null) out.seed = integer(r.seed, 'seed', 0);
+  if (r.stop !== undefined) out.stop = list(r.stop, 'stop').map((v, i) => string(v, `stop[${i}]`));
+  if (r.n !== undefined && r.n !== null) out.n = integer(r.n, 'n', 1, 16);
+  if (r.extra !== undefined && r.extra !== null) {
+    const extra = record(r.extra, 'extra');
+    checkExtra(extra);
+    out.extra = extra;
   }
   if (r.compare !== undefined && r.compare !== null) {
     const c = record(r.compare, 'compare');

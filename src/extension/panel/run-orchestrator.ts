@@ -192,6 +192,12 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(request.fanin ? { fanin: request.fanin } : {}),
+      ...(options.system ? { system: options.system } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.stop?.length ? { stop: options.stop } : {}),
+      ...(options.n !== undefined ? { n: options.n } : {}),
+      ...(options.extra ? { extra: options.extra } : {}),
     },
   };
 }

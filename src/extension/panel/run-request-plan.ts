@@ -26,6 +26,12 @@ export function runOptions(request: RunRequest): RunOptions {
     ...(request.model ? { model: request.model } : {}),
     ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.system ? { system: request.system } : {}),
+    ...(request.topP !== undefined ? { topP: request.topP } : {}),
+    ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(request.stop?.length ? { stop: request.stop } : {}),
+    ...(request.n !== undefined ? { n: request.n } : {}),
+    ...(request.extra ? { extra: request.extra } : {}),
     tags: request.tags,
   };
 }

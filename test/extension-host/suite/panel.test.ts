@@ -243,6 +243,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.deepEqual(since(m), [], 'nothing answers a malformed message');
     const oops = await request('run', { request: { pattern: 'scatter', prompts: 'oops' } });
     assert.equal(oops.ok, false, 'a malformed run request is refused in its reply');
+    const clash = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], extra: { model: 'other' } } });
+    assert.deepEqual([clash.ok, /set by Swarm Lab itself/.test(clash.error ?? '')], [false, true], 'an extra field may not replace one Swarm Lab sets');
   });
 
   it('saves a prompt set as *.prompts.jsonl, copies to the clipboard, opens text in an editor', async () => {
