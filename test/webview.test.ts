@@ -367,6 +367,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
 
     await clearSent(page);
     await page.locator('vscode-radio[value="tree-reduce"]').click();
+    // The prompt set can become the tree's items.
+    await page.locator('#items-from-prompts').click();
+    await page.waitForFunction(() => (document.querySelector('#items') as unknown as { value: string } | null)?.value === 'first prompt\nsecond prompt');
     await page.locator('#items textarea').fill('a\nb\nc');
     await page.locator('#reduce-prompt textarea').fill('Merge these:');
     await page.locator('#reduce-check[role="alert"]').waitFor();

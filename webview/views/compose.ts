@@ -114,6 +114,16 @@ function templateFields(app: App, leaf: boolean) {
     <vscode-form-group variant="vertical">
       <vscode-label for="items">Items, one per line (${int(n)})</vscode-label>
       <vscode-textarea id="items" rows="6" resize="vertical" .value=${c.itemsText} @input=${(e: Event) => app.setCompose({ itemsText: value(e) })}></vscode-textarea>
+      ${c.prompts.length
+        ? html`<vscode-button
+            id="items-from-prompts"
+            secondary
+            icon="list-flat"
+            title="The prompt set (imported, typed or from a palette run) becomes the items, one per line"
+            @click=${() => app.setCompose({ itemsText: c.prompts.map((p) => p.prompt.replace(/\s*\n\s*/g, ' ')).join('\n') })}
+            >Use the ${int(c.prompts.length)} prompts as items</vscode-button
+          >`
+        : nothing}
     </vscode-form-group>
   `;
 }
@@ -246,7 +256,7 @@ function endpointsPanel(app: App) {
       <vscode-textfield id="temperature" type="number" min="0" max="2" step="0.1" placeholder="server default" .value=${c.temperature}
         @input=${(e: Event) => app.setCompose({ temperature: value(e) })}></vscode-textfield>
     </div>
-    <vscode-collapsible id="more-params" title="More parameters: system prompt, top_p, seed, stop, n, extra fields" ?open=${Boolean(c.system || c.topP || c.seed || c.stopText || c.n || c.extraText)}>
+    <vscode-collapsible id="more-params" title="More parameters" description="system prompt, top_p, seed, stop, n, extra fields" ?open=${Boolean(c.system || c.topP || c.seed || c.stopText || c.n || c.extraText)}>
       <div class="params">
         <vscode-label for="system">System prompt</vscode-label>
         <vscode-textarea id="system" rows="2" placeholder="none (chat path only; batching sends raw prompts)" .value=${c.system} @input=${(e: Event) => app.setCompose({ system: value(e) })}></vscode-textarea>
