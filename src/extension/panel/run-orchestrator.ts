@@ -1,7 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import type { ReduceOutcome, RunOptions, RunReport } from '../../core/index.ts';
+import { summarize, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
 import { speedup } from '../../core/stats.ts';
 import type { ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
@@ -105,7 +105,17 @@ export class RunOrchestrator {
     const entry = { recorder, cancel: () => {} };
     this.active.set(runId, entry);
     const run = request.compare ? this.compare(recorder, launch, prepared, options, file.uri, entry) : this.single(recorder, launch, prepared, options, file.uri, entry);
-    const done = run.then(async (launched) => ({ ...launched, delivered: await recorder.finish(launched.saved) })).finally(() => this.active.delete(runId));
+    // A run that throws still ends with a saved record and its runFinished: the panel never waits forever.
+    const ended = run.catch(async (err: Error) => {
+      await recorder.settle();
+      const empty = summarize([], { requests: new Map(), usage: new Map(), model: null }, 0, { pattern: request.pattern, batch: request.batch });
+      const saved: SavedRun = { record: this.record(recorder, request.compare ? 'compare' : empty.mode, empty, file.uri, false, err.message), request };
+      await recorder.finish(saved);
+      throw err;
+    });
+    const done = run
+      .then(async (launched) => ({ ...launched, delivered: await recorder.finish(launched.saved) }), () => ended as Promise<never>)
+      .finally(() => this.active.delete(runId));
     return { runId, done };
   }
 
@@ -129,6 +139,7 @@ export class RunOrchestrator {
     const { label, total, runId } = { ...recorder.started };
     const individualPath = join(dirname(uri.fsPath), `${runId}-individual.jsonl`);
     let report: Thenable<RunReport<unknown>> | undefined;
+    let lastArm: RunReport<unknown> | undefined;
     let firstRows: ResultRow[] = [];
     const handle = compareBatching(this.services.session.connection!.swarm, prepared.prompts, {
       ...options,
@@ -142,6 +153,7 @@ export class RunOrchestrator {
       },
       onArmDone: async (figures) => {
         const finished = await report!;
+        lastArm = finished;
         if (figures.round === 0 && figures.arm === 'batched') firstRows = recorder.rows;
         await recorder.armFinished(figures.arm, figures.round, finished.cancelled ? null : figures, finished.cancelled, finished.cancelled ? null : finished.error);
       },
@@ -156,7 +168,8 @@ export class RunOrchestrator {
         `Batched sent ${batched.summary.httpRequests} HTTP requests where individual sent ${individual.summary.httpRequests}; median of ${rounds} round${rounds === 1 ? '' : 's'}: ${times.toFixed(2)}× speed-up.`,
       );
     }
-    const summary = batched?.summary ?? individual?.summary;
+    // Cancelled in its first arm: no round finished; the record keeps that arm's figures.
+    const summary = batched?.summary ?? individual?.summary ?? lastArm?.summary;
     if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
     const view: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
     const saved: SavedRun = { record: this.record(recorder, 'compare', summary, uri, comparison.cancelled, comparison.error), request, comparison: view, individualFile: basename(individualPath) };

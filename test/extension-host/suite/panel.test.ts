@@ -373,6 +373,23 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.deepEqual([finished.record.summary.ok, finished.record.summary.cancelled], [2, 2]);
   });
 
+  it('a comparison cancelled in its first arm still ends: armFinished (cancelled), then runFinished with its saved record', async () => {
+    const fast = await sim(1);
+    const stuck = await sim(1, { hang: true });
+    await connectTo([fast, stuck]);
+    await openReady();
+    const m = mark();
+    const reply = await request('run', { request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: true, compare: { rounds: 2, cacheSalt: true } } });
+    assert.equal(reply.ok, true);
+    await until(() => ofType(since(m), 'armStarted')[0], 'the first arm');
+    await api.panel.receive({ type: 'cancel' });
+    const finished = await until(() => ofType(since(m), 'runFinished')[0], 'runFinished');
+    const arms = ofType(since(m), 'armFinished');
+    assert.deepEqual(arms.map((a) => [a.arm, a.round, a.cancelled, a.figures]), [['batched', 0, true, null]]);
+    assert.deepEqual([finished.record.mode, finished.record.cancelled], ['compare', true]);
+    assert.ok(existsSync(join(runsFolder(), `${finished.runId}.run.json`)), 'saved');
+  });
+
   it('a run it cannot start is refused in the reply, and no run starts', async () => {
     await openReady();
     const m = mark();
