@@ -788,6 +788,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     // A flaky endpoint: batched lost 2 of 6 prompts every round. The header, the run bar and the verdict say so.
     const flaky = comparison(2, 6);
     for (const r of flaky.rounds) Object.assign(r.summary, r.arm === 'batched' ? { ok: 4, failed: 2, wallMs: 500 } : { wallMs: 1500 });
+    for (const r of flaky.rounds) if (r.arm === 'batched') r.summary.endpoints = r.summary.endpoints.map((e, i) => (i === 1 ? { ...e, ok: e.ok - 2, failed: 2 } : e));
     await host(page, comparisonStarted('cmp-2', 6, 'compare with a flaky endpoint', 2));
     await page.locator('#compare-of', { hasText: 'compare with a flaky endpoint' }).waitFor({ state: 'attached' });
     assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from its own rounds');
@@ -802,6 +803,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match((await page.locator('#arm-losses li[data-arm="batched"]').textContent())!.replace(/\s+/g, ' '), /batched: 2 rounds · 4 of 12 prompts failed/);
     assert.match(await page.locator('#verdict').textContent() ?? '', /Batched finished .* faster .* but it lost prompts \(4 of 12 prompts failed\)/);
     assert.equal(await page.locator('#compare-figures tr[data-figure="wall time"] td.best').count(), 0, 'no speed winner that lost prompts');
+    assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /2 prompts failed/, 'the timeline says its arm lost prompts');
     assert.equal(await page.locator('#compare-figures tr[data-figure="prompts failed"] td.best.arm-individual, #compare-figures tr[data-figure="prompts failed"] td.best').count(), 1);
     await shot(page, 'compare-failures');
 

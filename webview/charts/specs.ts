@@ -59,10 +59,13 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
   const n = Math.max(1, endpoints.length);
   const laneOf = new Map(endpoints.map((e, i) => [e, i]));
   const color = theme.arm[round.arm];
-  const longest = Math.max(...endpoints.map((e) => e.length), 4);
+  // A lane says how many of its prompts failed (the request spans carry no status of their own).
+  const failed = new Map(round.summary.endpoints.map((e) => [e.endpoint, e.failed]));
+  const laneLabels = endpoints.map((e) => (failed.get(e) ? `${e} · ${failed.get(e)} failed` : e));
+  const longest = Math.max(...laneLabels.map((e) => e.length), 4);
   return {
     key: `timeline:${round.arm}:${round.round}:${shownAs}:${xMax}:${endpoints.join(',')}:${theme.key}`,
-    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints`,
+    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints${round.summary.failed ? `, ${round.summary.failed} prompts failed` : ''}`,
     make: () => ({
       opts: {
         height: Math.max(110, 26 * n + 48),
@@ -75,8 +78,8 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
           axis(theme, {
             grid: { show: false },
             splits: () => endpoints.map((_, i) => n - i - 0.5),
-            values: () => endpoints,
-            size: Math.min(220, 12 + longest * 6.5),
+            values: () => laneLabels,
+            size: Math.min(240, 12 + longest * 6.5),
           }),
         ],
         series: [{}],

@@ -48,9 +48,10 @@ export function compareView(app: App) {
   const xMax = Math.max(1, ...shown.flatMap((r) => (r ? r.requests.map((q) => q.doneMs) : [])));
   const lanes = eps.map((e) => e.endpoint);
   const dense = lanes.length > MAX_LANES;
-  const failures = new Map<string, number>();
-  for (const r of c.rounds) for (const e of r.summary.endpoints) failures.set(e.endpoint, (failures.get(e.endpoint) ?? 0) + e.failed);
-  const failedOn = (e: (typeof eps)[number]) => failures.get(e.endpoint) ?? 0;
+  // Prompts each endpoint failed, per arm, over the rounds.
+  const failures: Record<Arm, Map<string, number>> = { batched: new Map(), individual: new Map() };
+  for (const r of c.rounds) for (const e of r.summary.endpoints) failures[r.arm].set(e.endpoint, (failures[r.arm].get(e.endpoint) ?? 0) + e.failed);
+  const failedOn = (e: (typeof eps)[number]) => ARMS.reduce((n, a) => n + (failures[a].get(e.endpoint) ?? 0), 0);
   const load = (e: (typeof eps)[number]) => ARMS.reduce((n, a) => n + (e.arms[a]?.prompts ?? 0), 0);
   const listed = showAllEndpoints || eps.length <= SHOW_ENDPOINTS ? eps : [...eps].sort((a, b) => failedOn(b) - failedOn(a) || load(b) - load(a)).slice(0, SHOW_ENDPOINTS);
   const say = verdict(c);
@@ -109,7 +110,8 @@ export function compareView(app: App) {
               <th scope="row">${e.endpoint}</th>
               ${ARMS.map((a) => {
                 const v = e.arms[a];
-                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}</td>`;
+                const lostHere = failures[a].get(e.endpoint) ?? 0;
+                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}${lostHere ? html` <span class="failed">· ${int(lostHere)} failed</span>` : nothing}</td>`;
               })}
             </tr>`,
           )}
