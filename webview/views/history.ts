@@ -150,8 +150,6 @@ export function historyView(app: App) {
               <th scope="col">status</th>
               <th scope="col" class="num">ok / failed</th>
               <th scope="col" class="actions-head">actions</th>
-              <th scope="col" class="h-wide">started</th>
-              <th scope="col" class="h-wide">pattern · mode</th>
               <th scope="col" class="num h-wide">wall</th>
               <th scope="col" class="num h-wide">prompts/s</th>
             </tr>
@@ -168,7 +166,7 @@ export function historyView(app: App) {
                 </td>
                 <td class="run-cell">
                   <div class="run-name" title=${r.file}>${r.label}</div>
-                  <div class="run-context muted" title=${contextText(r)}>${contextText(r) || html`${when(r.startedAt)} · ${r.pattern} · ${r.mode}`}</div>
+                  <div class="run-context muted" title=${contextText(r)}>${[when(r.startedAt), `${r.pattern} · ${r.mode}`, contextText(r)].filter(Boolean).join(' · ')}</div>
                 </td>
                 <td class="run-ended" data-ended=${ended(r)}>${ended(r)}</td>
                 <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}${r.summary.cancelled ? html` <span class="cancelled">· ${int(r.summary.cancelled)} cancelled</span>` : nothing}</td>
@@ -180,8 +178,6 @@ export function historyView(app: App) {
                   <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>
                   <vscode-button secondary icon="trash" data-action="delete" title="Delete" aria-label=${`Delete ${r.label}`} @click=${() => void app.ask('deleteRun', { id: r.id })}></vscode-button>
                 </td>
-                <td class="h-wide">${when(r.startedAt)}</td>
-                <td class="h-wide">${r.pattern} · ${r.mode}</td>
                 <td class="num h-wide">${figure(r.summary.wallMs, 'ms')}</td>
                 <td class="num h-wide">${figure(r.summary.promptThroughput, 'rate')}</td>
               </tr>`,
