@@ -54,6 +54,8 @@ function row(index: number, over: Partial<ResultRow> = {}): ResultRow {
   } as ResultRow;
 }
 
+const jsonl = (rows: ResultRow[]) => rows.map((r) => JSON.stringify(r)).join('\n');
+
 function record(id: string, over: Partial<RunRecord> = {}): RunRecord {
   return { id, startedAt: '2026-11-23T10:00:00.000Z', pattern: 'scatter', label: id, mode: 'batched', summary: summary(), file: `${id}.jsonl`, cancelled: false, error: null, context: CONTEXT, ...over };
 }
@@ -155,7 +157,7 @@ describe('panel reducer', () => {
     // Over by the time the panel came back: its record is in history; the panel asks for it.
     s = run([init([record('live')])], s);
     assert.equal(reopenId(s), 'live');
-    const opened: OpenedRun = { record: record('live', { summary: summary({ ok: 4 }) }), results: [0, 1, 2, 3].map((i) => row(i)) };
+    const opened: OpenedRun = { record: record('live', { summary: summary({ ok: 4 }) }), resultsJsonl: jsonl([0, 1, 2, 3].map((i) => row(i))) };
     const reopened = run([{ type: 'opened', run: opened, ifShowing: 'live' }], s);
     assert.equal(reopened.store.received, 4);
     assert.equal(reopened.stale, false);
@@ -167,13 +169,13 @@ describe('panel reducer', () => {
   test('showRun (a run the panel missed) and Open from History show that run, on its tab, with its filters reset', () => {
     const cmp: ComparisonView = { rounds: [armRound('batched', 0), armRound('individual', 0)], cacheSalt: true, templatePaths: { batched: 'b', individual: 'i' } };
     let s = run([init(), started('a', 2), { type: 'filter', patch: { endpoint: 'gpu01:8000' } }]);
-    s = run([{ type: 'showRun', record: record('c', { mode: 'compare' }), results: [row(0)], comparison: cmp }], s);
+    s = run([{ type: 'showRun', record: record('c', { mode: 'compare' }), resultsJsonl: jsonl([row(0)]), comparison: cmp }], s);
     assert.equal(s.run?.id, 'c');
     assert.equal(s.run?.kind, 'comparison');
     assert.equal(s.ui.tab, 'compare');
     assert.equal(s.ui.filter.endpoint, '');
     assert.equal(s.comparison?.runId, 'c');
-    s = run([{ type: 'opened', run: { record: record('t', { pattern: 'tree-reduce' }), results: [row(0)], reduce: { text: 'FINAL', levels: [] } } }], s);
+    s = run([{ type: 'opened', run: { record: record('t', { pattern: 'tree-reduce' }), resultsJsonl: jsonl([row(0)]), reduce: { text: 'FINAL', levels: [] } } }], s);
     assert.equal(s.ui.tab, 'tree');
     assert.equal(s.reduce?.text, 'FINAL');
   });

@@ -16,7 +16,7 @@ import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
-import { comparison, comparisonStarted, ENDPOINTS, finished, HISTORY, initState, record, row, started, summary } from './webview-harness/fixtures.ts';
+import { comparison, comparisonStarted, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
@@ -155,7 +155,7 @@ describe('webview: pure parts', () => {
 
 // ---- the panel in Chromium --------------------------------------------------------------------
 
-type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; state: unknown } };
+type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; jsonl(rows: ResultRow[]): string; state: unknown } };
 
 let harness: Harness;
 let browser: Browser;
@@ -466,7 +466,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await shot(page, 'results-cancelled');
 
     // Reopened from history (or shown after the webview missed the end): still cancelled.
-    await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), results: rows });
+    await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), resultsJsonl: jsonl(rows) });
     await page.locator('#run-status[data-state="cancelled"] .run-label', { hasText: /^hung run$/ }).waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /10 \/ 10 · 5 ok · 5 cancelled · .* · cancelled/);
     assert.equal((await page.locator('#shown-count').textContent())!.replace(/\s+/g, ' ').trim(), '5 of 10 answered · 5 cancelled');
@@ -487,7 +487,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     await page.evaluate((rec) => {
       const H = (window as unknown as HostGlobal).__host;
-      H.post({ type: 'showRun', record: rec, results: H.makeRows(200, { failEvery: 10 }) });
+      H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(200, { failEvery: 10 })) });
     }, record('run-200', '2026-11-02T10:20:00.000Z', { label: '200 prompts' }));
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '200');
     await setSelect(page, '#filter-mode', 'failures');
@@ -553,7 +553,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const endpoints = ['127.0.0.1:41231', '127.0.0.1:41232', '127.0.0.1:41233', '127.0.0.1:41234'];
       await page.evaluate(([rec, eps]) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'showRun', record: rec, results: H.makeRows(12, { endpoints: eps }) });
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(12, { endpoints: eps })) });
       }, [record('sim', '2026-11-02T10:20:00.000Z', { label: 'simulator' }), endpoints] as const);
       await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '12');
       const cells = await endpointCells(page);
@@ -564,7 +564,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const long = ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu-node-0123.rack-x1.cluster.example.org:8001'];
       await page.evaluate(([rec, eps]) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'showRun', record: rec, results: H.makeRows(4, { endpoints: eps }) });
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(4, { endpoints: eps })) });
       }, [record('long', '2026-11-02T10:20:00.000Z', { label: 'long hosts' }), long] as const);
       await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '4');
       const longCells = await endpointCells(page);
@@ -587,7 +587,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await host(page, { type: 'init', state: initState() });
       await page.evaluate((rec) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'showRun', record: rec, results: H.makeRows(60, { failEvery: 7, endpoints: ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu02:8000'] }) });
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(60, { failEvery: 7, endpoints: ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu02:8000'] })) });
       }, record('wide', '2026-11-02T10:20:00.000Z', { label: 'sixty prompts' }));
       await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '60');
       const w = await widths(page);
@@ -638,9 +638,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
     const ms = await page.evaluate((rec) => {
-      const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; timeUntil(m: unknown, done: () => boolean): Promise<number> };
+      const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; jsonl(rows: ResultRow[]): string; timeUntil(m: unknown, done: () => boolean): Promise<number> };
       const rows = H.makeRows(100_000);
-      return H.timeUntil({ type: 'showRun', record: rec, results: rows }, () =>
+      return H.timeUntil({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(rows) }, () =>
         document.querySelector('#results-table')?.getAttribute('data-count') === '100000' && !!document.querySelector('#results-table .vl-row[data-index="0"]'),
       );
     }, record('big', '2026-11-02T10:20:00.000Z', { label: '100k prompts' }));
@@ -828,7 +828,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await tab(page, 'history');
     const run2 = page.locator('#history-table tr[data-run="run-2"]');
     await run2.locator('[data-action="open"]').click();
-    const open = await answer(page, 'openRun', { record: HISTORY[1]!, results: [row(0), row(1), row(2)] });
+    const open = await answer(page, 'openRun', { record: HISTORY[1]!, resultsJsonl: jsonl([row(0), row(1), row(2)]) });
     assert.deepEqual(open.params, { id: 'run-2' });
     await page.locator('#results-table').waitFor({ state: 'visible' });
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '3');
@@ -837,7 +837,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     // A comparison reopens on its figures and charts.
     await tab(page, 'history');
     await page.locator('#history-table tr[data-run="run-3"] [data-action="open"]').click();
-    await answer(page, 'openRun', { record: { ...HISTORY[0]!, mode: 'compare' }, results: [row(0), row(1)], comparison: comparison(2) });
+    await answer(page, 'openRun', { record: { ...HISTORY[0]!, mode: 'compare' }, resultsJsonl: jsonl([row(0), row(1)]), comparison: comparison(2) });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
     await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
 
@@ -875,7 +875,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     await page.locator('#add-prompt').click();
     await page.locator('#prompt-editor textarea').fill('kept across reloads');
-    await host(page, { type: 'showRun', record: HISTORY[1]!, results: [row(0), row(1, { status: 'failed', ok: false, text: '', error: 'E' })] });
+    await host(page, { type: 'showRun', record: HISTORY[1]!, resultsJsonl: jsonl([row(0), row(1, { status: 'failed', ok: false, text: '', error: 'E' })]) });
     await page.locator('#results-table').waitFor({ state: 'visible' });
     await setSelect(page, '#filter-mode', 'failures');
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '1');
@@ -916,7 +916,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.notEqual(await page.locator('#run-status').getAttribute('data-state'), 'running', 'a snapshot never shows as running');
     const rec = record('cmp-r', '2026-11-02T11:00:00.000Z', { label: 'compare 6 prompts', mode: 'compare', summary: full.rounds[0]!.summary });
     await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
-    const req = await answer(page, 'openRun', { record: rec, results: Array.from({ length: 6 }, (_, k) => row(k)), comparison: full });
+    const req = await answer(page, 'openRun', { record: rec, resultsJsonl: jsonl(Array.from({ length: 6 }, (_, k) => row(k))), comparison: full });
     assert.deepEqual(req.params, { id: 'cmp-r' }, 'the finished record is asked for');
     await page.locator('#run-status[data-state="done"] .run-label', { hasText: /^compare 6 prompts$/ }).waitFor();
     await tab(page, 'compare');
@@ -949,7 +949,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState({ history: [live2, ...HISTORY] }) });
     const stale = await nextSent(page, 'request', 'openRun');
     await host(page, started('live-3', 8, 'the next run'));
-    await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, results: [row(0)] } });
+    await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, resultsJsonl: jsonl([row(0)]) } });
     await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
     assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
     assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
@@ -984,7 +984,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const comp = comparison(1, 6);
     comp.templatePaths = { batched: PAYLOADS[0]!, individual: PAYLOADS[3]! };
     for (const r of comp.rounds) r.summary.endpoints[0]!.endpoint = PAYLOADS[2]!;
-    await host(page, { type: 'showRun', record: record('evil-cmp', '2026-11-02T10:10:00.000Z', { label: PAYLOADS[6]!, mode: 'compare' }), results: [], comparison: comp });
+    await host(page, { type: 'showRun', record: record('evil-cmp', '2026-11-02T10:10:00.000Z', { label: PAYLOADS[6]!, mode: 'compare' }), resultsJsonl: '', comparison: comp });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
 
     await host(page, started('x', PAYLOADS.length, PAYLOADS[4]!));

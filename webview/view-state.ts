@@ -8,7 +8,7 @@
 import type { EndpointInfo, HostMessage, OpenedRun, PanelState, ReduceView, Requests, RunRecord } from '../src/panel/protocol.ts';
 import type { ComposeState } from './lib/compose.ts';
 import type { ImportResult } from './lib/import.ts';
-import { noFilter, ResultsStore, type ResultFilter } from './lib/results.ts';
+import { noFilter, parseRows, ResultsStore, type ResultFilter } from './lib/results.ts';
 import type { ComparisonOf, RunView, Tab, UiState } from './state.ts';
 
 export interface Notice {
@@ -206,9 +206,10 @@ export function reduce(s: ViewState, a: Action): ViewState {
 /** A finished run, in full; `keepTab` for a reopen after a reload (the panel stays where it was). */
 function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
   const r = o.record;
+  const results = parseRows(o.resultsJsonl);
   const same = s.run?.id === r.id;
   // Records from before runs kept how they ended: their summary and rows say whether they were cancelled.
-  const cancelledRows = o.results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
+  const cancelledRows = () => results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
   const run: RunView = {
     id: r.id,
     kind: r.mode === 'compare' ? 'comparison' : 'single',
@@ -219,17 +220,17 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
     rounds: o.comparison ? Math.max(1, ...o.comparison.rounds.map((x) => x.round + 1)) : 1,
     running: false,
     saved: true,
-    done: o.results.length,
+    done: results.length,
     ok: r.summary.ok,
     failed: r.summary.failed,
-    total: o.results.length,
+    total: results.length,
     elapsedMs: r.summary.wallMs,
     summary: r.summary,
     error: r.error ?? null,
-    cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows > 0),
+    cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows() > 0),
   };
   const store = new ResultsStore();
-  store.reset(o.results.length, o.results);
+  store.reset(results.length, results);
   const comparison = o.comparison ? { runId: r.id, label: r.label, view: o.comparison } : s.comparison;
   // A comparison opens on its figures and charts, a tree-reduce on its tree, any other run on its responses.
   const tab = keepTab ? s.ui.tab : o.comparison ? 'compare' : o.reduce ? 'tree' : 'results';

@@ -105,7 +105,12 @@ export interface RunRecord {
 /** A finished run in full: what `openRun` answers and `showRun` carries. */
 export interface OpenedRun {
   record: RunRecord;
-  results: ResultRow[];
+  /**
+   * Its rows as JSONL, one ResultRow a line in input order, as its results file holds them: one
+   * string crosses to the webview far faster than 100,000 objects (structured clone), and a saved
+   * run's file goes as it is, unparsed.
+   */
+  resultsJsonl: string;
   reduce?: ReduceView;
   comparison?: ComparisonView;
 }

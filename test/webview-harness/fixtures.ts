@@ -51,6 +51,9 @@ export const CONTEXT: RunContext = { hostfile: '/work/exp/aurora.hostfile', endp
 type Started = Extract<RunMessage, { type: 'runStarted' }>;
 type Finished = Extract<RunMessage, { type: 'runFinished' }>;
 
+/** Rows as OpenedRun carries them: JSONL. */
+export const jsonl = (rows: readonly ResultRow[]): string => rows.map((r) => JSON.stringify(r)).join('\n');
+
 /** `runStarted` as the host sends it: a single scatter run unless `over` says otherwise. */
 export function started(runId: string, total: number, label: string, over: Partial<Started> = {}): Started {
   return { type: 'runStarted', runId, kind: 'single', pattern: 'scatter', label, total, rounds: 1, startedAt: '2026-11-02T11:00:00.000Z', context: CONTEXT, ...over };

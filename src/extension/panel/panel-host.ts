@@ -165,7 +165,7 @@ export class PanelHost implements vscode.Disposable {
         },
         openRun: async ({ id }) => {
           const saved = await this.history.load(id);
-          return openedRun(saved, await this.history.rows(saved));
+          return openedRun(saved, await this.history.jsonl(saved));
         },
         exportRun: async ({ id, format }) => {
           const saved = await this.history.load(id);

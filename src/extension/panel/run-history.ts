@@ -111,6 +111,11 @@ export class RunHistory {
     return rows;
   }
 
+  /** A run's results file as it is: JSONL in input order (the webview parses it). */
+  jsonl(saved: SavedRun): Promise<string> {
+    return readFile(this.pathOf(saved.record.file), 'utf8');
+  }
+
   /** The request to run a saved run again, its prompts (scatter) or items (map, tree-reduce) read back from its results. */
   async rerunRequest(id: string): Promise<RunRequest> {
     const saved = await this.loadRecord(id);

@@ -183,9 +183,10 @@ export class RunOrchestrator {
   }
 }
 
-/** A finished run as `showRun` carries it. */
-export function openedRun(saved: SavedRun, rows: ResultRow[]): OpenedRun {
-  return { record: saved.record, results: rows, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
+/** A finished run as `showRun` carries it (rows as JSONL: see OpenedRun). */
+export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string): OpenedRun {
+  const resultsJsonl = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
+  return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
 }
 
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */

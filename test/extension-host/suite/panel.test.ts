@@ -194,7 +194,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(reply.ok, true);
     const show = reply.value as OpenedRun;
     assert.equal(show.record.id, ida);
-    assert.deepEqual(show.results.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma']);
+    const shownRows = show.resultsJsonl.split('\n').map((l) => JSON.parse(l) as { prompt: string });
+    assert.deepEqual(shownRows.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma'], 'the results file, as it is');
 
     const jsonl = await api.panel.exportRun(ida, 'jsonl', join(root().fsPath, 'export.jsonl'));
     assert.equal(readFileSync(jsonl, 'utf8'), readFileSync(a.resultsUri.fsPath, 'utf8'));
