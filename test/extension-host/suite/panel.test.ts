@@ -194,7 +194,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(reply.ok, true);
     const show = reply.value as OpenedRun;
     assert.equal(show.record.id, ida);
-    const shownRows = show.resultsJsonl.split('\n').map((l) => JSON.parse(l) as { prompt: string });
+    const shownRows = show.resultsJsonl.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { prompt: string });
     assert.deepEqual(shownRows.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma'], 'the results file, as it is');
 
     const jsonl = await api.panel.exportRun(ida, 'jsonl', join(root().fsPath, 'export.jsonl'));
