@@ -16,7 +16,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FrameLocator, Page } from 'playwright-core';
 import { ROOT } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
-import { CHROMIUM, openWorkbench, quickInputType, runCommand, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
+import { activeTabLabel, openFromExplorer, swarmStatusText } from './helpers/ui-fixtures.ts';
+import { CHROMIUM, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 const PROMPTS = ['What is a swarm?', 'Name three <b>birds</b> & "bees"', 'Count to five', 'Say hello', 'Why is the sky blue?', 'Spell "vLLM"', 'One word: yes', 'Last prompt'];
@@ -67,6 +68,7 @@ async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: st
 
 describe('the Swarm Lab panel end to end (packaged extension in code-server)', { skip }, () => {
   let dir: string;
+  let workspace: string;
   let forget: () => void;
   let server: CodeServer | undefined;
   let wb: Workbench | undefined;
@@ -82,9 +84,11 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const extensionsDir = join(dir, 'extensions');
     await installVsix(vsix, extensionsDir);
     lap('installed');
-    const workspace = join(dir, 'ws');
+    workspace = join(dir, 'ws');
     await mkdir(workspace);
     await writeFile(join(workspace, 'README.md'), '# panel test\n'); // the explorer has a row to wait for
+    await writeFile(join(workspace, 'big.prompts.txt'), Array.from({ length: 3000 }, (_, i) => `big question ${i}`).join('\n'));
+    await writeFile(join(workspace, 'small.prompts.txt'), Array.from({ length: 30 }, (_, i) => `small question ${i}`).join('\n'));
     server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
     wb = await openWorkbench(server, workspace, { viewport: { width: 1400, height: 900 } });
     lap('workbench open');
@@ -151,7 +155,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await screenshot(page, join(SHOTS, 'panel-history.png'));
     await rows.first().locator('[data-action="rerun"]').click();
     await until(() => rows.count(), (n) => n === 2, 'the rerun saved in history', 60_000);
-    const labels = (await app.locator('#history-table tbody tr td.run-name').allTextContents()).map((s) => s.trim());
+    const labels = (await app.locator('#history-table tbody tr .run-name').allTextContents()).map((s) => s.trim());
     assert.equal(labels[0], labels[1], 'the rerun carries the same label');
     await tab('Comparison').click();
     await figures.waitFor();
@@ -175,5 +179,41 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await screenshot(page, join(SHOTS, 'panel-reloaded.png'));
     const problems = wb!.consoleLog().filter((l) => /Content Security Policy|Refused to/.test(l));
     assert.deepEqual(problems, [], 'no CSP violation');
+  });
+
+  test('the panel shows the run it was told about: a palette run while the panel is in the background brings that run forward, its total known from the start', { timeout: 240_000 }, async () => {
+    const page = wb!.page;
+    // (The window reload above restarted the extension host, and the simulator with it.)
+    if ((await swarmStatusText(page)) === null) {
+      await runCommand(page, 'Swarm: Start Local Simulator');
+      await quickInputType(page, '4');
+    }
+    await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
+    // A big run from the palette: the status bar counts toward its total from the start, under its "Swarm" label.
+    await openFromExplorer(page, 'big.prompts.txt');
+    await runCommand(page, 'Swarm: Scatter Prompts');
+    await quickPickSelect(page, 'Individual');
+    const running = await until(() => swarmStatusText(page), (t) => /^Swarm [\d,]+\/3,000 · /.test(t ?? ''), 'the big run in the status bar', 30_000);
+    assert.match(running ?? '', /^Swarm [\d,]+\/3,000 · \d+\.\d s$/);
+    await until(() => swarmStatusText(page), (t) => /^Swarm 4\/4 · /.test(t ?? ''), 'the big run to end', 120_000);
+    const app = panelFrame(page);
+    await until(() => app.locator('#run-status .run-label').textContent(), (t) => /big\.prompts\.txt/.test(t ?? ''), 'the panel on the big run');
+    lap('big run shown');
+
+    // The panel goes to the background; a small run from the palette.
+    await openFromExplorer(page, 'small.prompts.txt');
+    await runCommand(page, 'Swarm: Scatter Prompts');
+    await quickPickSelect(page, 'Batched');
+    await until(() => activeTabLabel(page), (l) => l === 'Swarm Lab', 'the panel to come forward', 60_000);
+    const shown = panelFrame(page);
+    await until(() => shown.locator('#run-status .run-label').textContent(), (t) => /small\.prompts\.txt/.test(t ?? ''), 'the panel on the small run');
+    await until(() => shown.locator('#run-status').getAttribute('data-state'), (st) => st === 'done', 'the small run done');
+    assert.equal((await shown.locator('#progress-done').textContent())?.trim(), '30');
+    assert.equal((await shown.locator('#progress-total').textContent())?.trim(), '30');
+    await until(() => shown.locator('#results-table').getAttribute('data-count'), (n) => n === '30', 'its 30 rows');
+    assert.ok((await shown.getByText('small question 7').count()) > 0, 'its prompts, not the big run\'s');
+    assert.equal(await shown.getByText('big question 7').count(), 0);
+    lap('small run shown');
+    await screenshot(page, join(SHOTS, 'panel-right-run.png'));
   });
 });

@@ -260,8 +260,9 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       await runCommand(page, 'Swarm: Scatter Prompts');
       await quickPickSelect(page, 'Individual');
       // The fast endpoint's half finishes at once; the hung one's never does.
-      const progress = await pollUntil(() => swarmStatusText(page), (t) => /^5\/10 · /.test(t ?? ''), 20_000);
-      assert.match(progress ?? '', /^5\/10 · \d+\.\d s$/);
+      // The total is known from the start, and the item keeps its "Swarm" label while the run goes.
+      const progress = await pollUntil(() => swarmStatusText(page), (t) => /^Swarm 5\/10 · /.test(t ?? ''), 20_000);
+      assert.match(progress ?? '', /^Swarm 5\/10 · \d+\.\d s$/);
       const tip = await hoverText(page, swarmStatus(page), /Click\sto\scancel/);
       assert.equal(tip, 'Swarm: scattering 10 prompts (individual): 5 ok, 0 failed. Click to cancel (finished results are kept).');
       await screenshot(page, shot('3-running-tooltip'));
@@ -287,7 +288,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       }
       assert.equal(lines.filter((l) => l.status === 'ok').length, 5, 'the fast endpoint answered its five');
       assert.equal(lines.filter((l) => l.status === 'cancelled').length, 5, 'the hung endpoint\'s five were cancelled');
-      assert.match((await pollUntil(() => swarmStatusText(page), (t) => /^Swarm /.test(t ?? ''), 10_000)) ?? '', /^Swarm 2\/2 · \d+\.\d\d s$/, 'idle again');
+      assert.match((await pollUntil(() => swarmStatusText(page), (t) => /^Swarm 2\/2 /.test(t ?? ''), 10_000)) ?? '', /^Swarm 2\/2 · \d+\.\d\d s$/, 'idle again');
       await screenshot(page, shot('3-cancelled'));
     }));
 

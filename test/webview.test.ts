@@ -16,7 +16,7 @@ import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
-import { comparison, ENDPOINTS, HISTORY, initState, record, row, summary } from './webview-harness/fixtures.ts';
+import { comparison, comparisonStarted, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
@@ -155,7 +155,7 @@ describe('webview: pure parts', () => {
 
 // ---- the panel in Chromium --------------------------------------------------------------------
 
-type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; state: unknown } };
+type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; jsonl(rows: ResultRow[]): string; state: unknown } };
 
 let harness: Harness;
 let browser: Browser;
@@ -353,8 +353,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#temperature input').fill('0.2');
     await page.locator('#batch').click();
     await page.locator('#run').click();
-    const run = await nextSent(page, 'run');
-    assert.deepEqual(run.request, {
+    const run = await nextSent(page, 'request', 'run');
+    assert.deepEqual((run.params as { request: RunRequest }).request, {
       pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
     } satisfies RunRequest);
 
@@ -362,11 +362,14 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#compare-toggle').click();
     await page.locator('#rounds input').fill('2');
     await page.locator('#run').click();
-    const compare = await nextSent(page, 'run');
-    assert.deepEqual(compare.request.compare, { rounds: 2, cacheSalt: true });
+    const compare = await nextSent(page, 'request', 'run');
+    assert.deepEqual((compare.params as { request: RunRequest }).request.compare, { rounds: 2, cacheSalt: true });
 
     await clearSent(page);
     await page.locator('vscode-radio[value="tree-reduce"]').click();
+    // The prompt set can become the tree's items.
+    await page.locator('#items-from-prompts').click();
+    await page.waitForFunction(() => (document.querySelector('#items') as unknown as { value: string } | null)?.value === 'first prompt\nsecond prompt');
     await page.locator('#items textarea').fill('a\nb\nc');
     await page.locator('#reduce-prompt textarea').fill('Merge these:');
     await page.locator('#reduce-check[role="alert"]').waitFor();
@@ -375,13 +378,16 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#fanin input').fill('2');
     await page.locator('#reduce-check:not([role])').waitFor();
     await page.locator('#run').click();
-    const tree = await nextSent(page, 'run');
-    assert.deepEqual(tree.request, {
+    const tree = await nextSent(page, 'request', 'run');
+    assert.deepEqual((tree.params as { request: RunRequest }).request, {
       pattern: 'tree-reduce', prompts: [], template: defaultCompose().template, items: ['a', 'b', 'c'], reducePrompt: 'Merge these: {responses}', fanin: 2, tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
     });
+    // A run the host refuses says why (its reply is an error; no run starts).
+    await host(page, { type: 'reply', requestId: tree.requestId, ok: false, error: 'every endpoint is excluded' });
+    await page.locator('.notice[data-kind="error"]', { hasText: 'The run did not start: every endpoint is excluded' }).waitFor();
     await clearSent(page);
     assert.equal(await page.locator('#cancel').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'nothing to cancel');
-    await host(page, { type: 'runStarted', runId: 'r', pattern: 'tree-reduce', total: 3, label: 'tree-reduce of 3 items' });
+    await host(page, started('r', 3, 'tree-reduce of 3 items', { pattern: 'tree-reduce' }));
     await page.locator('#cancel:not([disabled])').click();
     await nextSent(page, 'cancel');
     await assertClean(p);
@@ -391,22 +397,24 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const p = await panel();
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
-    await host(page, { type: 'runStarted', runId: 'r1', pattern: 'scatter', total: 30, label: 'questions · 30 prompts' });
+    await host(page, started('r1', 30, 'questions · 30 prompts', { prompts: Array.from({ length: 30 }, (_, i) => `question ${i}`) }));
     await page.locator('#results-table').waitFor();
+    assert.equal(await page.locator('#progress-total').textContent(), '30', 'the total shows from the start');
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '30', 'pending rows show too');
     const batch = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => row(from + k));
     await host(page, { type: 'runProgress', runId: 'r1', done: 10, ok: 10, failed: 0, total: 30, elapsedMs: 400, results: batch(20, 30) });
     await page.locator('#progress-done', { hasText: '10' }).waitFor();
     const early = await cellTexts(page, 'status');
     assert.deepEqual(early.slice(0, 3), ['pending', 'pending', 'pending']);
+    assert.deepEqual((await cellTexts(page, 'prompt')).slice(0, 2), ['question 0', 'question 1'], 'a pending row shows its prompt');
     await host(page, { type: 'runProgress', runId: 'r1', done: 20, ok: 20, failed: 0, total: 30, elapsedMs: 800, results: batch(0, 10) });
     await host(page, { type: 'runProgress', runId: 'other', done: 1, ok: 1, failed: 0, total: 1, elapsedMs: 1, results: [row(10, { text: 'WRONG RUN' })] });
     await host(page, { type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200, results: [...batch(10, 15), row(15, { status: 'failed', ok: false, text: '', error: 'HTTP 500: boom' }), ...batch(16, 20)] });
     await page.locator('#progress-done', { hasText: '30' }).waitFor();
     const idx = await cellTexts(page, 'idx');
-    assert.deepEqual(idx.map(Number).sort((a, b) => a - b).slice(0, 20), Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(idx.map(Number).sort((a, b) => a - b).slice(0, 20), Array.from({ length: 20 }, (_, i) => i + 1));
     const byIndex = await page.locator('#results-table .vl-row:not([hidden])').evaluateAll((rows) =>
-      rows.map((r) => ({ y: r.getBoundingClientRect().top, i: Number(r.querySelector('.c-idx')!.textContent), resp: r.querySelector('.c-resp')!.textContent })).sort((a, b) => a.y - b.y),
+      rows.map((r) => ({ y: r.getBoundingClientRect().top, i: Number(r.querySelector('.c-idx')!.textContent) - 1, resp: r.querySelector('.c-resp')!.textContent })).sort((a, b) => a.y - b.y),
     );
     assert.deepEqual(byIndex.slice(0, 16).map((r) => r.i), Array.from({ length: 16 }, (_, i) => i), 'rows stand in input order');
     assert.equal(byIndex[10]!.resp, 'answer 10', 'a message of another run changes nothing');
@@ -426,7 +434,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     });
     assert.ok(draws <= 6, `40 messages drew the progress ${draws} times`);
 
-    await host(page, { type: 'runFinished', runId: 'r1', summary: summary({ prompts: 30, ok: 29, failed: 1 }), error: null, cancelled: false });
+    await host(page, finished('r1', { summary: summary({ prompts: 30, ok: 29, failed: 1 }) }));
     await page.locator('#run-figures').waitFor();
     assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3.*E2EL p99\s*2\.35 s/s);
     assert.match(await page.locator('#run-status').textContent() ?? '', /done/);
@@ -442,9 +450,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const cancelledRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: 'cancelled', finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs: 900 } });
     const rows = [...Array.from({ length: 5 }, (_, i) => row(i)), ...Array.from({ length: 5 }, (_, i) => cancelledRow(5 + i))];
     const sum = summary({ prompts: 10, ok: 5, failed: 0, cancelled: 5 });
-    await host(page, { type: 'runStarted', runId: 'c9', pattern: 'scatter', total: 10, label: 'hung run' });
+    await host(page, started('c9', 10, 'hung run'));
     await host(page, { type: 'runProgress', runId: 'c9', done: 10, ok: 5, failed: 0, total: 10, elapsedMs: 900, results: rows });
-    await host(page, { type: 'runFinished', runId: 'c9', summary: sum, error: 'cancelled', cancelled: true });
+    await host(page, finished('c9', { summary: sum, cancelled: true }));
     const status = page.locator('#run-status');
     await page.locator('#run-status[data-state="cancelled"]').waitFor();
     const line = (await status.textContent())!.replace(/\s+/g, ' ');
@@ -458,15 +466,15 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await shot(page, 'results-cancelled');
 
     // Reopened from history (or shown after the webview missed the end): still cancelled.
-    await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), results: rows });
+    await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), resultsJsonl: jsonl(rows) });
     await page.locator('#run-status[data-state="cancelled"] .run-label', { hasText: /^hung run$/ }).waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /10 \/ 10 · 5 ok · 5 cancelled · .* · cancelled/);
     assert.equal((await page.locator('#shown-count').textContent())!.replace(/\s+/g, ' ').trim(), '5 of 10 answered · 5 cancelled');
 
     // A run that ended on an error says so, with the error.
-    await host(page, { type: 'runStarted', runId: 'e1', pattern: 'scatter', total: 4, label: 'broken run' });
+    await host(page, started('e1', 4, 'broken run'));
     await host(page, { type: 'runProgress', runId: 'e1', done: 4, ok: 1, failed: 3, total: 4, elapsedMs: 50, results: [row(0), ...[1, 2, 3].map((i) => row(i, { status: 'failed', ok: false, text: '', error: 'every endpoint serving llama is down' }))] });
-    await host(page, { type: 'runFinished', runId: 'e1', summary: summary({ prompts: 4, ok: 1, failed: 3 }), error: 'every endpoint serving llama is down', cancelled: false });
+    await host(page, finished('e1', { summary: summary({ prompts: 4, ok: 1, failed: 3 }), error: 'every endpoint serving llama is down' }));
     await page.locator('#run-status[data-state="failed"]').waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /4 \/ 4 · 1 ok · 3 failed · .* · failed: every endpoint serving llama is down/);
     await page.locator('.notice[data-kind="error"]', { hasText: 'Run failed: every endpoint serving llama is down' }).waitFor();
@@ -479,7 +487,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     await page.evaluate((rec) => {
       const H = (window as unknown as HostGlobal).__host;
-      H.post({ type: 'showRun', record: rec, results: H.makeRows(200, { failEvery: 10 }) });
+      H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(200, { failEvery: 10 })) });
     }, record('run-200', '2026-11-02T10:20:00.000Z', { label: '200 prompts' }));
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '200');
     await setSelect(page, '#filter-mode', 'failures');
@@ -492,7 +500,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#regex').click();
     await page.locator('#search input').fill('^answer 1[0-2]:');
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '3');
-    assert.deepEqual(await cellTexts(page, 'idx'), ['10', '11', '12']);
+    assert.deepEqual(await cellTexts(page, 'idx'), ['11', '12', '13'], 'prompts are numbered from 1');
     await page.locator('#search input').fill('answer (');
     await page.locator('#search-error').waitFor();
     await page.locator('#search input').fill('');
@@ -510,7 +518,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.keyboard.press('Enter');
     const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
     await open.waitFor();
-    assert.equal(await open.locator('.c-idx').textContent(), '9');
+    assert.equal(await open.locator('.c-idx').textContent(), '10');
     assert.match(await open.locator('.vl-detail').textContent() ?? '', /Server message\s*HTTP 500 from server: out of KV cache blocks \(request 9\)/);
     assert.equal(await page.locator('#results-table .rt-scroll').getAttribute('aria-activedescendant'), 'rt-row-9');
     await clearSent(page);
@@ -524,7 +532,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !document.querySelector('#results-table .vl-row[aria-expanded="true"]'));
     await page.keyboard.press('End');
-    await page.locator('#results-table .vl-row.active .c-idx', { hasText: '199' }).waitFor();
+    await page.locator('#results-table .vl-row.active .c-idx', { hasText: '200' }).waitFor();
     await assertClean(p);
   });
 
@@ -545,7 +553,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const endpoints = ['127.0.0.1:41231', '127.0.0.1:41232', '127.0.0.1:41233', '127.0.0.1:41234'];
       await page.evaluate(([rec, eps]) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'showRun', record: rec, results: H.makeRows(12, { endpoints: eps }) });
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(12, { endpoints: eps })) });
       }, [record('sim', '2026-11-02T10:20:00.000Z', { label: 'simulator' }), endpoints] as const);
       await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '12');
       const cells = await endpointCells(page);
@@ -556,7 +564,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const long = ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu-node-0123.rack-x1.cluster.example.org:8001'];
       await page.evaluate(([rec, eps]) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'showRun', record: rec, results: H.makeRows(4, { endpoints: eps }) });
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(4, { endpoints: eps })) });
       }, [record('long', '2026-11-02T10:20:00.000Z', { label: 'long hosts' }), long] as const);
       await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '4');
       const longCells = await endpointCells(page);
@@ -567,21 +575,79 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     }
   });
 
+  it('tables hold from 400 px to wide: Prompt and Response take the free space, columns sort and resize; every tab and History\'s status and actions stay in view', async () => {
+    const widths = (page: Page) =>
+      // (No named functions inside evaluate: tsx would wrap them in a helper the page lacks.)
+      page.locator('#results-table .rt-head').evaluate((head) =>
+        Object.fromEntries([['row', head], ...['prompt', 'resp', 'ep', 'lat', 'tok', 'status'].map((c) => [c, head.querySelector(`.c-${c}`)])].map(([k, e]) => [k, e ? e.getBoundingClientRect().width : 0])),
+      ) as Promise<Record<'row' | 'prompt' | 'resp' | 'ep' | 'lat' | 'tok' | 'status', number>>;
+    for (const width of [400, 630, 1280]) {
+      const p = await panel('dark', { width, height: 640 });
+      const { page } = p;
+      await host(page, { type: 'init', state: initState() });
+      await page.evaluate((rec) => {
+        const H = (window as unknown as HostGlobal).__host;
+        H.post({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(H.makeRows(60, { failEvery: 7, endpoints: ['gpu-node-0123.rack-x1.cluster.example.org:8000', 'gpu02:8000'] })) });
+      }, record('wide', '2026-11-02T10:20:00.000Z', { label: 'sixty prompts' }));
+      await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '60');
+      const w = await widths(page);
+      assert.ok(w.prompt + w.resp >= 0.6 * w.row, `${width}px: Prompt and Response keep most of the row (${JSON.stringify(w)})`);
+      assert.ok(w.resp > w.ep && w.resp > w.lat, `${width}px: Response is wider than any numeric column`);
+      const tabs = await page.locator('vscode-tab-header').evaluateAll((hs) => {
+        const right = Math.min(document.documentElement.clientWidth, hs[0].parentElement.getBoundingClientRect().right);
+        return hs.map((h) => ({ tab: h.dataset.tab, inView: h.getBoundingClientRect().right <= right + 0.5 && h.getBoundingClientRect().width > 0, cut: h.scrollWidth > h.clientWidth + 1 }));
+      });
+      await shot(page, `results-${width}`);
+      assert.deepEqual(tabs.filter((t) => !t.inView || t.cut), [], `${width}px: every tab shows whole`);
+
+      // Sort by latency (slowest first after a second click), then back to input order.
+      await page.locator('#results-table .rt-sort[data-sort="latency"]').click();
+      await page.locator('#results-table .rt-th[aria-sort="ascending"] [data-sort="latency"]').waitFor();
+      await page.locator('#results-table .rt-sort[data-sort="latency"]').click();
+      await page.locator('#results-table .rt-th[aria-sort="descending"] [data-sort="latency"]').waitFor();
+      const lat = await page.locator('#results-table .vl-row:not([hidden])').evaluateAll((rows) =>
+        rows.map((r) => ({ y: r.getBoundingClientRect().top, ms: parseFloat(r.querySelector('.c-lat').textContent) * (/ s$/.test(r.querySelector('.c-lat').textContent) ? 1000 : 1) })).sort((a, b) => a.y - b.y).map((r) => r.ms),
+      );
+      assert.deepEqual(lat, [...lat].sort((a, b) => b - a), `${width}px: slowest first`);
+      await page.locator('#results-table .rt-sort[data-sort=""]').click();
+      await page.waitForFunction(() => document.querySelector('#results-table .vl-row:not([hidden]) .c-idx')?.textContent === '1');
+
+      // Drag the Prompt heading's edge: Prompt narrows, Response takes the rest.
+      const grip = await page.locator('#results-table .rt-th.c-prompt .rt-grip').boundingBox();
+      await page.mouse.move(grip!.x + 2, grip!.y + 4);
+      await page.mouse.down();
+      await page.mouse.move(grip!.x + 2 - Math.round(w.prompt / 3), grip!.y + 4, { steps: 4 });
+      await page.mouse.up();
+      const after = await widths(page);
+      assert.ok(after.prompt < w.prompt - 10 && after.resp > w.resp + 10, `${width}px: the column resized (${w.prompt} → ${after.prompt})`);
+
+      await tab(page, 'history');
+      const cells = await page.locator('#history-table tbody tr').first().evaluate((tr) => {
+        const [status, rerun, csv] = ['.run-ended', 'td.actions [data-action="rerun"]', 'td.actions [data-action="export-csv"]'].map((sel) => tr.querySelector(sel).getBoundingClientRect());
+        const shown = [status, rerun, csv].map((b) => b.width > 0 && b.right <= document.documentElement.clientWidth + 0.5);
+        return { status: shown[0], actions: shown[1] && shown[2], pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth };
+      });
+      await shot(page, `history-${width}`);
+      assert.deepEqual(cells, { status: true, actions: true, pageScrolls: false }, `${width}px: History keeps status and actions in view`);
+      await assertClean(p);
+    }
+  });
+
   it('renders 100,000 rows: scrolls to the last one with a small DOM', async () => {
     const p = await panel();
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
     const ms = await page.evaluate((rec) => {
-      const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; timeUntil(m: unknown, done: () => boolean): Promise<number> };
+      const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; jsonl(rows: ResultRow[]): string; timeUntil(m: unknown, done: () => boolean): Promise<number> };
       const rows = H.makeRows(100_000);
-      return H.timeUntil({ type: 'showRun', record: rec, results: rows }, () =>
+      return H.timeUntil({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(rows) }, () =>
         document.querySelector('#results-table')?.getAttribute('data-count') === '100000' && !!document.querySelector('#results-table .vl-row[data-index="0"]'),
       );
     }, record('big', '2026-11-02T10:20:00.000Z', { label: '100k prompts' }));
     assert.ok(ms < 5000, `100k rows painted in ${ms.toFixed(0)} ms`);
     assert.ok((await visibleRows(page).count()) < 80, 'only the rows in view exist');
     await page.locator('#results-table .rt-scroll').evaluate((s) => (s.scrollTop = s.scrollHeight));
-    await page.locator('#results-table .vl-row:not([hidden]) .c-idx', { hasText: '99999' }).waitFor();
+    await page.locator('#results-table .vl-row:not([hidden]) .c-idx', { hasText: '100000' }).waitFor();
     assert.ok(await page.locator('#results-table .vl-row:not([hidden])', { hasText: 'prompt 99999' }).isVisible());
     assert.ok((await page.locator('#results-table .vl-row').count()) < 120, 'rows are recycled, not added');
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '100000');
@@ -592,13 +658,14 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const p = await panel();
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
-    await host(page, { type: 'runStarted', runId: 't1', pattern: 'tree-reduce', total: 8, label: 'tree-reduce of 8 items' });
+    await host(page, started('t1', 8, 'tree-reduce of 8 items', { pattern: 'tree-reduce' }));
     const leaves = Array.from({ length: 8 }, (_, i) => `leaf answer ${i}`);
     await host(page, { type: 'runProgress', runId: 't1', done: 11, ok: 11, failed: 0, total: 11, elapsedMs: 900, results: [...leaves.map((t, i) => row(i, { text: t })), row(8, { level: 1, text: 'merged 0-3' }), row(9, { level: 1, text: 'merged 4-7' }), row(10, { level: 2, text: 'FINAL' })] });
-    await host(page, {
-      type: 'runFinished', runId: 't1', summary: summary({ pattern: 'tree-reduce', prompts: 11, ok: 11, failed: 0 }), error: null, cancelled: false,
+    await host(page, finished('t1', {
+      pattern: 'tree-reduce',
+      summary: summary({ pattern: 'tree-reduce', prompts: 11, ok: 11, failed: 0 }),
       reduce: { text: 'FINAL', levels: [{ level: 0, texts: leaves }, { level: 1, texts: ['merged 0-3', 'merged 4-7'] }, { level: 2, texts: ['FINAL'] }] },
-    });
+    }));
     await page.locator('#tree').waitFor({ state: 'visible' });
     assert.equal(await page.locator('#tree-final').textContent(), 'FINAL');
     assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as HTMLElement).dataset.level)), ['2', '1', '0']);
@@ -607,7 +674,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('section.level[data-level="1"] details.node summary').first().click();
     assert.equal(await page.locator('section.level[data-level="1"] details.node[open] pre').textContent(), 'merged 0-3');
     await tab(page, 'results');
-    await page.locator('#results-table .c-idx', { hasText: '10 · L2' }).waitFor();
+    await page.locator('#results-table .c-idx', { hasText: '11 · L2' }).waitFor();
     await shot(page, 'tree-dark-results');
     await tab(page, 'tree');
     await shot(page, 'tree-dark');
@@ -619,10 +686,13 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const p = await panel(theme, { width: 1280, height: 1300 });
       const { page } = p;
       await host(page, { type: 'init', state: initState() });
-      await host(page, { type: 'runStarted', runId: 'c1', pattern: 'scatter', total: 60, label: 'compare 60 prompts', arm: 'individual', round: 0 });
-      await page.locator('#run-status .run-label', { hasText: 'compare 60 prompts · individual, round 1' }).waitFor();
-      await host(page, { type: 'comparison', comparison: comparison(3) });
+      await host(page, comparisonStarted('c1', 60, 'compare 60 prompts', 3));
+      await host(page, { type: 'armStarted', runId: 'c1', arm: 'individual', round: 0 });
+      await page.locator('#run-status .run-label', { hasText: 'compare 60 prompts · individual, round 1/3' }).waitFor();
+      for (const figures of comparison(3).rounds) await host(page, { type: 'armFinished', runId: 'c1', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+      await host(page, finished('c1', { label: 'compare 60 prompts', mode: 'compare', comparison: comparison(3) }));
       await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+      assert.match(await page.locator('#compare-of').textContent() ?? '', /Comparison of compare 60 prompts/, 'it says which run it belongs to');
       const heads = await page.locator('#compare-figures thead th').allTextContents();
       assert.deepEqual(heads.slice(1), ['batched', 'individual']);
       const wall = await page.locator('#compare-figures tr[data-figure="wall time"] td').allTextContents();
@@ -650,7 +720,31 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     });
   }
 
-  it('a comparison stays one run from its first arm until its record is saved: no flicker between arms, the timeline round stays', async () => {
+  it('a comparison over 1,000 endpoints: the timeline is a density, the load sorted, the endpoint table the ones that failed most', async () => {
+    const p = await panel('dark', { width: 1280, height: 1200 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const big = comparison(2, 4000, 1000);
+    for (const r of big.rounds) if (r.arm === 'batched') r.summary.endpoints[417]!.failed = 4; // one flaky node
+    await host(page, comparisonStarted('c1000', 4000, '4,000 prompts on 1,000 endpoints', 2));
+    for (const figures of big.rounds) await host(page, { type: 'armFinished', runId: 'c1000', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+    await host(page, finished('c1000', { label: '4,000 prompts on 1,000 endpoints', mode: 'compare', comparison: big }));
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
+    for (const chart of ['timeline-batched', 'timeline-individual', 'load']) {
+      const box = await page.locator(`swarm-chart[data-chart="${chart}"] canvas`).boundingBox();
+      assert.ok(box && box.height < 300, `${chart}: ${box?.height} px high for 1,000 endpoints`);
+    }
+    assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /in flight over time/);
+    assert.equal(await page.locator('#compare-endpoints tbody tr').count(), 12, 'the endpoint table lists a few');
+    assert.equal(await page.locator('#compare-endpoints tbody tr').first().getAttribute('data-endpoint'), 'gpu418:8000', 'the failing one first');
+    await shot(page, 'compare-1000');
+    await page.locator('#all-endpoints').click();
+    await page.waitForFunction(() => document.querySelectorAll('#compare-endpoints tbody tr').length === 1000);
+    await assertClean(p);
+  });
+
+  it('a comparison is one run from runStarted to runFinished: its arms come and go, the timeline round stays; an arm that lost prompts never wins without saying so', async () => {
     const p = await panel('dark', { width: 1280, height: 1100 });
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
@@ -658,105 +752,72 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#prompt-editor textarea').fill('a prompt to run');
     await page.locator('#run:not([disabled])').waitFor();
     const full = comparison(2, 6); // rounds in the order the arms ran: batched 0, individual 0, individual 1, batched 1
-    const so = (n: number) => ({ ...full, rounds: full.rounds.slice(0, n) });
     const disabled = (id: string) => page.locator(id).evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled);
     const runState = () => page.locator('#run-status').getAttribute('data-state');
     const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
-    /** One arm as the host sends it: runStarted, progress, its own runFinished, then the rounds so far. */
+    await host(page, comparisonStarted('cmp-1', 6, 'compare 6 prompts', 2));
+    /** One arm as the host sends it: armStarted, progress, armFinished with its figures. */
     const arm = async (i: number) => {
-      const { arm: which, round } = full.rounds[i]!;
-      await host(page, { type: 'runStarted', runId: 'cmp-1', pattern: 'scatter', total: 6, label: 'compare 6 prompts', arm: which, round });
+      const figures = full.rounds[i]!;
+      await host(page, { type: 'armStarted', runId: 'cmp-1', arm: figures.arm, round: figures.round });
       await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, results: Array.from({ length: 6 }, (_, k) => row(k)) });
-      await host(page, { type: 'runFinished', runId: 'cmp-1', summary: full.rounds[i]!.summary, error: null, cancelled: false });
+      await host(page, { type: 'armFinished', runId: 'cmp-1', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
       await settle();
-      assert.equal(await runState(), 'running', `after the ${which} arm of round ${round + 1} finished, the comparison still runs`);
+      assert.equal(await runState(), 'running', `after the ${figures.arm} arm of round ${figures.round + 1}, the comparison still runs`);
       assert.equal(await disabled('#run'), true, 'Run waits for the whole comparison');
       assert.equal(await disabled('#cancel'), false, 'the comparison can be cancelled between arms');
-      await host(page, { type: 'comparison', comparison: so(i + 1) });
-      await settle();
-      assert.equal(await runState(), 'running', 'a comparison of the rounds so far does not end it');
-      assert.equal(await disabled('#run'), true);
     };
     await arm(0);
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
     await arm(1);
     await arm(2);
-    // Two rounds so far: the user looks at round 2 of the timeline, then at the results.
     await setSelect(page, '#timeline-round', '2');
     await page.locator('swarm-chart[data-chart="timeline-individual"][aria-label*="round 2"]').waitFor();
     await tab(page, 'results');
     await arm(3);
     assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'a later arm does not pull the Comparison tab forward again');
-    // The record is saved (history), then the final comparison: now it is over.
-    const rec = record('cmp-1', '2026-11-02T11:00:00.000Z', { label: 'compare 6 prompts', mode: 'compare' });
-    await host(page, { type: 'history', history: [rec, ...HISTORY] });
-    await host(page, { type: 'comparison', comparison: full });
+    await host(page, finished('cmp-1', { label: 'compare 6 prompts', mode: 'compare', comparison: full }));
     await page.locator('#run-status[data-state="done"]').waitFor();
     await page.locator('#run:not([disabled])').waitFor();
     assert.equal(await disabled('#cancel'), true, 'nothing left to cancel');
     await tab(page, 'compare');
     assert.equal(await page.locator('#timeline-round').evaluate((s) => (s as HTMLElement & { value: string }).value), '2', 'the chosen round stayed');
-    await page.locator('swarm-chart[data-chart="timeline-batched"][aria-label*="round 2"]').waitFor();
     await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
     await shot(page, 'compare-finished');
 
-    // A comparison cancelled in an arm ends there.
-    await host(page, { type: 'runStarted', runId: 'cmp-2', pattern: 'scatter', total: 6, label: 'compare again', arm: 'batched', round: 0 });
-    await page.locator('#run-status[data-state="running"]').waitFor();
-    assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from round 1, its rounds from nothing');
-    await host(page, { type: 'runFinished', runId: 'cmp-2', summary: summary({ prompts: 6, ok: 2, failed: 0, cancelled: 4 }), error: 'cancelled', cancelled: true });
+    // A flaky endpoint: batched lost 2 of 6 prompts every round. The header, the run bar and the verdict say so.
+    const flaky = comparison(2, 6);
+    for (const r of flaky.rounds) Object.assign(r.summary, r.arm === 'batched' ? { ok: 4, failed: 2, wallMs: 500 } : { wallMs: 1500 });
+    for (const r of flaky.rounds) if (r.arm === 'batched') r.summary.endpoints = r.summary.endpoints.map((e, i) => (i === 1 ? { ...e, ok: e.ok - 2, failed: 2 } : e));
+    await host(page, comparisonStarted('cmp-2', 6, 'compare with a flaky endpoint', 2));
+    await page.locator('#compare-of', { hasText: 'compare with a flaky endpoint' }).waitFor({ state: 'attached' });
+    assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from its own rounds');
+    for (const figures of flaky.rounds) {
+      await host(page, { type: 'armStarted', runId: 'cmp-2', arm: figures.arm, round: figures.round });
+      await host(page, { type: 'armFinished', runId: 'cmp-2', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+    }
+    await host(page, finished('cmp-2', { label: 'compare with a flaky endpoint', mode: 'compare', comparison: flaky }));
+    await page.locator('#run-status[data-state="done"]').waitFor();
+    assert.match((await page.locator('#run-status .counts').textContent())!.replace(/\s+/g, ' '), /2 rounds per arm · batched: 4 of 12 prompts failed · individual: all answered/);
+    await tab(page, 'compare');
+    assert.match((await page.locator('#arm-losses li[data-arm="batched"]').textContent())!.replace(/\s+/g, ' '), /batched: 2 rounds · 4 of 12 prompts failed/);
+    assert.match(await page.locator('#verdict').textContent() ?? '', /Batched finished .* faster .* but it lost prompts \(4 of 12 prompts failed\)/);
+    assert.equal(await page.locator('#compare-figures tr[data-figure="wall time"] td.best').count(), 0, 'no speed winner that lost prompts');
+    assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /2 prompts failed/, 'the timeline says its arm lost prompts');
+    assert.equal(await page.locator('#compare-figures tr[data-figure="prompts failed"] td.best.arm-individual, #compare-figures tr[data-figure="prompts failed"] td.best').count(), 1);
+    await shot(page, 'compare-failures');
+
+    // Cancelled between arms: the run ends with its record, cancelled, and says so.
+    await host(page, comparisonStarted('cmp-3', 6, 'compare again', 2));
+    await host(page, { type: 'armStarted', runId: 'cmp-3', arm: 'batched', round: 0 });
+    await host(page, { type: 'armFinished', runId: 'cmp-3', arm: 'batched', round: 0, figures: full.rounds[0]!, cancelled: false, error: null });
+    await host(page, { type: 'armStarted', runId: 'cmp-3', arm: 'individual', round: 0 });
+    await host(page, { type: 'armFinished', runId: 'cmp-3', arm: 'individual', round: 0, figures: null, cancelled: true, error: null });
+    await page.locator('.notice', { hasText: 'Comparison cancelled' }).waitFor();
+    assert.equal(await runState(), 'running', 'until its record is saved');
+    await host(page, finished('cmp-3', { label: 'compare again', mode: 'compare', cancelled: true, comparison: { ...full, rounds: full.rounds.slice(0, 1) } }));
     await page.locator('#run-status[data-state="cancelled"]').waitFor();
     await page.locator('#run:not([disabled])').waitFor();
-    await assertClean(p);
-  });
-
-  it('the "Comparing batched and individual" notice stays while the comparison runs and goes when it ends or is cancelled', async () => {
-    const p = await panel();
-    const { page } = p;
-    await host(page, { type: 'init', state: initState() });
-    await page.locator('#add-prompt').click();
-    await page.locator('#prompt-editor textarea').fill('a prompt to compare');
-    await page.locator('#compare-toggle').click();
-    await page.locator('#rounds input').fill('1');
-    const notice = page.locator('.notice', { hasText: 'Comparing batched and individual over 1 rounds' });
-    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
-    const full = comparison(1, 6);
-    const arms = async (runId: string) => {
-      for (const [i, r] of full.rounds.entries()) {
-        await host(page, { type: 'runStarted', runId, pattern: 'scatter', total: 6, label: 'compare', arm: r.arm, round: r.round });
-        await host(page, { type: 'runFinished', runId, summary: r.summary, error: null, cancelled: false });
-        await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, i + 1) } });
-        await settle();
-        assert.ok(await notice.isVisible(), `the notice stays after the ${r.arm} arm`);
-      }
-    };
-
-    await page.locator('#run').click();
-    await notice.waitFor();
-    await arms('cmp-n1');
-    await host(page, { type: 'history', history: [record('cmp-n1', '2026-11-02T11:00:00.000Z', { mode: 'compare' }), ...HISTORY] });
-    await host(page, { type: 'comparison', comparison: full });
-    await notice.waitFor({ state: 'detached' });
-    await page.locator('#run-status[data-state="done"]').waitFor();
-
-    // Cancelled in its first arm: the notice goes, the cancel says so.
-    await page.locator('#run').click();
-    await notice.waitFor();
-    await host(page, { type: 'runStarted', runId: 'cmp-n2', pattern: 'scatter', total: 6, label: 'compare', arm: 'batched', round: 0 });
-    await settle();
-    assert.ok(await notice.isVisible());
-    await host(page, { type: 'runFinished', runId: 'cmp-n2', summary: summary({ prompts: 6, ok: 1, failed: 0, cancelled: 5 }), error: 'cancelled', cancelled: true });
-    await page.locator('.notice', { hasText: 'Run cancelled' }).waitFor();
-    assert.equal(await notice.count(), 0);
-
-    // Cancelled between arms: no arm says so, the saved record does.
-    await page.locator('#run').click();
-    await notice.waitFor();
-    await host(page, { type: 'runStarted', runId: 'cmp-n3', pattern: 'scatter', total: 6, label: 'compare', arm: 'batched', round: 0 });
-    await host(page, { type: 'runFinished', runId: 'cmp-n3', summary: full.rounds[0]!.summary, error: null, cancelled: false });
-    await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, 1) } });
-    await host(page, { type: 'history', history: [record('cmp-n3', '2026-11-02T11:10:00.000Z', { mode: 'compare' }), ...HISTORY] });
-    await notice.waitFor({ state: 'detached' });
     await assertClean(p);
   });
 
@@ -767,9 +828,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await tab(page, 'history');
     const run2 = page.locator('#history-table tr[data-run="run-2"]');
     await run2.locator('[data-action="open"]').click();
-    const open = await answer(page, 'openRun', null);
+    const open = await answer(page, 'openRun', { record: HISTORY[1]!, resultsJsonl: jsonl([row(0), row(1), row(2)]) });
     assert.deepEqual(open.params, { id: 'run-2' });
-    await host(page, { type: 'showRun', record: HISTORY[1]!, results: [row(0), row(1), row(2)] });
     await page.locator('#results-table').waitFor({ state: 'visible' });
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '3');
     assert.match(await page.locator('#run-status').textContent() ?? '', /questions\.prompts\.jsonl · 120 prompts/);
@@ -777,15 +837,14 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     // A comparison reopens on its figures and charts.
     await tab(page, 'history');
     await page.locator('#history-table tr[data-run="run-3"] [data-action="open"]').click();
-    await answer(page, 'openRun', null);
-    await host(page, { type: 'showRun', record: { ...HISTORY[0]!, mode: 'compare' }, results: [row(0), row(1)], comparison: comparison(2) });
+    await answer(page, 'openRun', { record: { ...HISTORY[0]!, mode: 'compare' }, resultsJsonl: jsonl([row(0), row(1)]), comparison: comparison(2) });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
     await page.waitForFunction(() => document.querySelectorAll('[data-view="compare"] swarm-chart canvas').length >= 4);
 
     await tab(page, 'history');
     await clearSent(page);
     await run2.locator('[data-action="rerun"]').click();
-    assert.equal((await nextSent(page, 'rerun')).id, 'run-2');
+    assert.deepEqual((await nextSent(page, 'request', 'rerun')).params, { id: 'run-2' });
     await run2.locator('[data-action="export-csv"]').click();
     const exported = await answer(page, 'exportRun', '/work/exp/run-2.csv');
     assert.deepEqual(exported.params, { id: 'run-2', format: 'csv' });
@@ -816,7 +875,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     await page.locator('#add-prompt').click();
     await page.locator('#prompt-editor textarea').fill('kept across reloads');
-    await host(page, { type: 'showRun', record: HISTORY[1]!, results: [row(0), row(1, { status: 'failed', ok: false, text: '', error: 'E' })] });
+    await host(page, { type: 'showRun', record: HISTORY[1]!, resultsJsonl: jsonl([row(0), row(1, { status: 'failed', ok: false, text: '', error: 'E' })]) });
     await page.locator('#results-table').waitFor({ state: 'visible' });
     await setSelect(page, '#filter-mode', 'failures');
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '1');
@@ -831,43 +890,41 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
-  it('after a reload, a stale snapshot of a run that has finished since gives way to its saved record (openRun); a live run is not asked for', async () => {
+  it('after a reload, a snapshot of a run that has finished since is reopened from its record (openRun); a live run is resynced, not asked for; a reopen overtaken by a live run is dropped', async () => {
     const p = await panel();
     const { page } = p;
-    const savedRunId = () => page.evaluate(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { runId: string | null } } } | undefined)?.saved?.view.runId ?? null);
+    const savedRunId = () => page.evaluate(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string } } } | undefined)?.saved?.view.id ?? null);
     const reload = async () => {
       await page.reload();
       await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
     };
     const openRuns = async () => (await sentMessages(page)).filter((m) => m.type === 'request' && m.method === 'openRun').map((m) => (m as { params: { id: string } }).params.id);
+    const kept = () => page.evaluate(() => new Promise((r) => setTimeout(r, 400))); // the state is saved 300 ms after a change
     await host(page, { type: 'init', state: initState() });
-    // The state as saved between a comparison's arms: the first arm done, one round of two.
+    // Saved between a comparison's arms: one round of two.
     const full = comparison(2, 6);
-    await host(page, { type: 'runStarted', runId: 'cmp-r', pattern: 'scatter', total: 6, label: 'compare 6 prompts', arm: 'batched', round: 0 });
+    await host(page, comparisonStarted('cmp-r', 6, 'compare 6 prompts', 2));
+    await host(page, { type: 'armStarted', runId: 'cmp-r', arm: 'batched', round: 0 });
     await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, results: [row(0), row(1), row(2)] });
-    await host(page, { type: 'runFinished', runId: 'cmp-r', summary: full.rounds[0]!.summary, error: null, cancelled: false });
-    await host(page, { type: 'comparison', comparison: { ...full, rounds: full.rounds.slice(0, 1) } });
-    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { runId: string } } })?.saved?.view.runId === 'cmp-r');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    await host(page, { type: 'armFinished', runId: 'cmp-r', arm: 'batched', round: 0, figures: full.rounds[0]!, cancelled: false, error: null });
+    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string } } })?.saved?.view.id === 'cmp-r');
+    await kept();
 
-    // The comparison finished while the page was gone: history has its record.
+    // It finished while the page was gone: history has its record.
     await reload();
-    assert.equal(await savedRunId(), 'cmp-r', 'the stale snapshot came back');
+    assert.equal(await savedRunId(), 'cmp-r', 'the snapshot came back');
+    assert.notEqual(await page.locator('#run-status').getAttribute('data-state'), 'running', 'a snapshot never shows as running');
     const rec = record('cmp-r', '2026-11-02T11:00:00.000Z', { label: 'compare 6 prompts', mode: 'compare', summary: full.rounds[0]!.summary });
     await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
-    const req = await answer(page, 'openRun', null);
+    const req = await answer(page, 'openRun', { record: rec, resultsJsonl: jsonl(Array.from({ length: 6 }, (_, k) => row(k))), comparison: full });
     assert.deepEqual(req.params, { id: 'cmp-r' }, 'the finished record is asked for');
-    assert.notEqual(await page.locator('#run-status').getAttribute('data-state'), 'running', 'a finished run never shows as running');
-    await page.locator('#cancel[disabled]').waitFor();
-    await host(page, { type: 'showRun', record: rec, results: Array.from({ length: 6 }, (_, k) => row(k)), comparison: full });
     await page.locator('#run-status[data-state="done"] .run-label', { hasText: /^compare 6 prompts$/ }).waitFor();
-    assert.match(await page.locator('#run-status').textContent() ?? '', /6 \/ 6/);
     await tab(page, 'compare');
     assert.match(await page.locator('[data-view="compare"] .lead').textContent() ?? '', /2 rounds per arm/, 'the whole comparison, not the snapshot\'s one round');
 
-    // Now the saved state is the finished record: a reload asks for nothing.
-    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { recordId: string | null } } })?.saved?.view.recordId === 'cmp-r');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    // Now the state holds the whole finished run: a reload asks for nothing.
+    await kept();
+    await clearSent(page);
     await reload();
     await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
@@ -875,30 +932,24 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.deepEqual(await openRuns(), [], 'a whole finished run is shown from the state');
 
     // A run still going is not in history: the host resyncs it, nothing is asked for.
-    await host(page, { type: 'runStarted', runId: 'live-1', pattern: 'scatter', total: 4, label: 'live run' });
-    await host(page, { type: 'runFinished', runId: 'live-1', summary: summary({ prompts: 4, ok: 4, failed: 0 }), error: null, cancelled: false });
-    await host(page, { type: 'runStarted', runId: 'live-2', pattern: 'scatter', total: 4, label: 'still going' });
+    await host(page, started('live-2', 4, 'still going'));
     await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, results: [row(0)] });
     await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+    await kept();
     await reload();
     await host(page, { type: 'init', state: initState() });
-    await host(page, { type: 'runStarted', runId: 'live-2', pattern: 'scatter', total: 4, label: 'still going' });
+    await host(page, started('live-2', 4, 'still going'));
     await page.locator('#run-status[data-state="running"]').waitFor();
     await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
     assert.deepEqual(await openRuns(), []);
 
-    // A stale snapshot's reopen overtaken by a live run: the live run stays on show.
-    // (The state is kept at runFinished, before this page heard of the record: a snapshot without it.)
-    await host(page, { type: 'runFinished', runId: 'live-2', summary: summary({ prompts: 4, ok: 4, failed: 0 }), error: null, cancelled: false });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 400)));
-    await host(page, { type: 'history', history: [record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), ...HISTORY] });
+    // It finishes while the page is gone; back, the panel asks for it; a live run starts before the answer: the live run stays.
     await reload();
-    await host(page, { type: 'init', state: initState({ history: [record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), ...HISTORY] }) });
+    const live2 = record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' });
+    await host(page, { type: 'init', state: initState({ history: [live2, ...HISTORY] }) });
     const stale = await nextSent(page, 'request', 'openRun');
-    await host(page, { type: 'runStarted', runId: 'live-3', pattern: 'scatter', total: 8, label: 'the next run' });
-    await host(page, { type: 'showRun', record: record('live-2', '2026-11-02T11:20:00.000Z', { label: 'still going' }), results: [row(0)] });
-    await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: null });
+    await host(page, started('live-3', 8, 'the next run'));
+    await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, resultsJsonl: jsonl([row(0)]) } });
     await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
     assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
     assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
@@ -929,21 +980,25 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#prompt-list .vl-row[data-index="0"]').click();
     await page.getByText(PAYLOADS[2]!, { exact: true }).first().waitFor();
 
-    await host(page, { type: 'runStarted', runId: 'x', pattern: 'scatter', total: PAYLOADS.length, label: PAYLOADS[4]! });
+    // A comparison whose paths, endpoints and label are payloads (the run after it keeps it, labelled).
+    const comp = comparison(1, 6);
+    comp.templatePaths = { batched: PAYLOADS[0]!, individual: PAYLOADS[3]! };
+    for (const r of comp.rounds) r.summary.endpoints[0]!.endpoint = PAYLOADS[2]!;
+    await host(page, { type: 'showRun', record: record('evil-cmp', '2026-11-02T10:10:00.000Z', { label: PAYLOADS[6]!, mode: 'compare' }), resultsJsonl: '', comparison: comp });
+    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+
+    await host(page, started('x', PAYLOADS.length, PAYLOADS[4]!));
     await host(page, {
       type: 'runProgress', runId: 'x', done: 7, ok: 6, failed: 1, total: 7, elapsedMs: 10,
       results: PAYLOADS.map((x, i) => row(i, { prompt: x, text: evil, endpoint: evilEndpoints[0]!.id, ...(i === 1 ? { status: 'failed' as const, ok: false, error: x } : {}), input: { [x]: x } })),
     });
-    await host(page, { type: 'runFinished', runId: 'x', summary: summary({ model: PAYLOADS[1]!, mode: PAYLOADS[0] as 'batched' }), error: PAYLOADS[5]!, cancelled: false, reduce: { text: evil, levels: [{ level: 0, texts: PAYLOADS }] } });
+    await host(page, finished('x', { summary: summary({ model: PAYLOADS[1]!, mode: PAYLOADS[0] as 'batched' }), error: PAYLOADS[5]!, reduce: { text: evil, levels: [{ level: 0, texts: PAYLOADS }] } }));
     await page.locator('.notice', { hasText: `Run failed: ${PAYLOADS[5]}` }).waitFor();
     await tab(page, 'results');
     await page.locator('#results-table .vl-row[data-index="0"]').click();
     await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
-    const comp = comparison(1, 6);
-    comp.templatePaths = { batched: PAYLOADS[0]!, individual: PAYLOADS[3]! };
-    for (const r of comp.rounds) r.summary.endpoints[0]!.endpoint = PAYLOADS[2]!;
-    await host(page, { type: 'comparison', comparison: comp });
-    await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
+    await tab(page, 'compare');
+    await page.locator('#compare-of').waitFor({ state: 'visible' });
     await tab(page, 'history');
     await page.locator('#history-table tr[data-run="evil"]').waitFor();
     await page.locator('#history-table tr[data-run="evil"] [data-action="export-jsonl"]').click();
@@ -1000,11 +1055,11 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await page.locator('.tag[data-tag="role=chat"]').click();
       await page.locator('#compare-toggle').click();
       await shot(page, `compose-${theme}`);
-      await page.evaluate(() => {
+      await page.evaluate((start) => {
         const H = (window as unknown as HostGlobal).__host;
-        H.post({ type: 'runStarted', runId: 's', pattern: 'scatter', total: 400, label: 'questions.prompts.jsonl · 400 prompts' });
+        H.post(start);
         H.post({ type: 'runProgress', runId: 's', done: 260, ok: 234, failed: 26, total: 400, elapsedMs: 3120, results: H.makeRows(260, { failEvery: 10 }) });
-      });
+      }, started('s', 400, 'questions.prompts.jsonl · 400 prompts'));
       await page.locator('#results-table .vl-row[data-index="2"]').click();
       await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
       await shot(page, `results-${theme}`);

@@ -2,7 +2,7 @@
  * What the panel keeps across reloads through `vscode.setState` (VS Code's webview serializer
  * hands it back): the tab, the composition, the filters, and the run on show when it is small.
  */
-import type { ComparisonView, Pattern, ReduceView, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+import type { ArmRound, ComparisonView, Pattern, ReduceView, ResultRow, RunContext, RunKind, RunRecord } from '../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 import { defaultCompose, type ComposeState } from './lib/compose.ts';
@@ -11,16 +11,23 @@ import { noFilter, type ResultFilter } from './lib/results.ts';
 export const TABS = ['compose', 'results', 'tree', 'compare', 'history'] as const;
 export type Tab = (typeof TABS)[number];
 
-/** The run on show: live, or reopened from history. */
+/** The run on show, live or reopened from history, as the host stated it. */
 export interface RunView {
-  runId: string | null;
-  /** The history record it came from (reopen, reload). */
-  recordId: string | null;
+  /** The host's run id, which is also its record's id. */
+  id: string;
+  kind: RunKind;
   label: string;
   pattern: Pattern;
-  arm?: 'batched' | 'individual';
+  startedAt: string | null;
+  /** What it ran on; null for records saved before runs kept it. */
+  context: RunContext | null;
+  rounds: number;
+  /** A comparison: the arm going (or last gone) and its round (from 0, as the core counts). */
+  arm?: ArmRound['arm'];
   round?: number;
   running: boolean;
+  /** Its record is in history. */
+  saved: boolean;
   done: number;
   ok: number;
   failed: number;
@@ -31,16 +38,24 @@ export interface RunView {
   cancelled: boolean;
 }
 
+/** A comparison and the run it belongs to. */
+export interface ComparisonOf {
+  runId: string;
+  label: string;
+  view: ComparisonView;
+}
+
 export interface SavedRun {
   view: RunView;
   total: number;
   rows: ResultRow[] | null;
   reduce: ReduceView | null;
-  comparison: ComparisonView | null;
+  comparison: ComparisonOf | null;
 }
 
 export interface UiState {
-  v: 1;
+  /** 2: run views keyed by the host's run id (1 guessed them). */
+  v: 2;
   tab: Tab;
   compose: ComposeState;
   filter: ResultFilter;
@@ -53,16 +68,16 @@ export interface UiState {
 }
 
 export function freshState(): UiState {
-  return { v: 1, tab: 'compose', compose: defaultCompose(), filter: noFilter(), picked: [], timelineRound: 1, defaultsApplied: false, saved: null };
+  return { v: 2, tab: 'compose', compose: defaultCompose(), filter: noFilter(), picked: [], timelineRound: 1, defaultsApplied: false, saved: null };
 }
 
 /** The saved state if it is ours and whole; fields it lacks take their defaults. */
 export function restoreState(saved: unknown): UiState {
   const fresh = freshState();
-  if (typeof saved !== 'object' || saved === null || (saved as { v?: unknown }).v !== 1) return fresh;
+  if (typeof saved !== 'object' || saved === null || (saved as { v?: unknown }).v !== 2) return fresh;
   const s = saved as Partial<UiState>;
   return {
-    v: 1,
+    v: 2,
     tab: TABS.includes(s.tab as Tab) ? (s.tab as Tab) : fresh.tab,
     compose: { ...fresh.compose, ...(typeof s.compose === 'object' && s.compose ? s.compose : {}) },
     filter: { ...fresh.filter, ...(typeof s.filter === 'object' && s.filter ? s.filter : {}) },

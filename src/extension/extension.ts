@@ -24,10 +24,13 @@ export interface SwarmLabApi {
   panel: {
     state(): { open: boolean; visible: boolean; ready: boolean };
     messages(): readonly HostMessage[];
-    /** Handled as if the webview had posted it; resolves once handled (a run: once done). */
+    /** Handled as if the webview had posted it; resolves once handled (a request: once answered). */
     receive(message: unknown): Promise<void>;
     /** `exportRun` without the save dialog. */
     exportRun(id: string, format: 'jsonl' | 'csv', path: string): Promise<string>;
+    /** `renameRun` and `deleteRun` without their dialogs. */
+    renameRun(id: string, label: string): Promise<void>;
+    deleteRun(id: string): Promise<void>;
   };
 }
 
@@ -91,6 +94,8 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       messages: () => panel.messages(),
       receive: (message) => panel.receive(message),
       exportRun: (id, format, path) => exportRun(panel.history, id, format, path),
+      renameRun: (id, label) => panel.history.rename(id, label),
+      deleteRun: (id) => panel.history.delete(id),
     },
   };
 }

@@ -1,13 +1,18 @@
 import * as vscode from 'vscode';
 import type { Run, RunReport } from '../core/index.ts';
 import type { Services } from './services.ts';
+import { throttle } from './throttle.ts';
 
-/** Feeds the status bar with a run and logs every failed prompt and every warning. */
-export function watchRun<T>(services: Services, run: Run<T>, title: string): Run<T> {
-  services.runs.track(run, title);
-  run.on('warning', (w) => services.log.warn(w));
-  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
-  run.on('result', (r) => r.status === 'failed' && services.log.error(`prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
+/**
+ * Feeds the status bar with a run and logs every failed prompt and every warning, each line naming
+ * the run. `total`: the prompts known at launch (the core may count some only once they exist).
+ */
+export function watchRun<T>(services: Services, run: Run<T>, title: string, total = 0): Run<T> {
+  services.runs.track(run, title, total);
+  const tag = `[${title}]`;
+  run.on('warning', (w) => services.log.warn(`${tag} ${w}`));
+  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${tag} ${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
+  run.on('result', (r) => r.status === 'failed' && services.log.error(`${tag} prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
   return run;
 }
 
@@ -15,30 +20,27 @@ export function watchRun<T>(services: Services, run: Run<T>, title: string): Run
  * Shows a run as a cancellable notification with per-prompt increments (throttled), logs every
  * failed prompt and every warning, and feeds the status bar. Cancel keeps what finished.
  */
-export function withRunProgress<T>(services: Services, run: Run<T>, title: string): Thenable<RunReport<T>> {
-  watchRun(services, run, title);
+export function withRunProgress<T>(services: Services, run: Run<T>, title: string, total = 0): Thenable<RunReport<T>> {
+  watchRun(services, run, title, total);
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) => {
     token.onCancellationRequested(() => run.cancel());
-    // At most ten updates a second, the latest always shown (a trailing update follows every
-    // burst), and once a second regardless, so the clock moves while a slow request is pending.
+    // At most ten updates a second, the latest always shown, and once a second regardless, so the
+    // clock moves while a slow request is pending. The total is known from the start.
     const startedAt = Date.now();
     let reported = 0;
-    let latest = run.progress;
-    let timer: NodeJS.Timeout | undefined;
     const report = () => {
-      timer = undefined;
-      const p = latest;
-      const share = p.total ? (p.done / p.total) * 100 : 0;
-      progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${p.failed} failed · ${((Date.now() - startedAt) / 1000).toFixed(1)} s` });
+      const p = run.progress;
+      const of = Math.max(p.total, total);
+      const share = of ? (p.done / of) * 100 : 0;
+      progress.report({ increment: share - reported, message: `${p.done.toLocaleString('en-US')}/${of.toLocaleString('en-US')} · ${p.failed} failed · ${((Date.now() - startedAt) / 1000).toFixed(1)} s` });
       reported = share;
     };
-    run.on('progress', (p) => {
-      latest = p;
-      timer ??= setTimeout(report, 100);
-    });
+    const paced = throttle(report, 100);
+    run.on('progress', () => paced.call());
+    report();
     const clock = setInterval(report, 1000);
     return run.done.finally(() => {
-      clearTimeout(timer);
+      paced.cancel();
       clearInterval(clock);
     });
   });

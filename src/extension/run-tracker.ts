@@ -1,14 +1,16 @@
 import * as vscode from 'vscode';
 import type { Run, RunProgress, RunSummary } from '../core/index.ts';
+import { throttle } from './throttle.ts';
 
 /** The run in progress (at most one shown at a time) and the last one finished, for the status bar and Cancel. */
 export class RunTracker implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private current: { run: Run<unknown>; label: string; progress: RunProgress; startedAt: number } | undefined;
-  private last: { label: string; summary: RunSummary; comparison?: string } | undefined;
+  private current: { run: Run<unknown>; label: string; progress: RunProgress; startedAt: number; total: number } | undefined;
+  private last: { label: string; summary: RunSummary; error: string | null; cancelled: boolean; comparison?: string } | undefined;
 
-  get running(): { label: string; progress: RunProgress; startedAt: number } | undefined {
+  /** The run going; `total` is the prompts known at launch (the core's count may lag it). */
+  get running(): { label: string; progress: RunProgress; startedAt: number; total: number } | undefined {
     return this.current;
   }
 
@@ -18,28 +20,25 @@ export class RunTracker implements vscode.Disposable {
     this.changed.fire();
   }
 
-  get finished(): { label: string; summary: RunSummary; comparison?: string } | undefined {
+  get finished(): { label: string; summary: RunSummary; error: string | null; cancelled: boolean; comparison?: string } | undefined {
     return this.last;
   }
 
   /** Follows a run until it is done; progress updates are throttled to a few a second. */
-  track<T>(run: Run<T>, label: string): Run<T> {
-    const entry = { run: run as Run<unknown>, label, progress: run.progress, startedAt: Date.now() };
+  track<T>(run: Run<T>, label: string, total = 0): Run<T> {
+    const entry = { run: run as Run<unknown>, label, progress: run.progress, startedAt: Date.now(), total };
     this.current = entry;
-    let pending: NodeJS.Timeout | undefined;
+    const paced = throttle(() => this.current === entry && this.changed.fire(), 200);
     run.on('progress', (p) => {
       entry.progress = p;
-      pending ??= setTimeout(() => {
-        pending = undefined;
-        if (this.current === entry) this.changed.fire();
-      }, 200);
+      paced.call();
     });
     void vscode.commands.executeCommand('setContext', 'swarmLab.running', true);
     this.changed.fire();
     void run.done.then((report) => {
-      clearTimeout(pending);
+      paced.cancel();
       if (this.current === entry) this.current = undefined;
-      this.last = { label, summary: report.summary };
+      this.last = { label, summary: report.summary, error: report.error, cancelled: report.cancelled };
       void vscode.commands.executeCommand('setContext', 'swarmLab.running', Boolean(this.current));
       this.changed.fire();
     });

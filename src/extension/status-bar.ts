@@ -44,7 +44,8 @@ export class SwarmStatusBar implements vscode.Disposable {
     if (running) {
       const p = running.progress;
       const seconds = (Date.now() - running.startedAt) / 1000;
-      this.item.text = `$(sync~spin) ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} · ${seconds.toFixed(1)} s`;
+      const total = Math.max(p.total, running.total);
+      this.item.text = `$(sync~spin) Swarm ${p.done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} · ${seconds.toFixed(1)} s`;
       this.item.tooltip = `${running.label}: ${p.ok} ok, ${p.failed} failed. Click to cancel (finished results are kept).`;
       this.item.command = 'swarmLab.cancelRun';
       this.item.show();
@@ -58,13 +59,16 @@ export class SwarmStatusBar implements vscode.Disposable {
     }
     const finished = this.runs.finished;
     const total = c.snapshot.length;
-    this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s` : ''}`;
+    // A run that failed or was cancelled says so until the next one.
+    const mark = finished?.cancelled ? ' $(circle-slash)' : finished?.error || finished?.summary.failed ? ' $(error)' : '';
+    this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s${mark}` : ''}`;
     // A plain-text tooltip: what a screen reader reads out, without markdown escapes.
     const lines = [`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`];
     const notHealthy = c.snapshot.filter((v) => v.status !== 'healthy');
     if (notHealthy.length) lines.push(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${v.status})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
     if (finished) {
-      lines.push('', `Last run, ${finished.label}:`, ...summaryRows(finished.summary).map(([k, v]) => `  ${k}: ${v}`));
+      const ended = finished.cancelled ? ' (cancelled)' : finished.error ? ` (failed: ${finished.error})` : finished.summary.failed ? ` (${finished.summary.failed} prompts failed)` : '';
+      lines.push('', `Last run, ${finished.label}${ended}:`, ...summaryRows(finished.summary).map(([k, v]) => `  ${k}: ${v}`));
       if (finished.comparison) lines.push('', finished.comparison);
     }
     this.item.tooltip = lines.join('\n');

@@ -4,11 +4,16 @@
  * the webview bundle carries none of it. The protocol is data: a `type` tag per message.
  *
  * Handshake: the webview posts `ready` once its script runs; the host posts nothing before that,
- * then `init`. Requests carry a `requestId` and get exactly one `reply`.
+ * then `init`. Requests carry a `requestId` and get exactly one `reply`. Starting a run is a
+ * request too; the run's lifecycle (RunMessage) follows.
  */
+import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
 import type { PromptResult, RunSummary } from '../core/index.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce';
+
+/** The reduce prompt a tree-reduce starts from, in the panel and in `Swarm: Tree Reduce`. */
+export const DEFAULT_REDUCE_PROMPT = 'Merge these answers into one, keeping every distinct point:\n{responses}';
 
 export interface PromptRow {
   prompt: string;
@@ -33,6 +38,14 @@ export interface RunRequest {
   model?: string;
   maxTokens?: number;
   temperature?: number;
+  /** The other generation parameters the CLI has (the core's GenerationOptions). */
+  system?: string;
+  topP?: number;
+  seed?: number;
+  stop?: string[];
+  n?: number;
+  /** Any other vLLM request field (`reasoning_effort`, …); the host refuses ones Swarm Lab sets itself. */
+  extra?: Record<string, unknown>;
   /** Batch prompting (scatter and map). */
   batch: boolean;
   /** Run batched and individual on the same prompts, alternating, and compare. */
@@ -41,6 +54,7 @@ export interface RunRequest {
 
 export interface EndpointInfo {
   id: string;
+  /** The connection's view of it (the one health model of issue 11 §8 is still to come). */
   status: string;
   model: string | null;
   tags: Record<string, string>;
@@ -54,22 +68,22 @@ export interface ReduceView {
   levels: Array<{ level: number; texts: string[] }>;
 }
 
-/** One arm's figures in one round of a comparison. */
-export interface ArmRound {
-  arm: 'batched' | 'individual';
-  round: number;
-  summary: RunSummary;
-  /** Per request, for the timeline chart: endpoint, send and done times (ms since the arm started). */
-  requests: Array<{ endpoint: string; sentMs: number; doneMs: number; prompts: number }>;
-  /** End-to-end latency of every successful prompt, ms. */
-  latenciesMs: number[];
-}
+/** One arm's figures in one round of a comparison (the core's). */
+export type { ArmRound };
 
-export interface ComparisonView {
-  rounds: ArmRound[];
-  cacheSalt: boolean;
-  /** Which path each arm took: batching uses raw /v1/completions (no chat template). */
-  templatePaths: { batched: string; individual: string };
+/** A comparison as the panel shows it: the core's, without how it ended (the run says that). */
+export type ComparisonView = Pick<Comparison, 'rounds' | 'cacheSalt' | 'templatePaths'>;
+
+export type RunKind = 'single' | 'comparison';
+
+/** What a run ran on and with: saved with its record, so History can say why two runs differ. */
+export interface RunContext {
+  /** The hostfile (or simulator) connected when the run started. */
+  hostfile: string | null;
+  /** Endpoints the run could use (excluded ones left out). */
+  endpoints: number;
+  model: string | null;
+  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */
@@ -84,6 +98,21 @@ export interface RunRecord {
   /** How the run ended, so a reopened run can say it was cancelled or why it failed. */
   cancelled?: boolean;
   error?: string | null;
+  /** Absent in records saved before it existed. */
+  context?: RunContext;
+}
+
+/** A finished run in full: what `openRun` answers and `showRun` carries. */
+export interface OpenedRun {
+  record: RunRecord;
+  /**
+   * Its rows as JSONL, one ResultRow a line in input order, as its results file holds them: one
+   * string crosses to the webview far faster than 100,000 objects (structured clone), and a saved
+   * run's file goes as it is, unparsed.
+   */
+  resultsJsonl: string;
+  reduce?: ReduceView;
+  comparison?: ComparisonView;
 }
 
 export interface PanelState {
@@ -94,18 +123,44 @@ export interface PanelState {
   history: RunRecord[];
 }
 
+/**
+ * A run's lifecycle, stated by the host: `runStarted`, then (a comparison) `armStarted` and
+ * `armFinished` per arm and round, throttled `runProgress` in between, and one `runFinished` once
+ * the record is saved. Every one names its `runId`, which is also its record's id.
+ */
+export type RunMessage =
+  | {
+      type: 'runStarted';
+      runId: string;
+      kind: RunKind;
+      pattern: Pattern;
+      label: string;
+      /** Prompts it answers, known at launch (per arm, for a comparison). */
+      total: number;
+      /** A comparison's rounds per arm; 1 otherwise. */
+      rounds: number;
+      startedAt: string;
+      context: RunContext;
+      /** Each prompt by input index, when known at launch (scatter, map): pending rows show theirs. */
+      prompts?: string[];
+      /** A comparison: how its arms are set up (their rounds come with `armFinished`). */
+      comparison?: Omit<ComparisonView, 'rounds'>;
+    }
+  | { type: 'armStarted'; runId: string; arm: Arm; round: number }
+  /** Throttled (a few per second, never one per token): new results since the last update. */
+  | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[] }
+  /** `figures` is null for an arm cancelled or failed before it finished. */
+  | { type: 'armFinished'; runId: string; arm: Arm; round: number; figures: ArmRound | null; cancelled: boolean; error: string | null }
+  | { type: 'runFinished'; runId: string; record: RunRecord; reduce?: ReduceView; comparison?: ComparisonView };
+
 /** Host → webview. */
 export type HostMessage =
   | { type: 'init'; state: PanelState }
   | { type: 'endpoints'; connected: boolean; source: string | null; endpoints: EndpointInfo[] }
-  | { type: 'runStarted'; runId: string; pattern: Pattern; total: number; label: string; arm?: 'batched' | 'individual'; round?: number }
-  /** Throttled (a few per second, never one per token): new results since the last update. */
-  | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[] }
-  | { type: 'runFinished'; runId: string; summary: RunSummary; error: string | null; cancelled: boolean; reduce?: ReduceView }
-  | { type: 'comparison'; comparison: ComparisonView }
+  | RunMessage
   | { type: 'history'; history: RunRecord[] }
-  /** A run from history (or one started from the palette), to show in full. */
-  | { type: 'showRun'; record: RunRecord; results: ResultRow[]; reduce?: ReduceView; comparison?: ComparisonView }
+  /** A finished run the webview missed (it was hidden or closed while the run went), to show in full. */
+  | ({ type: 'showRun' } & OpenedRun)
   | { type: 'reply'; requestId: number; ok: boolean; value?: unknown; error?: string };
 
 /** Requests the webview makes and what each replies with. */
@@ -117,8 +172,18 @@ export interface Requests {
   /** Opens text (a full prompt or response) in an editor. */
   openInEditor: { params: { text: string; language?: string }; result: null };
   copy: { params: { text: string }; result: null };
-  openRun: { params: { id: string }; result: null };
+  /** Runs `Swarm: Connect to Hostfile`, or `Swarm: Start Local Simulator` (the not-connected banner's links). */
+  connect: { params: { simulator: boolean }; result: null };
+  /** Starts a run; answers its id (its `runStarted` follows) or fails with why it cannot start. */
+  run: { params: { request: RunRequest }; result: { runId: string } };
+  /** Runs a saved run again, on the hostfile it ran on. */
+  rerun: { params: { id: string }; result: { runId: string } };
+  openRun: { params: { id: string }; result: OpenedRun };
   exportRun: { params: { id: string; format: 'jsonl' | 'csv' }; result: string | null };
+  /** The host asks for the new name; answers it (null if the user cancelled). History follows. */
+  renameRun: { params: { id: string }; result: string | null };
+  /** The host asks first; answers whether the run (record and results) was deleted. History follows. */
+  deleteRun: { params: { id: string }; result: boolean };
   /** Per-prompt differences of two runs, and their figures side by side. */
   compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }> } };
 }
@@ -128,8 +193,6 @@ export type RequestMethod = keyof Requests;
 /** Webview → host. */
 export type PanelMessage =
   | { type: 'ready' }
-  | { type: 'run'; request: RunRequest }
-  | { type: 'rerun'; id: string }
   | { type: 'cancel' }
   | { [M in RequestMethod]: { type: 'request'; requestId: number; method: M; params: Requests[M]['params'] } }[RequestMethod];
 

@@ -1,5 +1,5 @@
 /** Host-side data for the panel harness: endpoints, run summaries, history records, a comparison. */
-import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ResultRow, RunRecord } from '../../src/panel/protocol.ts';
+import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ReduceView, ResultRow, RunContext, RunMessage, RunRecord } from '../../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 
@@ -50,6 +50,30 @@ export const HISTORY: RunRecord[] = [
   record('run-1', '2026-11-01T09:00:00.000Z', { pattern: 'tree-reduce', label: 'tree-reduce of 8 items', mode: 'individual' }),
 ];
 
+export const CONTEXT: RunContext = { hostfile: '/work/exp/aurora.hostfile', endpoints: 3, model: 'llama-3.1-8b', params: { batch: true, tags: [] } };
+
+type Started = Extract<RunMessage, { type: 'runStarted' }>;
+type Finished = Extract<RunMessage, { type: 'runFinished' }>;
+
+/** Rows as OpenedRun carries them: JSONL. */
+export const jsonl = (rows: readonly ResultRow[]): string => rows.map((r) => JSON.stringify(r)).join('\n');
+
+/** `runStarted` as the host sends it: a single scatter run unless `over` says otherwise. */
+export function started(runId: string, total: number, label: string, over: Partial<Started> = {}): Started {
+  return { type: 'runStarted', runId, kind: 'single', pattern: 'scatter', label, total, rounds: 1, startedAt: '2026-11-02T11:00:00.000Z', context: CONTEXT, ...over };
+}
+
+/** A comparison's `runStarted`. */
+export function comparisonStarted(runId: string, total: number, label: string, rounds: number): Started {
+  return started(runId, total, label, { kind: 'comparison', rounds, comparison: { cacheSalt: true, templatePaths: comparison(1).templatePaths } });
+}
+
+/** `runFinished` with the record the host saved. */
+export function finished(runId: string, over: Partial<RunRecord> & { reduce?: ReduceView; comparison?: ComparisonView } = {}): Finished {
+  const { reduce, comparison: c, ...rec } = over;
+  return { type: 'runFinished', runId, record: record(runId, '2026-11-02T11:00:00.000Z', { context: CONTEXT, cancelled: false, error: null, ...rec }), ...(reduce ? { reduce } : {}), ...(c ? { comparison: c } : {}) };
+}
+
 export function initState(over: Partial<PanelState> = {}): PanelState {
   return { connected: true, source: '/work/exp/aurora.hostfile', endpoints: ENDPOINTS, defaults: { model: 'llama-3.1-8b', maxTokens: null, batching: true }, history: HISTORY, ...over };
 }
@@ -77,8 +101,8 @@ export function row(index: number, over: Partial<ResultRow> = {}): ResultRow {
 }
 
 /** A comparison like the core's: rounds from 0, the arms' order alternating (ABBA…); batching sends one request per endpoint. */
-export function comparison(rounds = 3, prompts = 60): ComparisonView {
-  const eps = ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'];
+export function comparison(rounds = 3, prompts = 60, endpoints = 3): ComparisonView {
+  const eps = Array.from({ length: endpoints }, (_, i) => `gpu${String(i + 1).padStart(2, '0')}:8000`);
   const out: ArmRound[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const arm of round % 2 ? (['individual', 'batched'] as const) : (['batched', 'individual'] as const)) {

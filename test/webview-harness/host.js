@@ -70,6 +70,9 @@
     return rows;
   }
 
+  /** Rows as OpenedRun carries them: JSONL. */
+  const jsonl = (rows) => rows.map((r) => JSON.stringify(r)).join('\n');
+
   /** Resolves after the next frame has painted. */
   const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
@@ -110,8 +113,8 @@
       document.querySelector('#results-table')?.getAttribute('data-count') === String(n) &&
       document.querySelector('#run-status .run-label')?.textContent === label &&
       !!document.querySelector('#results-table .vl-row:not([hidden]) .c-resp')?.textContent?.startsWith('answer 0');
-    const show = await timeUntil({ type: 'showRun', record: { ...record, label: 'bench: showRun' }, results: rows }, () => shown('bench: showRun'));
-    window.postMessage({ type: 'runStarted', runId: 'bench', pattern: 'scatter', total: n, label: 'bench: runProgress' }, '*');
+    const show = await timeUntil({ type: 'showRun', record: { ...record, label: 'bench: showRun' }, resultsJsonl: jsonl(rows) }, () => shown('bench: showRun'));
+    window.postMessage({ type: 'runStarted', runId: 'bench', kind: 'single', pattern: 'scatter', total: n, rounds: 1, label: 'bench: runProgress', startedAt: new Date().toISOString(), context: { hostfile: null, endpoints: 4, model: null, params: { batch: true, tags: [] } } }, '*');
     await painted();
     const progress = await timeUntil(
       { type: 'runProgress', runId: 'bench', done: n, ok: n, failed: 0, total: n, elapsedMs: 1000, results: rows },
@@ -142,6 +145,7 @@
       return state;
     },
     makeRows,
+    jsonl,
     painted,
     timeUntil,
   };

@@ -6,7 +6,7 @@
 import uPlot from 'uplot';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
 import { ms } from '../lib/format.ts';
-import { ARMS, endpointRows, histogram, timelineLanes, type Arm } from '../lib/stats.ts';
+import { ARMS, endpointRows, histogram, inFlight, timelineLanes, type Arm } from '../lib/stats.ts';
 import type { ChartSpec } from './chart.ts';
 
 export interface Theme {
@@ -59,10 +59,13 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
   const n = Math.max(1, endpoints.length);
   const laneOf = new Map(endpoints.map((e, i) => [e, i]));
   const color = theme.arm[round.arm];
-  const longest = Math.max(...endpoints.map((e) => e.length), 4);
+  // A lane says how many of its prompts failed (the request spans carry no status of their own).
+  const failed = new Map(round.summary.endpoints.map((e) => [e.endpoint, e.failed]));
+  const laneLabels = endpoints.map((e) => (failed.get(e) ? `${e} · ${failed.get(e)} failed` : e));
+  const longest = Math.max(...laneLabels.map((e) => e.length), 4);
   return {
     key: `timeline:${round.arm}:${round.round}:${shownAs}:${xMax}:${endpoints.join(',')}:${theme.key}`,
-    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints`,
+    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints${round.summary.failed ? `, ${round.summary.failed} prompts failed` : ''}`,
     make: () => ({
       opts: {
         height: Math.max(110, 26 * n + 48),
@@ -75,8 +78,8 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
           axis(theme, {
             grid: { show: false },
             splits: () => endpoints.map((_, i) => n - i - 0.5),
-            values: () => endpoints,
-            size: Math.min(220, 12 + longest * 6.5),
+            values: () => laneLabels,
+            size: Math.min(240, 12 + longest * 6.5),
           }),
         ],
         series: [{}],
@@ -124,6 +127,37 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
   };
 }
 
+/** Above this many endpoints the timeline is a density (requests in flight), not a lane per endpoint. */
+export const MAX_LANES = 32;
+/** Above this many endpoints the load chart sorts them by load instead of naming each. */
+export const MAX_NAMED_ENDPOINTS = 24;
+
+/** One arm's round as a density: HTTP requests and prompts in flight over time, for swarms too big for lanes. */
+export function densitySpec(round: ArmRound, shownAs: number, xMax: number, theme: Theme, endpoints: number): ChartSpec {
+  const { t, requests, prompts } = inFlight(round.requests, Math.max(1, xMax));
+  const color = theme.arm[round.arm];
+  return {
+    key: `density:${round.arm}:${round.round}:${shownAs}:${xMax}:${round.requests.length}:${theme.key}`,
+    label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${endpoints} endpoints, in flight over time`,
+    make: () => ({
+      opts: {
+        height: 180,
+        padding: [8, 12, 0, 4],
+        legend: { show: true, live: true },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false, range: [0, Math.max(1, xMax)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)), label: 'time since the arm started', labelSize: 18 }), axis(theme, { size: 52, label: 'in flight', labelSize: 18 })],
+        series: [
+          { label: 'time', value: (_u, v) => (v === null ? '—' : ms(v)) },
+          { label: 'HTTP requests', stroke: color, fill: alpha(color, 0.35), width: 1, points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) },
+          { label: 'prompts', stroke: theme.fg, width: 1, dash: [4, 3], points: { show: false }, paths: uPlot.paths.stepped!({ align: 1 }) },
+        ],
+      },
+      data: [t, requests, prompts],
+    }),
+  };
+}
+
 function barSeries(theme: Theme, arm: Arm, align: -1 | 1): uPlot.Series {
   return {
     label: ARM_LABEL[arm],
@@ -149,11 +183,12 @@ export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
       opts: {
         height: 220,
         padding: [8, 12, 0, 4],
-        legend: { show: true, live: false },
+        legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false, range: [(edges[0] ?? 0) - step / 2, (edges[edges.length - 1] ?? 1) + step / 2] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
-        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)) }), axis(theme, { size: 44 })],
-        series: [{ label: 'E2EL' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+        // Labelled axes; the legend follows the cursor, so hovering a bin shows its counts.
+        axes: [axis(theme, { values: (_u, splits) => splits.map((v) => ms(v)), label: 'end-to-end latency', labelSize: 18 }), axis(theme, { size: 44, label: 'prompts', labelSize: 18 })],
+        series: [{ label: 'E2EL', value: (_u, v) => (v === null ? '—' : `${ms(v - step / 2)} – ${ms(v + step / 2)}`) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
       },
       data: [centers, counts.batched.map((n) => n || null), counts.individual.map((n) => n || null)],
     }),
@@ -162,10 +197,14 @@ export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
 
 /** Prompts each endpoint answered per arm (median over rounds). */
 export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
-  const rows = endpointRows(c);
+  const all = endpointRows(c);
+  // Many endpoints: sorted by load (the shape of the spread), each named only on hover.
+  const sorted = all.length > MAX_NAMED_ENDPOINTS;
+  const total = (r: (typeof all)[number]) => ARMS.reduce((n, a) => n + (r.arms[a]?.prompts ?? 0), 0);
+  const rows = sorted ? [...all].sort((a, b) => total(a) - total(b)) : all;
   const names = rows.map((r) => r.endpoint);
   const xs = names.map((_, i) => i);
-  const rotate = names.length > 6;
+  const rotate = !sorted && names.length > 6;
   const longest = Math.max(...names.map((e) => e.length), 4);
   return {
     key: `load:${names.join(',')}:${rows.map((r) => ARMS.map((a) => r.arms[a]?.prompts ?? 0).join('/')).join(',')}:${theme.key}`,
@@ -174,19 +213,21 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
       opts: {
         height: 200 + (rotate ? Math.min(120, longest * 5) : 0),
         padding: [8, 12, 0, 4],
-        legend: { show: true, live: false },
+        legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false, range: [-0.5, Math.max(0.5, names.length - 0.5)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [
-          axis(theme, {
-            grid: { show: false },
-            splits: () => xs,
-            values: () => names,
-            ...(rotate ? { rotate: -40, size: Math.min(140, 16 + longest * 5) } : {}),
-          }),
+          sorted
+            ? axis(theme, { grid: { show: false }, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v + 1) : '')), label: `${names.length} endpoints, least to most loaded`, labelSize: 18 })
+            : axis(theme, {
+                grid: { show: false },
+                splits: () => xs,
+                values: () => names,
+                ...(rotate ? { rotate: -40, size: Math.min(140, 16 + longest * 5) } : {}),
+              }),
           axis(theme, { size: 44, label: 'prompts', labelSize: 18 }),
         ],
-        series: [{ label: 'endpoint' }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+        series: [{ label: 'endpoint', value: (_u, v) => (v === null ? '—' : (names[Math.round(v)] ?? '—')) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
       },
       data: [xs, rows.map((r) => r.arms.batched?.prompts ?? null), rows.map((r) => r.arms.individual?.prompts ?? null)],
     }),

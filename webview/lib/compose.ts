@@ -1,7 +1,7 @@
 /**
  * What the Compose view edits, and the `RunRequest` it makes. Pure: no DOM, so node tests it.
  */
-import type { EndpointInfo, Pattern, PromptRow, RunRequest } from '../../src/panel/protocol.ts';
+import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 
 export interface ComposeState {
   pattern: Pattern;
@@ -20,6 +20,14 @@ export interface ComposeState {
   model: string;
   maxTokens: string;
   temperature: string;
+  system: string;
+  topP: string;
+  seed: string;
+  /** One stop sequence per line. */
+  stopText: string;
+  n: string;
+  /** A JSON object of other request fields. */
+  extraText: string;
   batch: boolean;
   compare: boolean;
   rounds: number;
@@ -33,12 +41,18 @@ export function defaultCompose(): ComposeState {
     template: 'Summarize in one sentence: {item}',
     itemsText: '',
     prompt: '',
-    reducePrompt: 'Merge these answers into one, keeping every distinct point:\n{responses}',
+    reducePrompt: DEFAULT_REDUCE_PROMPT,
     fanin: 8,
     tags: [],
     model: '',
     maxTokens: '',
     temperature: '',
+    system: '',
+    topP: '',
+    seed: '',
+    stopText: '',
+    n: '',
+    extraText: '',
     batch: true,
     compare: false,
     rounds: 3,
@@ -96,9 +110,12 @@ function templateChars(template: string, list: readonly string[]): number {
   return list.reduce((sum, item) => sum + base + holes * item.length, 0);
 }
 
+/** Endpoint statuses that take no part in a run. */
+const NOT_ANSWERING = new Set(['excluded', 'down', 'tunnel-down']);
+
 export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): ComposeSummary {
-  // Endpoints excluded from runs (Endpoints view) answer nothing: broadcast and leaves skip them.
-  const chosen = matchingEndpoints(endpoints, c.tags).filter((e) => e.status !== 'excluded').length;
+  // Endpoints excluded from runs (Endpoints view), down or behind a broken tunnel answer nothing: broadcast and leaves skip them.
+  const chosen = matchingEndpoints(endpoints, c.tags).filter((e) => !NOT_ANSWERING.has(e.status)).length;
   const warnings: string[] = [];
   let count = 0;
   let chars = 0;
@@ -142,7 +159,24 @@ export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): 
   const maxTokens = c.maxTokens.trim();
   if (maxTokens && !(Number.isInteger(Number(maxTokens)) && Number(maxTokens) >= 1)) problem ??= 'Max tokens must be a whole number of at least 1.';
   if (c.compare && !(Number.isInteger(c.rounds) && c.rounds >= 1 && c.rounds <= 20)) problem ??= 'Rounds must be from 1 to 20.';
+  const topP = c.topP.trim();
+  if (topP && !(Number(topP) > 0 && Number(topP) <= 1)) problem ??= 'top_p must be a number above 0, at most 1.';
+  const seed = c.seed.trim();
+  if (seed && !(Number.isInteger(Number(seed)) && Number(seed) >= 0)) problem ??= 'Seed must be a whole number.';
+  const n = c.n.trim();
+  if (n && !(Number.isInteger(Number(n)) && Number(n) >= 1 && Number(n) <= 16)) problem ??= 'n must be a whole number from 1 to 16.';
+  if (c.extraText.trim() && extraFields(c.extraText) === null) problem ??= 'Extra fields must be a JSON object, e.g. {"reasoning_effort": "low"}.';
   return { count, chars, tokens: estimateTokens(chars), problem, warnings };
+}
+
+/** The extra fields box as an object; null when it is not a JSON object. */
+export function extraFields(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Batching (and so the comparison) exists for scatter and map only: the others run on the chat path. */
@@ -174,6 +208,14 @@ export function buildRunRequest(c: ComposeState): RunRequest {
   if (c.model.trim()) request.model = c.model.trim();
   if (c.maxTokens.trim()) request.maxTokens = Number(c.maxTokens);
   if (c.temperature.trim()) request.temperature = Number(c.temperature);
+  if (c.system.trim()) request.system = c.system;
+  if (c.topP.trim()) request.topP = Number(c.topP);
+  if (c.seed.trim()) request.seed = Number(c.seed);
+  const stop = c.stopText.split('\n').filter((s) => s !== '');
+  if (stop.length) request.stop = stop;
+  if (c.n.trim()) request.n = Number(c.n);
+  const extra = c.extraText.trim() ? extraFields(c.extraText) : null;
+  if (extra) request.extra = extra;
   if (c.compare && canBatch(c.pattern)) request.compare = { rounds: c.rounds, cacheSalt: c.cacheSalt };
   return request;
 }

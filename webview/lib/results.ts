@@ -6,15 +6,48 @@ import type { ResultRow } from '../../src/panel/protocol.ts';
 
 export type FilterMode = 'all' | 'failures' | 'ok';
 
+/** Columns the table sorts by ('' : input order). */
+export type SortKey = '' | 'latency' | 'tokens' | 'status' | 'endpoint';
+
 export interface ResultFilter {
   mode: FilterMode;
   search: string;
   regex: boolean;
   /** '' for every endpoint. */
   endpoint: string;
+  sort: SortKey;
+  desc: boolean;
 }
 
-export const noFilter = (): ResultFilter => ({ mode: 'all', search: '', regex: false, endpoint: '' });
+export const noFilter = (): ResultFilter => ({ mode: 'all', search: '', regex: false, endpoint: '', sort: '', desc: false });
+
+const STATUS_ORDER = { failed: 0, cancelled: 1, ok: 2 } as const;
+
+/** A row's value in a sort column; pending rows (undefined) sort last either way. */
+function sortValue(r: ResultRow, key: Exclude<SortKey, ''>): number | string {
+  switch (key) {
+    case 'latency':
+      return latencyMs(r) ?? Infinity;
+    case 'tokens':
+      return r.completionTokens ?? -1;
+    case 'status':
+      return STATUS_ORDER[r.status];
+    case 'endpoint':
+      return r.endpoint ?? '';
+  }
+}
+
+/** Rows from JSONL (a results file, or what openRun and showRun carry); a row without its prompt gets ''. */
+export function parseRows(jsonl: string): ResultRow[] {
+  const rows: ResultRow[] = [];
+  for (const line of jsonl.split('\n')) {
+    if (!line.trim()) continue;
+    const row = JSON.parse(line) as ResultRow;
+    if (typeof row.prompt !== 'string') row.prompt = '';
+    rows.push(row);
+  }
+  return rows;
+}
 
 export const latencyMs = (r: ResultRow): number | null => (r.timings.sentMs === null ? null : r.timings.doneMs - r.timings.sentMs);
 
@@ -40,6 +73,8 @@ export function isFiltered(f: ResultFilter): boolean {
 export class ResultsStore {
   /** By input index; holes are prompts still pending. */
   rows: Array<ResultRow | undefined> = [];
+  /** Prompts by input index as the run announced them, so pending rows show theirs. */
+  prompts: readonly string[] = [];
   total = 0;
   received = 0;
   /** Rows received, by status (a cancelled prompt came back, but was never answered). */
@@ -50,8 +85,9 @@ export class ResultsStore {
   private view: Int32Array | null = null;
   private viewKey = '';
 
-  reset(total: number, rows: readonly ResultRow[] = []): void {
+  reset(total: number, rows: readonly ResultRow[] = [], prompts: readonly string[] = []): void {
     this.rows = [];
+    this.prompts = prompts;
     this.total = total;
     this.received = 0;
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
@@ -84,6 +120,21 @@ export class ResultsStore {
     }
   }
 
+  private sortView(view: Int32Array, key: Exclude<SortKey, ''>, desc: boolean): void {
+    const values = new Map<number, number | string>();
+    for (const i of view) {
+      const r = this.rows[i];
+      if (r) values.set(i, sortValue(r, key));
+    }
+    const dir = desc ? -1 : 1;
+    view.sort((a, b) => {
+      const [va, vb] = [values.get(a), values.get(b)];
+      if (va === undefined || vb === undefined) return va === vb ? a - b : va === undefined ? 1 : -1;
+      const c = typeof va === 'number' && typeof vb === 'number' ? va - vb : String(va).localeCompare(String(vb), undefined, { numeric: true });
+      return c ? c * dir : a - b; // ties keep input order
+    });
+  }
+
   /** Rows the unfiltered table has: every prompt, done or pending. */
   get length(): number {
     return Math.max(this.total, this.rows.length);
@@ -103,18 +154,24 @@ export class ResultsStore {
   }
 
   /**
-   * The input indexes the filter keeps, in input order; null means every row (no filter: pending
-   * rows show too). Cached until the rows or the filter change.
+   * The input indexes the filter keeps, in input order or the sort's; null means every row in input
+   * order (no filter, no sort: pending rows show too). Cached until the rows or the filter change.
    */
   filtered(f: ResultFilter): { view: Int32Array | null; error: string | null } {
     const { test, error } = searchMatcher(f.search, f.regex);
-    if (!isFiltered(f) || (error && f.mode === 'all' && !f.endpoint)) return { view: null, error };
-    const key = `${this.version}\u0000${f.mode}\u0000${f.search}\u0000${f.regex}\u0000${f.endpoint}`;
+    const filtering = isFiltered(f) && !(error && f.mode === 'all' && !f.endpoint);
+    if (!filtering && !f.sort) return { view: null, error };
+    const key = `${this.version}\u0000${f.mode}\u0000${f.search}\u0000${f.regex}\u0000${f.endpoint}\u0000${f.sort}\u0000${f.desc}`;
     if (this.view && this.viewKey === key) return { view: this.view, error };
-    const out = new Int32Array(this.rows.length);
+    const length = filtering ? this.rows.length : this.length;
+    const out = new Int32Array(length);
     let n = 0;
-    for (let i = 0; i < this.rows.length; i++) {
+    for (let i = 0; i < length; i++) {
       const r = this.rows[i];
+      if (!filtering) {
+        out[n++] = i;
+        continue;
+      }
       if (!r) continue;
       if (f.mode === 'failures' && r.status === 'ok') continue;
       if (f.mode === 'ok' && r.status !== 'ok') continue;
@@ -123,6 +180,7 @@ export class ResultsStore {
       out[n++] = i;
     }
     this.view = out.subarray(0, n);
+    if (f.sort) this.sortView(this.view, f.sort, f.desc);
     this.viewKey = key;
     return { view: this.view, error };
   }

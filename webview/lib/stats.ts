@@ -2,6 +2,7 @@
  * Figures of a comparison (per arm, over its rounds: the median and the spread) and the data its
  * charts draw. Pure: no DOM, so node tests it.
  */
+import { median, speedup } from '../../src/core/stats.ts';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
 
 export type Arm = 'batched' | 'individual';
@@ -12,13 +13,6 @@ export interface Spread {
   min: number;
   max: number;
   n: number;
-}
-
-export function median(sorted: readonly number[]): number {
-  const n = sorted.length;
-  if (!n) return NaN;
-  const mid = n >> 1;
-  return n % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export function spread(values: ReadonlyArray<number | null | undefined>): Spread | null {
@@ -138,13 +132,73 @@ export function timelineLanes(requests: ArmRound['requests']): { endpoints: stri
   return { endpoints, slots: endpoints.map((e) => freeAt.get(e)?.length ?? 1), bars, endMs };
 }
 
-/** One sentence on what batching did, for the comparison header. */
-export function verdict(rows: readonly FigureRow[]): string | null {
-  const wall = rows.find((r) => r.label === 'wall time');
-  const b = wall?.arms.batched?.median;
-  const i = wall?.arms.individual?.median;
-  if (!b || !i) return null;
-  const ratio = i / b;
-  if (Math.abs(ratio - 1) < 0.02) return 'Batched and individual took the same wall time.';
-  return ratio > 1 ? `Batched finished ${ratio.toFixed(2)}× faster (median wall time).` : `Individual finished ${(1 / ratio).toFixed(2)}× faster (median wall time).`;
+/**
+ * Requests in flight over time, sampled at `samples` points from 0 to `xMax` (a swarm of 1,000
+ * endpoints is read as a density, not a lane each). A sweep over send and done times.
+ */
+export function inFlight(requests: ArmRound['requests'], xMax: number, samples = 240): { t: number[]; requests: number[]; prompts: number[] } {
+  const events: Array<[number, number, number]> = [];
+  for (const r of requests) events.push([r.sentMs, 1, r.prompts], [r.doneMs, -1, -r.prompts]);
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const t: number[] = [];
+  const req: number[] = [];
+  const pr: number[] = [];
+  let k = 0;
+  let nowReq = 0;
+  let nowPr = 0;
+  for (let i = 0; i <= samples; i++) {
+    const at = (xMax * i) / samples;
+    while (k < events.length && events[k]![0] <= at) {
+      nowReq += events[k]![1];
+      nowPr += events[k]![2];
+      k++;
+    }
+    t.push(at);
+    req.push(nowReq);
+    pr.push(nowPr);
+  }
+  return { t, requests: req, prompts: pr };
+}
+
+/** What an arm lost over its rounds: prompts that failed or were cancelled, of those it was given. */
+export interface ArmLosses {
+  rounds: number;
+  prompts: number;
+  failed: number;
+  cancelled: number;
+}
+
+export function armLosses(c: ComparisonView, arm: Arm): ArmLosses {
+  const rounds = roundsOf(c, arm);
+  const sum = (pick: (r: ArmRound) => number) => rounds.reduce((n, r) => n + pick(r), 0);
+  return { rounds: rounds.length, prompts: sum((r) => r.summary.prompts), failed: sum((r) => r.summary.failed), cancelled: sum((r) => r.summary.cancelled ?? 0) };
+}
+
+/** "8 of 60 failed · 2 cancelled" over an arm's rounds; '' when it lost nothing. */
+export function lossText(l: ArmLosses): string {
+  const parts = [l.failed ? `${l.failed.toLocaleString('en-US')} of ${l.prompts.toLocaleString('en-US')} prompts failed` : '', l.cancelled ? `${l.cancelled.toLocaleString('en-US')} cancelled` : ''].filter(Boolean);
+  return parts.join(' · ');
+}
+
+/** Two medians too close to call a winner (under 2 % apart, or shown the same). */
+export function tooClose(a: number, b: number): boolean {
+  return a === b || Math.abs(a - b) <= 0.02 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/**
+ * One sentence on what batching did, for the comparison header: the speed-up (the core's, the same
+ * number the status bar shows), and never a faster arm without what it lost.
+ */
+export function verdict(c: ComparisonView): string | null {
+  const times = speedup(c.rounds);
+  if (times === null) return null;
+  const faster: Arm | null = tooClose(times, 1) ? null : times > 1 ? 'batched' : 'individual';
+  const lost = (arm: Arm) => {
+    const l = armLosses(c, arm);
+    return l.failed + l.cancelled ? ` — but it lost prompts (${lossText(l)})` : '';
+  };
+  if (!faster) return 'Batched and individual took the same wall time (median).';
+  const ratio = faster === 'batched' ? times : 1 / times;
+  const name = faster === 'batched' ? 'Batched' : 'Individual';
+  return `${name} finished ${ratio.toFixed(2)}× faster (median wall time)${lost(faster)}.`;
 }

@@ -4,7 +4,7 @@
  */
 import type { ResultRow } from '../../src/panel/protocol.ts';
 import { int, ms, oneLine } from '../lib/format.ts';
-import { latencyMs, type ResultsStore } from '../lib/results.ts';
+import { latencyMs, type ResultsStore, type SortKey } from '../lib/results.ts';
 import { VirtualList } from './virtual-list.ts';
 
 export interface ResultsTableData {
@@ -13,15 +13,33 @@ export interface ResultsTableData {
   view: Int32Array | null;
   /** Changes whenever the rows or the view change. */
   version: string;
+  /** The run the rows belong to: the open row is one of its prompts, closed when another run comes. */
+  run: string;
+  sort: SortKey;
+  desc: boolean;
 }
 
 export interface ResultsTableActions {
   copy(text: string): void;
   open(text: string, language?: string): void;
+  /** A heading was clicked: sort by its column (again: the other way; a third time: input order). */
+  sort(key: SortKey): void;
 }
 
 const ROW_HEIGHT = 26;
-const COLUMNS = ['#', 'Prompt', 'Response', 'Endpoint', 'Status', 'Latency', 'Tokens'];
+/** Heading, cell class, sort key ('' : the column does not sort); '#' sorts back to input order. */
+const COLUMNS: Array<[string, string, SortKey | null]> = [
+  ['#', 'idx', ''],
+  ['Prompt', 'prompt', null],
+  ['Response', 'resp', null],
+  ['Endpoint', 'ep', 'endpoint'],
+  ['Status', 'status', 'status'],
+  ['Latency', 'lat', 'latency'],
+  ['Tokens', 'tok', 'tokens'],
+];
+/** Columns the user may drag wider or narrower (Response takes what is left). */
+const RESIZABLE = new Set(['idx', 'prompt', 'ep', 'status', 'lat', 'tok']);
+const MIN_COLUMN_PX = 32;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -55,6 +73,7 @@ export class ResultsTable extends HTMLElement {
   private lastVersion = '';
   /** The open row, by input index (so it stays open through filtering). */
   private openIndex = -1;
+  private run = '';
 
   set tableData(data: ResultsTableData) {
     this.data = data;
@@ -79,6 +98,7 @@ export class ResultsTable extends HTMLElement {
   private posOf(index: number): number {
     const view = this.data?.view;
     if (!view) return index;
+    if (this.data?.sort) return view.indexOf(index); // not in input order: no binary search
     let lo = 0;
     let hi = view.length - 1;
     while (lo <= hi) {
@@ -95,11 +115,32 @@ export class ResultsTable extends HTMLElement {
     const head = el('div', 'rt-head rt-cells');
     head.setAttribute('role', 'row');
     head.setAttribute('aria-rowindex', '1');
-    for (const name of COLUMNS) {
-      const c = el('div', 'rt-th', name);
+    for (const [name, cls, key] of COLUMNS) {
+      const c = el('div', `rt-th c-${cls}`);
       c.setAttribute('role', 'columnheader');
+      c.dataset.col = cls;
+      c.title = name; // a narrow column cuts its heading
+      if (key !== null) {
+        const b = el('button', 'rt-sort', name);
+        b.type = 'button';
+        b.dataset.sort = key;
+        b.title = key ? `Sort by ${name.toLowerCase()}` : 'Input order';
+        c.append(b);
+      } else {
+        c.append(el('span', '', name));
+      }
+      if (RESIZABLE.has(cls)) {
+        const grip = el('div', 'rt-grip');
+        grip.setAttribute('aria-hidden', 'true');
+        c.append(grip);
+      }
       head.append(c);
     }
+    head.addEventListener('click', (e) => {
+      const b = (e.target as HTMLElement).closest<HTMLElement>('[data-sort]');
+      if (b) this.actions?.sort(b.dataset.sort as SortKey);
+    });
+    head.addEventListener('pointerdown', (e) => this.startResize(e));
     const scroller = el('div', 'rt-scroll');
     scroller.setAttribute('role', 'grid');
     scroller.setAttribute('aria-label', 'Responses in input order. Arrow keys move, Enter opens a row.');
@@ -156,7 +197,15 @@ export class ResultsTable extends HTMLElement {
 
   private refresh(): void {
     if (!this.list || !this.data) return;
-    const { store, view, version } = this.data;
+    const { store, view, version, run, sort, desc } = this.data;
+    for (const th of this.querySelectorAll<HTMLElement>('.rt-th')) {
+      const key = th.querySelector<HTMLElement>('[data-sort]')?.dataset.sort;
+      th.setAttribute('aria-sort', key && key === sort ? (desc ? 'descending' : 'ascending') : key === '' && !sort ? 'ascending' : 'none');
+    }
+    if (run !== this.run) {
+      this.run = run;
+      this.openIndex = -1;
+    }
     const changed = version !== this.lastVersion;
     this.lastVersion = version;
     const count = view ? view.length : store.length;
@@ -175,8 +224,29 @@ export class ResultsTable extends HTMLElement {
    */
   private fitEndpointColumn(endpoints: readonly string[]): void {
     const longest = endpoints.reduce((n, e) => Math.max(n, e.length), 0);
-    const width = `${Math.min(32, Math.max(10, longest + 1))}ch`;
+    const width = `${Math.min(24, Math.max(10, longest + 1))}ch`;
     if (this.style.getPropertyValue('--rt-ep') !== width) this.style.setProperty('--rt-ep', width);
+  }
+
+  /** Drags a heading's right edge: that column takes a width in px (kept while the panel lives). */
+  private startResize(e: PointerEvent): void {
+    const grip = (e.target as HTMLElement).closest<HTMLElement>('.rt-grip');
+    const th = grip?.parentElement;
+    const col = th?.dataset.col;
+    if (!grip || !th || !col) return;
+    e.preventDefault();
+    const startX = e.clientX;
+    const startWidth = th.getBoundingClientRect().width;
+    grip.setPointerCapture(e.pointerId);
+    const move = (m: PointerEvent) => this.style.setProperty(`--w-${col}`, `${Math.max(MIN_COLUMN_PX, Math.round(startWidth + m.clientX - startX))}px`);
+    const up = () => {
+      grip.removeEventListener('pointermove', move);
+      grip.removeEventListener('pointerup', up);
+      grip.removeEventListener('pointercancel', up);
+    };
+    grip.addEventListener('pointermove', move);
+    grip.addEventListener('pointerup', up);
+    grip.addEventListener('pointercancel', up);
   }
 
   private createRow(): HTMLElement {
@@ -197,11 +267,12 @@ export class ResultsTable extends HTMLElement {
     const r = this.data?.store.rows[index];
     const c = row.firstElementChild!.children;
     const [idx, prompt, resp, ep, status, lat, tok] = [c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!] as HTMLElement[];
-    idx.textContent = r?.level !== undefined && r.level > 0 ? `${index} · L${r.level}` : String(index);
+    // Prompts are numbered from 1 in every view (Compose, Results, the reduce tree).
+    idx.textContent = r?.level !== undefined && r.level > 0 ? `${index + 1} · L${r.level}` : String(index + 1);
     row.classList.remove('s-ok', 's-failed', 's-cancelled', 's-pending');
     if (!r) {
       row.classList.add('s-pending');
-      prompt.textContent = '';
+      prompt.textContent = oneLine(this.data?.store.prompts[index] ?? '');
       resp.textContent = '…';
       setEndpoint(ep, '');
       status.textContent = 'pending';

@@ -1,8 +1,9 @@
 /** The panel's frame: the run bar on top (status, Run / Cancel, live progress), then the tabs. */
 import { html, nothing } from 'lit';
-import type { App } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { summarize } from '../lib/compose.ts';
+import { ARMS, armLosses, lossText } from '../lib/stats.ts';
 import { TABS, type RunView, type Tab } from '../state.ts';
 import { composeView } from './compose.ts';
 import { resultsView } from './results.ts';
@@ -11,13 +12,25 @@ import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
 
 const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results', tree: 'Reduce tree', compare: 'Comparison', history: 'History' };
+/** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
+const TAB_SHORT: Partial<Record<Tab, string>> = { tree: 'Tree', compare: 'Compare' };
+
+function tabLabel(t: Tab) {
+  const short = TAB_SHORT[t];
+  return short ? html`<span class="tab-long">${TAB_LABEL[t]}</span><span class="tab-short" title=${TAB_LABEL[t]}>${short}</span>` : TAB_LABEL[t];
+}
 
 function connection(app: App) {
-  if (!app.initialized) return html`<span class="conn" data-state="waiting">Waiting for the extension…</span>`;
-  if (!app.connected) return html`<span class="conn" data-state="off"><vscode-icon name="debug-disconnect"></vscode-icon> Not connected — run <b>Swarm: Connect to Hostfile</b> or <b>Start Local Simulator</b></span>`;
-  const healthy = app.endpoints.filter((e) => e.status === 'healthy' || e.status === 'ok').length;
-  return html`<span class="conn" data-state="on" title=${app.source ?? ''}
-    ><vscode-icon name="plug"></vscode-icon> ${app.endpoints.length} endpoint${app.endpoints.length === 1 ? '' : 's'}${healthy && healthy !== app.endpoints.length ? ` (${healthy} healthy)` : ''}${app.source ? html` · <span class="muted">${app.source}</span>` : nothing}</span
+  if (!app.state.initialized) return html`<span class="conn" data-state="waiting">Waiting for the extension…</span>`;
+  if (!app.state.connected)
+    return html`<span class="conn" data-state="off"
+      ><vscode-icon name="debug-disconnect"></vscode-icon> Not connected —
+      <button type="button" class="link" id="connect-hostfile" @click=${() => void app.ask('connect', { simulator: false })}>Connect to Hostfile</button> or
+      <button type="button" class="link" id="connect-simulator" @click=${() => void app.ask('connect', { simulator: true })}>Start Local Simulator</button></span
+    >`;
+  const healthy = app.state.endpoints.filter((e) => e.status === 'healthy' || e.status === 'ok').length;
+  return html`<span class="conn" data-state="on" title=${app.state.source ?? ''}
+    ><vscode-icon name="plug"></vscode-icon> ${app.state.endpoints.length} endpoint${app.state.endpoints.length === 1 ? '' : 's'}${healthy && healthy !== app.state.endpoints.length ? ` (${healthy} healthy)` : ''}${app.state.source ? html` · <span class="muted">${app.state.source}</span>` : nothing}</span
   >`;
 }
 
@@ -26,25 +39,36 @@ export function runState(r: RunView): 'running' | 'cancelled' | 'failed' | 'done
   return r.running ? 'running' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
 }
 
+/** A finished comparison in the run bar: each arm's losses over its rounds, not one round's counts. */
+function comparisonCounts(app: App) {
+  const c = app.state.comparison;
+  if (!c || c.runId !== app.state.run?.id) return null;
+  return html`${int(app.state.run.rounds)} round${app.state.run.rounds === 1 ? '' : 's'} per arm${ARMS.map((a) => {
+    const text = lossText(armLosses(c.view, a));
+    return html` · ${a}: ${text ? html`<span class="failed">${text}</span>` : html`<span class="ok">all answered</span>`}`;
+  })}`;
+}
+
 function progress(app: App) {
-  const r = app.run;
+  const r = app.state.run;
   if (!r) return html`<span class="muted" id="run-status">No run yet.</span>`;
   const pct = r.total ? Math.min(100, (100 * r.done) / r.total) : 0;
-  // runStarted.round counts from 0, as the core's rounds do.
-  const arm = r.arm ? ` · ${r.arm}${r.round !== undefined ? `, round ${r.round + 1}` : ''}` : '';
+  // armStarted.round counts from 0, as the core's rounds do.
+  const arm = r.running && r.arm ? ` · ${r.arm}, round ${(r.round ?? 0) + 1}/${r.rounds}` : '';
   const speed = r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
-  // Between a comparison's arms the arm on show has finished, the comparison has not.
-  const state = app.comparing ? 'running' : runState(r);
+  const state = runState(r);
   // Prompts settled without an answer: the run counts them as done, neither ok nor failed.
   const cancelled = Math.max(r.summary?.cancelled ?? 0, r.done - r.ok - r.failed, 0);
   const said = state === 'failed' && r.error ? `failed: ${r.error}` : state;
-  return html`<div class="progress" id="run-status" data-state=${state} role="status" aria-live="polite">
+  const compared = r.kind === 'comparison' && !r.running ? comparisonCounts(app) : null;
+  return html`<div class="progress" id="run-status" data-state=${state} data-run=${r.id} role="status" aria-live="polite">
     <div class="progress-line">
       <span class="run-label" title=${r.label}>${r.label}${arm}</span>
       <span class="counts"
-        ><span id="progress-done">${int(r.done)}</span> / ${int(r.total)} · <span class="ok">${int(r.ok)} ok</span>${r.failed
-          ? html` · <span class="failed">${int(r.failed)} failed</span>`
-          : nothing}${cancelled ? html` · <span class="cancelled">${int(cancelled)} cancelled</span>` : nothing} · ${ms(r.elapsedMs)}${speed ? ` · ${speed}` : ''} ·
+        >${compared ??
+        html`<span id="progress-done">${int(r.done)}</span> / <span id="progress-total">${int(r.total)}</span> · <span class="ok">${int(r.ok)} ok</span>${r.failed
+            ? html` · <span class="failed">${int(r.failed)} failed</span>`
+            : nothing}${cancelled ? html` · <span class="cancelled">${int(cancelled)} cancelled</span>` : nothing}`} · ${ms(r.elapsedMs)}${speed && !compared ? ` · ${speed}` : ''} ·
         <span class="run-state" title=${r.error ?? ''}>${said}</span></span
       >
     </div>
@@ -53,36 +77,36 @@ function progress(app: App) {
 }
 
 export function appView(app: App) {
-  const s = summarize(app.ui.compose, app.endpoints);
-  const canRun = app.initialized && app.connected && !app.running && s.problem === null;
-  const why = !app.initialized ? 'Waiting for the extension' : !app.connected ? 'Connect a hostfile or start the simulator first' : app.running ? 'A run is going' : s.problem ?? '';
+  const s = summarize(app.state.ui.compose, app.state.endpoints);
+  const canRun = app.state.initialized && app.state.connected && !app.running && s.problem === null;
+  const why = !app.state.initialized ? 'Waiting for the extension' : !app.state.connected ? 'Connect a hostfile or start the simulator first' : app.running ? 'A run is going' : s.problem ?? '';
   return html`
     <header class="topbar">
       <div class="title"><vscode-icon name="organization"></vscode-icon><span>Swarm Lab</span>${connection(app)}</div>
       <div class="runbar">
         <vscode-button id="run" icon="play" ?disabled=${!canRun} title=${why || 'Run the composition'} @click=${() => canRun && app.startRun()}
-          >${app.ui.compose.compare && app.batchAllowed ? 'Run both & compare' : 'Run'}</vscode-button
+          >${app.state.ui.compose.compare && app.batchAllowed ? 'Run both & compare' : 'Run'}</vscode-button
         >
         <vscode-button id="cancel" icon="debug-stop" secondary ?disabled=${!app.running} @click=${() => app.cancelRun()}>Cancel</vscode-button>
         ${progress(app)}
       </div>
-      ${app.notice
-        ? html`<div class="notice" data-kind=${app.notice.kind} role=${app.notice.kind === 'error' ? 'alert' : 'status'}>
-            <span>${app.notice.text}</span>
-            <vscode-icon name="close" action-icon label="Dismiss" @click=${() => ((app.notice = null), app.invalidate())}></vscode-icon>
+      ${app.state.notice
+        ? html`<div class="notice" data-kind=${app.state.notice.kind} role=${app.state.notice.kind === 'error' ? 'alert' : 'status'}>
+            <span>${app.state.notice.text}</span>
+            <vscode-icon name="close" action-icon label="Dismiss" @click=${() => app.dispatch({ type: 'notice', notice: null })}></vscode-icon>
           </div>`
         : nothing}
     </header>
     <vscode-tabs
       class="tabs"
-      .selectedIndex=${app.tabIndex(app.ui.tab)}
+      .selectedIndex=${TABS.indexOf(app.state.ui.tab)}
       @vsc-tabs-select=${(e: CustomEvent<{ selectedIndex: number }>) => app.setTab(TABS[e.detail.selectedIndex] ?? 'compose')}
     >
       ${TABS.map(
         (t) => html`<vscode-tab-header slot="header" data-tab=${t}
-          >${TAB_LABEL[t]}${t === 'results' && app.store.received ? html` <vscode-badge variant="counter">${int(app.store.received)}</vscode-badge>` : nothing}${t ===
-            'history' && app.history.length
-            ? html` <vscode-badge variant="counter">${app.history.length}</vscode-badge>`
+          >${tabLabel(t)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
+            'history' && app.state.history.length
+            ? html` <vscode-badge variant="counter">${app.state.history.length}</vscode-badge>`
             : nothing}</vscode-tab-header
         >`,
       )}

@@ -3,10 +3,15 @@
  * with the spread, the template path each arm took, per-endpoint counts, and three uPlot charts.
  */
 import { html, nothing } from 'lit';
-import type { App } from '../app.ts';
-import { latencySpec, loadSpec, timelineSpec } from '../charts/specs.ts';
+import type { PanelApp as App } from '../panel-app.ts';
+import { densitySpec, latencySpec, loadSpec, MAX_LANES, timelineSpec } from '../charts/specs.ts';
 import { figure, int } from '../lib/format.ts';
-import { ARMS, endpointRows, figureRows, roundsOf, verdict, type Arm, type Spread } from '../lib/stats.ts';
+import { ARMS, armLosses, endpointRows, figureRows, lossText, roundsOf, tooClose, verdict, type Arm, type FigureRow, type Spread } from '../lib/stats.ts';
+import { when } from '../lib/format.ts';
+
+/** Endpoint rows the table shows before "Show all": the ones that failed most, then the busiest. */
+const SHOW_ENDPOINTS = 12;
+let showAllEndpoints = false;
 
 function cell(s: Spread | null, unit: 'ms' | 'count' | 'rate', best: boolean) {
   if (!s) return html`<td class="num">—</td>`;
@@ -16,25 +21,58 @@ function cell(s: Spread | null, unit: 'ms' | 'count' | 'rate', best: boolean) {
   </td>`;
 }
 
-function bestArm(a: Spread | null, b: Spread | null, better: 'lower' | 'higher' | null): Arm | null {
-  if (!a || !b || !better || a.median === b.median) return null;
-  return (better === 'lower') === a.median < b.median ? 'batched' : 'individual';
+/**
+ * The arm a figure favours, if any: none for figures without a better side or medians too close to
+ * call. On speed, an arm that lost prompts the other did not is no winner (the verdict says why).
+ */
+function bestArm(row: FigureRow, lost: Record<Arm, number>): Arm | null {
+  const [a, b] = [row.arms.batched, row.arms.individual];
+  if (!a || !b || !row.better || tooClose(a.median, b.median)) return null;
+  const best: Arm = (row.better === 'lower') === a.median < b.median ? 'batched' : 'individual';
+  const other: Arm = best === 'batched' ? 'individual' : 'batched';
+  const speed = !row.label.startsWith('prompts ');
+  return speed && lost[best] > lost[other] ? null : best;
 }
 
 export function compareView(app: App) {
-  const c = app.comparison;
-  if (!c) return html`<p class="empty" id="compare-empty">No comparison yet: tick “Run both and compare” in Compose (scatter or map), then Run.</p>`;
+  const of = app.state.comparison;
+  const c = of?.view;
+  if (!of || !c) return html`<p class="empty" id="compare-empty">No comparison yet: tick “Run both and compare” in Compose (scatter or map), then Run.</p>`;
   const rows = figureRows(c);
   const eps = endpointRows(c);
   const n = Math.max(roundsOf(c, 'batched').length, roundsOf(c, 'individual').length);
-  const round = Math.min(Math.max(1, app.ui.timelineRound), Math.max(1, n));
+  const round = Math.min(Math.max(1, app.state.ui.timelineRound), Math.max(1, n));
   // Rounds by position (the core counts them from 0; shown from 1).
   const pick = (arm: Arm) => roundsOf(c, arm)[round - 1] ?? roundsOf(c, arm)[0];
   const shown = ARMS.map(pick);
   const xMax = Math.max(1, ...shown.flatMap((r) => (r ? r.requests.map((q) => q.doneMs) : [])));
   const lanes = eps.map((e) => e.endpoint);
-  const say = verdict(rows);
-  return html`<div class="compare" id="compare" data-view="compare">
+  const dense = lanes.length > MAX_LANES;
+  // Prompts each endpoint failed, per arm, over the rounds.
+  const failures: Record<Arm, Map<string, number>> = { batched: new Map(), individual: new Map() };
+  for (const r of c.rounds) for (const e of r.summary.endpoints) failures[r.arm].set(e.endpoint, (failures[r.arm].get(e.endpoint) ?? 0) + e.failed);
+  const failedOn = (e: (typeof eps)[number]) => ARMS.reduce((n, a) => n + (failures[a].get(e.endpoint) ?? 0), 0);
+  const load = (e: (typeof eps)[number]) => ARMS.reduce((n, a) => n + (e.arms[a]?.prompts ?? 0), 0);
+  const listed = showAllEndpoints || eps.length <= SHOW_ENDPOINTS ? eps : [...eps].sort((a, b) => failedOn(b) - failedOn(a) || load(b) - load(a)).slice(0, SHOW_ENDPOINTS);
+  const say = verdict(c);
+  const losses = { batched: armLosses(c, 'batched'), individual: armLosses(c, 'individual') };
+  const lost = { batched: losses.batched.failed + losses.batched.cancelled, individual: losses.individual.failed + losses.individual.cancelled };
+  const run = app.state.run;
+  const live = run?.id === of.runId && run.running;
+  const started = app.state.history.find((h) => h.id === of.runId)?.startedAt;
+  return html`<div class="compare" id="compare" data-view="compare" data-run=${of.runId}>
+    <h2 class="compare-of" id="compare-of">Comparison of <span class="run-name">${of.label}</span>${started ? html` <span class="muted">· ${when(started)}</span>` : nothing}${live
+        ? html` <span class="muted">· running</span>`
+        : nothing}</h2>
+    <ul class="arm-losses" id="arm-losses">
+      ${ARMS.map((a) => {
+        const l = losses[a];
+        const text = lossText(l);
+        return html`<li class="arm-${a}" data-arm=${a} data-lost=${lost[a]}>
+          <b>${a}</b>: ${int(l.rounds)} round${l.rounds === 1 ? '' : 's'} · ${text ? html`<span class="failed">${text}</span>` : 'every prompt answered'}
+        </li>`;
+      })}
+    </ul>
     <p class="lead">
       ${n} round${n === 1 ? '' : 's'} per arm, the order alternating (ABBA…) · prefix cache ${c.cacheSalt ? 'salted per arm (cache_salt)' : 'shared (no cache_salt)'}
       ${say ? html`· <b id="verdict">${say}</b>` : nothing}
@@ -51,7 +89,7 @@ export function compareView(app: App) {
         </thead>
         <tbody>
           ${rows.map((r) => {
-            const best = bestArm(r.arms.batched, r.arms.individual, r.better);
+            const best = bestArm(r, lost);
             return html`<tr data-figure=${r.label}>
               <th scope="row">${r.label}</th>
               ${ARMS.map((a) => cell(r.arms[a], r.unit, best === a))}
@@ -60,47 +98,65 @@ export function compareView(app: App) {
         </tbody>
       </table>
       <table class="figures-table" id="compare-endpoints">
-        <caption>Per endpoint: HTTP requests · prompts (median)</caption>
+        <caption>
+          Per endpoint: HTTP requests · prompts (median)${listed.length < eps.length ? html` — the ${int(listed.length)} that failed most, then the busiest, of ${int(eps.length)}` : nothing}
+        </caption>
         <thead>
           <tr><th scope="col">endpoint</th>${ARMS.map((a) => html`<th scope="col" class="arm-${a}">${a}</th>`)}</tr>
         </thead>
         <tbody>
-          ${eps.map(
-            (e) => html`<tr>
+          ${listed.map(
+            (e) => html`<tr data-endpoint=${e.endpoint}>
               <th scope="row">${e.endpoint}</th>
               ${ARMS.map((a) => {
                 const v = e.arms[a];
-                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}</td>`;
+                const lostHere = failures[a].get(e.endpoint) ?? 0;
+                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}${lostHere ? html` <span class="failed">· ${int(lostHere)} failed</span>` : nothing}</td>`;
               })}
             </tr>`,
           )}
         </tbody>
       </table>
+      ${listed.length < eps.length
+        ? html`<vscode-button
+            secondary
+            id="all-endpoints"
+            @click=${() => {
+              showAllEndpoints = true;
+              app.invalidate();
+            }}
+            >Show all ${int(eps.length)} endpoints</vscode-button
+          >`
+        : nothing}
     </div>
     <section class="chart-block">
       <div class="chart-head">
-        <h3>Requests over time, per endpoint</h3>
+        <h3>${dense ? 'Requests in flight over time' : 'Requests over time, per endpoint'}</h3>
         ${n > 1
           ? html`<vscode-single-select
               id="timeline-round"
               aria-label="Round"
               .value=${String(round)}
-              @change=${(e: Event) => {
-                app.ui.timelineRound = Number((e.currentTarget as HTMLElement & { value: string }).value);
-                app.persist();
-                app.invalidate();
-              }}
+              @change=${(e: Event) => app.dispatch({ type: 'timelineRound', round: Number((e.currentTarget as HTMLElement & { value: string }).value) })}
             >
               ${Array.from({ length: n }, (_, i) => html`<vscode-option value=${String(i + 1)} ?selected=${round === i + 1}>round ${i + 1}</vscode-option>`)}
             </vscode-single-select>`
           : nothing}
       </div>
-      <p class="help">One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones.</p>
+      <p class="help">
+        ${dense
+          ? `${int(lanes.length)} endpoints: requests and prompts in flight over time, on a shared time axis (a lane per endpoint up to ${MAX_LANES}). Batching shows as a few requests carrying many prompts.`
+          : 'One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones.'}
+      </p>
       ${shown.map((r) =>
         r
           ? html`<div class="timeline" data-arm=${r.arm}>
               <div class="chart-title arm-${r.arm}">${r.arm} · ${int(r.requests.length)} HTTP requests · ${figure(r.summary.wallMs, 'ms')}</div>
-              <swarm-chart class="chart" data-chart=${`timeline-${r.arm}`} .spec=${timelineSpec(r, round, xMax, app.theme, lanes)}></swarm-chart>
+              <swarm-chart
+                class="chart"
+                data-chart=${`timeline-${r.arm}`}
+                .spec=${dense ? densitySpec(r, round, xMax, app.theme, lanes.length) : timelineSpec(r, round, xMax, app.theme, lanes)}
+              ></swarm-chart>
             </div>`
           : nothing,
       )}

@@ -3,7 +3,7 @@
  * items; or one prompt), the endpoints and parameters, and the count and token estimate.
  */
 import { html, nothing } from 'lit';
-import type { App } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
 import type { PromptListActions } from '../table/prompt-list.ts';
@@ -21,12 +21,9 @@ function promptActions(app: App): PromptListActions {
   if (actionsFor !== app || !actions) {
     actionsFor = app;
     actions = {
-      select: (pos) => {
-        app.selectedPrompt = pos;
-        app.invalidate();
-      },
+      select: (pos) => app.dispatch({ type: 'selectPrompt', index: pos }),
       edit: (pos) => {
-        app.selectedPrompt = pos;
+        app.dispatch({ type: 'selectPrompt', index: pos });
         app.renderNow();
         (document.getElementById('prompt-editor') as HTMLElement | null)?.focus();
       },
@@ -37,22 +34,22 @@ function promptActions(app: App): PromptListActions {
 }
 
 function removePrompt(app: App, pos: number): void {
-  const prompts = app.ui.compose.prompts.filter((_, i) => i !== pos);
-  app.selectedPrompt = prompts.length ? Math.min(pos, prompts.length - 1) : -1;
+  const prompts = app.state.ui.compose.prompts.filter((_, i) => i !== pos);
+  app.dispatch({ type: 'selectPrompt', index: prompts.length ? Math.min(pos, prompts.length - 1) : -1 });
   app.setCompose({ prompts });
 }
 
 function addPrompt(app: App): void {
-  const prompts = [...app.ui.compose.prompts, { prompt: '' }];
-  app.selectedPrompt = prompts.length - 1;
+  const prompts = [...app.state.ui.compose.prompts, { prompt: '' }];
+  app.dispatch({ type: 'selectPrompt', index: prompts.length - 1 });
   app.setCompose({ prompts });
   app.renderNow();
   (document.getElementById('prompt-editor') as HTMLElement | null)?.focus();
 }
 
 function editPrompt(app: App, text: string): void {
-  const i = app.selectedPrompt;
-  const prompts = app.ui.compose.prompts.slice();
+  const i = app.state.selectedPrompt;
+  const prompts = app.state.ui.compose.prompts.slice();
   const old = prompts[i];
   if (!old) return;
   prompts[i] = { ...old, prompt: text };
@@ -64,8 +61,8 @@ function inputValue(v: unknown): string {
 }
 
 function promptSet(app: App) {
-  const c = app.ui.compose;
-  const sel = app.selectedPrompt >= 0 && app.selectedPrompt < c.prompts.length ? app.selectedPrompt : -1;
+  const c = app.state.ui.compose;
+  const sel = app.state.selectedPrompt >= 0 && app.state.selectedPrompt < c.prompts.length ? app.state.selectedPrompt : -1;
   const current = sel >= 0 ? c.prompts[sel] : undefined;
   return html`
     <div class="toolbar">
@@ -78,7 +75,7 @@ function promptSet(app: App) {
         secondary
         ?disabled=${!c.prompts.length}
         @click=${() => {
-          app.selectedPrompt = -1;
+          app.dispatch({ type: 'selectPrompt', index: -1 });
           app.setCompose({ prompts: [] });
         }}
         >Clear</vscode-button
@@ -88,7 +85,7 @@ function promptSet(app: App) {
       ? html`<swarm-prompt-list
           id="prompt-list"
           .actions=${promptActions(app)}
-          .listData=${{ prompts: c.prompts, selected: sel, version: app.composeVersion }}
+          .listData=${{ prompts: c.prompts, selected: sel, version: app.state.composeVersion }}
         ></swarm-prompt-list>`
       : html`<p class="empty" id="prompt-list-empty">No prompts yet: add some, or import a JSONL, TXT or CSV file.</p>`}
     ${current
@@ -106,7 +103,7 @@ function promptSet(app: App) {
 }
 
 function templateFields(app: App, leaf: boolean) {
-  const c = app.ui.compose;
+  const c = app.state.ui.compose;
   const n = items(c).length;
   return html`
     <vscode-form-group variant="vertical">
@@ -117,6 +114,16 @@ function templateFields(app: App, leaf: boolean) {
     <vscode-form-group variant="vertical">
       <vscode-label for="items">Items, one per line (${int(n)})</vscode-label>
       <vscode-textarea id="items" rows="6" resize="vertical" .value=${c.itemsText} @input=${(e: Event) => app.setCompose({ itemsText: value(e) })}></vscode-textarea>
+      ${c.prompts.length
+        ? html`<vscode-button
+            id="items-from-prompts"
+            secondary
+            icon="list-flat"
+            title="The prompt set (imported, typed or from a palette run) becomes the items, one per line"
+            @click=${() => app.setCompose({ itemsText: c.prompts.map((p) => p.prompt.replace(/\s*\n\s*/g, ' ')).join('\n') })}
+            >Use the ${int(c.prompts.length)} prompts as items</vscode-button
+          >`
+        : nothing}
     </vscode-form-group>
   `;
 }
@@ -124,12 +131,12 @@ function templateFields(app: App, leaf: boolean) {
 function onePrompt(app: App, id: string, label: string) {
   return html`<vscode-form-group variant="vertical">
     <vscode-label for=${id}>${label}</vscode-label>
-    <vscode-textarea id=${id} rows="4" resize="vertical" .value=${app.ui.compose.prompt} @input=${(e: Event) => app.setCompose({ prompt: value(e) })}></vscode-textarea>
+    <vscode-textarea id=${id} rows="4" resize="vertical" .value=${app.state.ui.compose.prompt} @input=${(e: Event) => app.setCompose({ prompt: value(e) })}></vscode-textarea>
   </vscode-form-group>`;
 }
 
 function reduceFields(app: App) {
-  const c = app.ui.compose;
+  const c = app.state.ui.compose;
   const ok = c.reducePrompt.includes('{responses}');
   return html`
     <p class="help">Leaves: with items, the template once per item; without items, the leaf prompt on every chosen endpoint.</p>
@@ -150,11 +157,11 @@ function reduceFields(app: App) {
 }
 
 function importDialog(app: App) {
-  const d = app.importDialog;
+  const d = app.state.importDialog;
   if (!d) return nothing;
   const rows = app.importRows();
   const table = d.result.kind === 'table' ? d.result : null;
-  const current = app.ui.compose.prompts.length;
+  const current = app.state.ui.compose.prompts.length;
   return html`<section class="dialog" id="import-dialog" role="dialog" aria-label=${`Import ${d.result.name}`}>
     <h3>Import ${d.result.name}</h3>
     ${d.result.warnings.map((w) => html`<p class="warning">${w}</p>`)}
@@ -164,10 +171,7 @@ function importDialog(app: App) {
             <vscode-single-select
               id="import-column"
               .value=${d.column}
-              @change=${(e: Event) => {
-                d.column = value(e);
-                app.invalidate();
-              }}
+              @change=${(e: Event) => app.dispatch({ type: 'importDialog', dialog: { ...d, column: value(e) } })}
             >
               ${table.columns.map((col) => html`<vscode-option value=${col} ?selected=${col === d.column}>${col}</vscode-option>`)}
             </vscode-single-select>
@@ -189,10 +193,7 @@ function importDialog(app: App) {
       <vscode-button
         id="import-cancel"
         secondary
-        @click=${() => {
-          app.importDialog = null;
-          app.invalidate();
-        }}
+        @click=${() => app.dispatch({ type: 'importDialog', dialog: null })}
         >Cancel</vscode-button
       >
     </div>
@@ -200,19 +201,19 @@ function importDialog(app: App) {
 }
 
 function endpointsPanel(app: App) {
-  const c = app.ui.compose;
-  const tags = endpointTags(app.endpoints);
-  const chosen = matchingEndpoints(app.endpoints, c.tags);
-  const models = [...new Set(app.endpoints.map((e) => e.model).filter((m): m is string => !!m))].sort();
+  const c = app.state.ui.compose;
+  const tags = endpointTags(app.state.endpoints);
+  const chosen = matchingEndpoints(app.state.endpoints, c.tags);
+  const models = [...new Set(app.state.endpoints.map((e) => e.model).filter((m): m is string => !!m))].sort();
   const batchable = app.batchAllowed;
   return html`
     <h3>Endpoints</h3>
     <p id="endpoint-count">
-      ${app.endpoints.length
+      ${app.state.endpoints.length
         ? c.tags.length
-          ? `${chosen.length} of ${app.endpoints.length} endpoints carry ${c.tags.join(' and ')}`
-          : `All ${app.endpoints.length} endpoints`
-        : app.initialized
+          ? `${chosen.length} of ${app.state.endpoints.length} endpoints carry ${c.tags.join(' and ')}`
+          : `All ${app.state.endpoints.length} endpoints`
+        : app.state.initialized
           ? 'No endpoints.'
           : 'Waiting for the extension…'}
     </p>
@@ -224,15 +225,15 @@ function endpointsPanel(app: App) {
               data-tag=${t}
               .checked=${c.tags.includes(t)}
               @change=${(e: Event) => app.setCompose({ tags: checked(e) ? [...c.tags.filter((x) => x !== t), t] : c.tags.filter((x) => x !== t) })}
-              >${t} (${matchingEndpoints(app.endpoints, [t]).length})</vscode-checkbox
+              >${t} (${matchingEndpoints(app.state.endpoints, [t]).length})</vscode-checkbox
             >`,
           )}
         </div>`
       : nothing}
-    ${app.endpoints.length
+    ${app.state.endpoints.length
       ? html`<vscode-collapsible title="Endpoint list" class="endpoint-list">
           <ul class="endpoints" id="endpoints">
-            ${app.endpoints.map(
+            ${app.state.endpoints.map(
               (e) => html`<li data-status=${e.status} class=${chosen.includes(e) ? '' : 'dim'}>
                 <span class="dot" aria-hidden="true"></span><span class="ep-id">${e.id}</span> <span class="muted">${e.status}${e.model ? ` · ${e.model}` : ''}</span>
                 ${Object.entries(e.tags).map(([k, v]) => html` <span class="tag-chip">${k}=${v}</span>`)}
@@ -245,16 +246,32 @@ function endpointsPanel(app: App) {
     <div class="params">
       <vscode-label for="model">Model</vscode-label>
       <vscode-single-select id="model" .value=${c.model} @change=${(e: Event) => app.setCompose({ model: value(e) })}>
-        <vscode-option value="" ?selected=${c.model === ''}>${app.defaults.model ? `default (${app.defaults.model})` : 'default (first served)'}</vscode-option>
+        <vscode-option value="" ?selected=${c.model === ''}>${app.state.defaults.model ? `default (${app.state.defaults.model})` : 'default (first served)'}</vscode-option>
         ${models.map((m) => html`<vscode-option value=${m} ?selected=${c.model === m}>${m}</vscode-option>`)}
       </vscode-single-select>
       <vscode-label for="max-tokens">Max tokens</vscode-label>
-      <vscode-textfield id="max-tokens" type="number" min="1" placeholder=${app.defaults.maxTokens === null ? 'auto' : String(app.defaults.maxTokens)} .value=${c.maxTokens}
+      <vscode-textfield id="max-tokens" type="number" min="1" placeholder=${app.state.defaults.maxTokens === null ? 'auto' : String(app.state.defaults.maxTokens)} .value=${c.maxTokens}
         @input=${(e: Event) => app.setCompose({ maxTokens: value(e) })}></vscode-textfield>
       <vscode-label for="temperature">Temperature</vscode-label>
       <vscode-textfield id="temperature" type="number" min="0" max="2" step="0.1" placeholder="server default" .value=${c.temperature}
         @input=${(e: Event) => app.setCompose({ temperature: value(e) })}></vscode-textfield>
     </div>
+    <vscode-collapsible id="more-params" title="More parameters" description="system prompt, top_p, seed, stop, n, extra fields" ?open=${Boolean(c.system || c.topP || c.seed || c.stopText || c.n || c.extraText)}>
+      <div class="params">
+        <vscode-label for="system">System prompt</vscode-label>
+        <vscode-textarea id="system" rows="2" placeholder="none (chat path only; batching sends raw prompts)" .value=${c.system} @input=${(e: Event) => app.setCompose({ system: value(e) })}></vscode-textarea>
+        <vscode-label for="top-p">top_p</vscode-label>
+        <vscode-textfield id="top-p" type="number" min="0" max="1" step="0.05" placeholder="server default" .value=${c.topP} @input=${(e: Event) => app.setCompose({ topP: value(e) })}></vscode-textfield>
+        <vscode-label for="seed">Seed</vscode-label>
+        <vscode-textfield id="seed" type="number" min="0" placeholder="none" .value=${c.seed} @input=${(e: Event) => app.setCompose({ seed: value(e) })}></vscode-textfield>
+        <vscode-label for="stop">Stop sequences</vscode-label>
+        <vscode-textarea id="stop" rows="2" placeholder="one per line" .value=${c.stopText} @input=${(e: Event) => app.setCompose({ stopText: value(e) })}></vscode-textarea>
+        <vscode-label for="n">n</vscode-label>
+        <vscode-textfield id="n" type="number" min="1" max="16" placeholder="1" .value=${c.n} @input=${(e: Event) => app.setCompose({ n: value(e) })}></vscode-textfield>
+        <vscode-label for="extra">Extra fields</vscode-label>
+        <vscode-textarea id="extra" rows="2" placeholder='JSON, e.g. {"reasoning_effort": "low"}' .value=${c.extraText} @input=${(e: Event) => app.setCompose({ extraText: value(e) })}></vscode-textarea>
+      </div>
+    </vscode-collapsible>
     <vscode-checkbox id="batch" .checked=${batchable && c.batch} ?disabled=${!batchable || c.compare} @change=${(e: Event) => app.setCompose({ batch: checked(e) })}
       >Batch prompting</vscode-checkbox
     >
@@ -279,7 +296,7 @@ function endpointsPanel(app: App) {
 }
 
 export function composeView(app: App, s: ComposeSummary) {
-  const c = app.ui.compose;
+  const c = app.state.ui.compose;
   const pattern = PATTERNS.find((p) => p.id === c.pattern)!;
   return html`<div class="compose" id="compose">
     <section class="col main" aria-label="Prompts">

@@ -5,7 +5,8 @@
 import { diffWords } from 'diff';
 import { html, nothing } from 'lit';
 import type { RunRecord } from '../../src/panel/protocol.ts';
-import type { App, RunsComparison } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
+import type { RunsComparison } from '../view-state.ts';
 import { figure, int, when } from '../lib/format.ts';
 
 type Check = HTMLElement & { checked: boolean };
@@ -50,10 +51,7 @@ function runsComparison(app: App, rc: RunsComparison) {
       <vscode-button
         secondary
         icon="close"
-        @click=${() => {
-          app.runsComparison = null;
-          app.invalidate();
-        }}
+        @click=${() => app.dispatch({ type: 'runsComparison', value: null })}
         >Close</vscode-button
       >
     </div>
@@ -68,6 +66,8 @@ function runsComparison(app: App, rc: RunsComparison) {
       </thead>
       <tbody>
         <tr><th scope="row">pattern · mode</th><td>${rc.a.pattern} · ${rc.a.mode}</td><td>${rc.b.pattern} · ${rc.b.mode}</td><td></td></tr>
+        <tr data-figure="ran on"><th scope="row">ran on</th><td>${contextText(rc.a) || '—'}</td><td>${contextText(rc.b) || '—'}</td><td class="muted">${contextText(rc.a) !== contextText(rc.b) ? 'differs' : ''}</td></tr>
+        <tr data-figure="status"><th scope="row">status</th><td>${ended(rc.a)}</td><td>${ended(rc.b)}</td><td></td></tr>
         ${FIGURES.map((f) => {
           const a = f.pick(rc.a.summary);
           const b = f.pick(rc.b.summary);
@@ -84,7 +84,7 @@ function runsComparison(app: App, rc: RunsComparison) {
     <ol class="changed">
       ${changed.map(
         (c) => html`<li class="change" data-index=${c.index}>
-          <div class="change-head">prompt ${c.index} <span class="muted"><del>A</del> → <ins>B</ins></span></div>
+          <div class="change-head">prompt ${c.index + 1} <span class="muted"><del>A</del> → <ins>B</ins></span></div>
           ${wordDiff(c.a, c.b)}
         </li>`,
       )}
@@ -102,11 +102,39 @@ function runsComparison(app: App, rc: RunsComparison) {
   </section>`;
 }
 
+/** How a run ended, in one word (records from before runs kept it say done). */
+function ended(r: RunRecord): 'done' | 'cancelled' | 'failed' {
+  return r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+}
+
+/** What a run ran on: hostfile, endpoints, model, parameters (absent in older records). */
+export function contextText(r: RunRecord): string {
+  const c = r.context;
+  if (!c) return '';
+  const p = c.params;
+  const params = [
+    p.batch ? 'batched' : 'individual',
+    p.maxTokens ? `max_tokens ${p.maxTokens}` : '',
+    p.temperature !== undefined ? `temperature ${p.temperature}` : '',
+    p.topP !== undefined ? `top_p ${p.topP}` : '',
+    p.seed !== undefined ? `seed ${p.seed}` : '',
+    p.n !== undefined ? `n ${p.n}` : '',
+    p.stop?.length ? `${p.stop.length} stop sequence${p.stop.length === 1 ? '' : 's'}` : '',
+    p.system ? 'system prompt' : '',
+    p.extra ? Object.keys(p.extra).join(' ') : '',
+    p.tags.length ? p.tags.map(([k, v]) => `${k}=${v}`).join(' ') : '',
+    p.fanin ? `fan-in ${p.fanin}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', params].filter(Boolean).join(' · ');
+}
+
 export function historyView(app: App) {
-  const picked = app.ui.picked;
-  const runs = app.history.slice(0, 500);
+  const picked = app.state.ui.picked;
+  const runs = app.state.history.slice(0, 500);
   return html`<div class="history" id="history">
-    ${app.runsComparison ? runsComparison(app, app.runsComparison) : nothing}
+    ${app.state.runsComparison ? runsComparison(app, app.state.runsComparison) : nothing}
     <div class="toolbar">
       <vscode-button id="compare-runs" icon="diff" ?disabled=${picked.length !== 2} @click=${() => void app.compareRuns()}
         >Compare the two picked runs</vscode-button
@@ -118,39 +146,40 @@ export function historyView(app: App) {
           <thead>
             <tr>
               <th scope="col"><span class="sr-only">Pick</span></th>
-              <th scope="col">started</th>
               <th scope="col">run</th>
-              <th scope="col">pattern</th>
-              <th scope="col">mode</th>
+              <th scope="col">status</th>
               <th scope="col" class="num">ok / failed</th>
-              <th scope="col" class="num">wall</th>
-              <th scope="col" class="num">prompts/s</th>
-              <th scope="col">actions</th>
+              <th scope="col" class="actions-head">actions</th>
+              <th scope="col" class="num h-wide">wall</th>
+              <th scope="col" class="num h-wide">prompts/s</th>
             </tr>
           </thead>
           <tbody>
             ${runs.map(
-              (r) => html`<tr data-run=${r.id} class=${app.run?.recordId === r.id ? 'current' : ''}>
+              (r) => html`<tr data-run=${r.id} class=${app.state.run?.id === r.id ? 'current' : ''}>
                 <td>
                   <vscode-checkbox
                     aria-label=${`Pick ${r.label}`}
                     .checked=${picked.includes(r.id)}
-                    @change=${(e: Event) => app.togglePick(r.id, (e.currentTarget as Check).checked)}
+                    @change=${(e: Event) => app.dispatch({ type: 'pick', id: r.id, on: (e.currentTarget as Check).checked })}
                   ></vscode-checkbox>
                 </td>
-                <td>${when(r.startedAt)}</td>
-                <td class="run-name" title=${r.file}>${r.label}</td>
-                <td>${r.pattern}</td>
-                <td>${r.mode}</td>
-                <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}</td>
-                <td class="num">${figure(r.summary.wallMs, 'ms')}</td>
-                <td class="num">${figure(r.summary.promptThroughput, 'rate')}</td>
+                <td class="run-cell">
+                  <div class="run-name" title=${r.file}>${r.label}</div>
+                  <div class="run-context muted" title=${contextText(r)}>${[when(r.startedAt), `${r.pattern} · ${r.mode}`, contextText(r)].filter(Boolean).join(' · ')}</div>
+                </td>
+                <td class="run-ended" data-ended=${ended(r)}>${ended(r)}</td>
+                <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}${r.summary.cancelled ? html` <span class="cancelled">· ${int(r.summary.cancelled)} cancelled</span>` : nothing}</td>
                 <td class="actions">
                   <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
                   <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
                   <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
                   <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
+                  <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>
+                  <vscode-button secondary icon="trash" data-action="delete" title="Delete" aria-label=${`Delete ${r.label}`} @click=${() => void app.ask('deleteRun', { id: r.id })}></vscode-button>
                 </td>
+                <td class="num h-wide">${figure(r.summary.wallMs, 'ms')}</td>
+                <td class="num h-wide">${figure(r.summary.promptThroughput, 'rate')}</td>
               </tr>`,
             )}
           </tbody>

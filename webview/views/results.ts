@@ -1,6 +1,6 @@
 /** Results: the filters, the run's figures, and the virtualized table of responses in input order. */
 import { html, nothing } from 'lit';
-import type { App } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
@@ -13,13 +13,21 @@ let actions: ResultsTableActions | null = null;
 function tableActions(app: App): ResultsTableActions {
   if (actionsFor !== app || !actions) {
     actionsFor = app;
-    actions = { copy: (text) => app.copy(text), open: (text, language) => app.openInEditor(text, language) };
+    actions = {
+      copy: (text) => app.copy(text),
+      open: (text, language) => app.openInEditor(text, language),
+      sort: (key) => {
+        const f = app.state.ui.filter;
+        // Again on the same column: the other way; a third time: back to input order.
+        app.setFilter(key && key === f.sort ? (f.desc ? { sort: '', desc: false } : { desc: true }) : { sort: key, desc: false });
+      },
+    };
   }
   return actions;
 }
 
 function figures(app: App) {
-  const s = app.run?.summary;
+  const s = app.state.run?.summary;
   if (!s) return nothing;
   const cells: Array<[string, string]> = [
     ['wall time', ms(s.wallMs)],
@@ -39,11 +47,11 @@ function figures(app: App) {
 }
 
 export function resultsView(app: App) {
-  const f = app.ui.filter;
-  const { view, error } = app.store.filtered(f);
-  const shown = view ? view.length : app.store.length;
-  const endpoints = app.store.endpoints();
-  if (!app.run && !app.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
+  const f = app.state.ui.filter;
+  const { view, error } = app.state.store.filtered(f);
+  const shown = view ? view.length : app.state.store.length;
+  const endpoints = app.state.store.endpoints();
+  if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
   return html`<div class="results" id="results">
     ${figures(app)}
     <div class="filters toolbar" role="search">
@@ -68,8 +76,8 @@ export function resultsView(app: App) {
         ${endpoints.map((ep) => html`<vscode-option value=${ep} ?selected=${f.endpoint === ep}>${ep}</vscode-option>`)}
       </vscode-single-select>
       <span class="muted" id="shown-count" role="status"
-        >${isFiltered(f) ? `${int(shown)} of ${int(app.store.received)} shown` : `${int(app.store.answered)} of ${int(app.store.length)} answered`}${app.store.statusCounts.cancelled
-          ? html` · <span class="cancelled" id="cancelled-count">${int(app.store.statusCounts.cancelled)} cancelled</span>`
+        >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.answered)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.cancelled
+          ? html` · <span class="cancelled" id="cancelled-count">${int(app.state.store.statusCounts.cancelled)} cancelled</span>`
           : nothing}</span
       >
       ${isFiltered(f)
@@ -80,7 +88,7 @@ export function resultsView(app: App) {
     <swarm-results-table
       id="results-table"
       .actions=${tableActions(app)}
-      .tableData=${{ store: app.store, view, version: `${app.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
     ></swarm-results-table>
   </div>`;
 }

@@ -1,13 +1,13 @@
 /** Tree-reduce: the final answer, then the reduction level by level with the text at each node. */
 import { html, nothing } from 'lit';
-import type { App } from '../app.ts';
+import type { PanelApp as App } from '../panel-app.ts';
 import { int, oneLine } from '../lib/format.ts';
 
 const SHOW = 200;
 const expandedLevels = new Set<number>();
 
 export function treeView(app: App) {
-  const r = app.reduce;
+  const r = app.state.reduce;
   if (!r) return html`<p class="empty" id="tree-empty">No reduction yet: a tree-reduce run shows its levels here.</p>`;
   const levels = [...r.levels].sort((a, b) => b.level - a.level);
   return html`<div class="tree" id="tree">
@@ -30,7 +30,7 @@ export function treeView(app: App) {
         <div class="nodes">
           ${nodes.map(
             (t, i) => html`<details class="node">
-              <summary><span class="node-id">${l.level === 0 ? `leaf ${i}` : `node ${i}`}</span> ${oneLine(t, 140)}</summary>
+              <summary><span class="node-id">${l.level === 0 ? `leaf ${i + 1}` : `group ${i + 1}`}</span> ${oneLine(t, 140)}</summary>
               <pre class="vl-text">${t}</pre>
             </details>`,
           )}

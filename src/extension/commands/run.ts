@@ -4,6 +4,7 @@ import { checkTreeReduce, normalizePrompts, type PromptInput, type RunSummary } 
 import type { SwarmConnection } from '../connection.ts';
 import type { Launched } from '../panel/run-orchestrator.ts';
 import type { PanelHost } from '../panel/panel-host.ts';
+import { DEFAULT_REDUCE_PROMPT } from '../../panel/protocol.ts';
 import { promptsFrom } from '../prompt-source.ts';
 import type { Services } from '../services.ts';
 import { settings } from '../settings.ts';
@@ -73,7 +74,15 @@ export interface TreeReduceArgs {
 export async function treeReduceCommand(services: Services, panel: PanelHost, args: TreeReduceArgs = {}): Promise<{ text: string; levels: Array<{ level: number; texts: string[] }> } | undefined> {
   const connection = requireConnection(services);
   if (!connection) return undefined;
-  const prompt = args.prompt ?? (await vscode.window.showInputBox({ title: 'Swarm: Tree Reduce (1/3)', prompt: 'Leaf prompt; {item} takes each item when items come from the active editor', ignoreFocusOut: true }));
+  const prompt =
+    args.prompt ??
+    (await vscode.window.showInputBox({
+      title: 'Swarm: Tree Reduce (1/3)',
+      prompt: 'Leaf prompt; {item} takes each item when items come from the active editor',
+      ignoreFocusOut: true,
+      // An empty leaf prompt is said, not silently dropped (Escape still cancels).
+      validateInput: (v) => (v.trim() ? undefined : 'Type the prompt every leaf answers (or press Escape to cancel).'),
+    }));
   if (!prompt) return undefined;
   const items = args.items ?? (prompt.includes('{item}') ? (await promptsFrom())?.prompts.map((p) => p.prompt) : undefined);
   const reducePrompt =
@@ -81,7 +90,7 @@ export async function treeReduceCommand(services: Services, panel: PanelHost, ar
     (await vscode.window.showInputBox({
       title: 'Swarm: Tree Reduce (2/3)',
       prompt: 'Reduce prompt: {responses} takes the answers to merge, {level} the round',
-      value: 'Below are several responses. Merge them into a concise summary (level {level}):\n\n{responses}',
+      value: DEFAULT_REDUCE_PROMPT,
       ignoreFocusOut: true,
       validateInput: (v) => (v.includes('{responses}') ? undefined : 'The reduce prompt must contain {responses}: that is where the answers to merge go.'),
     }));
@@ -140,10 +149,13 @@ export async function compare(services: Services, panel: PanelHost, args: Compar
   return { batched: batched.summary, individual: individual.summary };
 }
 
-/** Runs through the panel's orchestrator; input the run cannot take is said in an error message. */
+/**
+ * Runs through the panel's orchestrator, so the panel hears it as it would a run of its own; input
+ * the run cannot take is said in an error message.
+ */
 async function launchOrSay(panel: PanelHost, launch: Parameters<PanelHost['runs']['launch']>[0]): Promise<Launched | undefined> {
   try {
-    return await panel.runs.launch(launch);
+    return await (await panel.runs.launch(launch)).done;
   } catch (err) {
     void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
     return undefined;

@@ -2,6 +2,7 @@ import type * as vscode from 'vscode';
 import type { EndpointInfo, HostMessage } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import type { Session } from '../session.ts';
+import { throttle, type Throttled } from '../throttle.ts';
 
 /** The endpoints as the panel lists them; an endpoint taken out of runs shows as `excluded`. */
 export function endpointInfos(connection: SwarmConnection | undefined): EndpointInfo[] {
@@ -20,35 +21,26 @@ export function endpointsMessage(session: Session): Extract<HostMessage, { type:
 export class EndpointFeed implements vscode.Disposable {
   private connectionSub: vscode.Disposable | undefined;
   private readonly sessionSub: vscode.Disposable;
-  private timer: NodeJS.Timeout | undefined;
-  private last = -Infinity;
+  private readonly paced: Throttled;
 
   constructor(
     private readonly session: Session,
     private readonly post: (message: HostMessage) => void,
-    private readonly intervalMs = 500,
+    intervalMs = 500,
   ) {
+    this.paced = throttle(() => this.post(endpointsMessage(this.session)), intervalMs);
     this.sessionSub = session.onDidChange((c) => this.follow(c));
     this.follow(session.connection, false);
   }
 
   private follow(connection: SwarmConnection | undefined, announce = true): void {
     this.connectionSub?.dispose();
-    this.connectionSub = connection?.onDidChange(() => this.schedule());
-    if (announce) this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.last = performance.now();
-      this.post(endpointsMessage(this.session));
-    }, Math.max(0, this.last + this.intervalMs - performance.now()));
+    this.connectionSub = connection?.onDidChange(() => this.paced.call());
+    if (announce) this.paced.call();
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.paced.cancel();
     this.connectionSub?.dispose();
     this.sessionSub.dispose();
   }

@@ -1,11 +1,9 @@
-import type { HostMessage, PanelMessage, RequestMethod, Requests, RunRequest } from '../../panel/protocol.ts';
+import type { HostMessage, PanelMessage, RequestMethod, Requests } from '../../panel/protocol.ts';
 import { validatePanelMessage } from './message-validation.ts';
 
 /** What the host does for each message the webview may post. */
 export interface PanelHandlers {
   ready(): void | Promise<void>;
-  run(request: RunRequest): void | Promise<void>;
-  rerun(id: string): void | Promise<void>;
   cancel(): void | Promise<void>;
   requests: { [M in RequestMethod]: (params: Requests[M]['params']) => Promise<Requests[M]['result']> };
 }
@@ -22,7 +20,7 @@ export class MessageRouter {
     private readonly warn: (message: string) => void,
   ) {}
 
-  /** Handles one message; resolves once it is handled (a request: once its reply is posted; a run: once it is done). */
+  /** Handles one message; resolves once it is handled (a request: once its reply is posted). */
   async receive(value: unknown): Promise<void> {
     const checked = validatePanelMessage(value);
     if (!checked.ok) {
@@ -34,10 +32,6 @@ export class MessageRouter {
     switch (message.type) {
       case 'ready':
         return this.handlers.ready();
-      case 'run':
-        return this.handlers.run(message.request);
-      case 'rerun':
-        return this.handlers.rerun(message.id);
       case 'cancel':
         return this.handlers.cancel();
       case 'request':

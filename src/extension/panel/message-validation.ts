@@ -1,3 +1,4 @@
+import { checkExtra } from '../../core/options.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
 
 /**
@@ -12,10 +13,6 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
       case 'ready':
       case 'cancel':
         return { ok: true, message: { type: m.type } };
-      case 'rerun':
-        return { ok: true, message: { type: 'rerun', id: runId(m.id) } };
-      case 'run':
-        return { ok: true, message: { type: 'run', request: runRequest(m.request) } };
       case 'request': {
         if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };
         const requestId = m.requestId as number;
@@ -34,12 +31,19 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
-const METHODS: readonly RequestMethod[] = ['importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
   const p = record(params ?? {}, 'params');
   switch (method as RequestMethod) {
+    case 'run':
+      return { method: 'run', params: { request: runRequest(p.request) } };
+    case 'rerun':
+      return { method: 'rerun', params: { id: runId(p.id) } };
+    case 'connect':
+      if (typeof p.simulator !== 'boolean') throw new Error('simulator must be true or false');
+      return { method: 'connect', params: { simulator: p.simulator } };
     case 'importFile':
       return { method: 'importFile', params: {} };
     case 'savePromptSet':
@@ -53,6 +57,9 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
     case 'exportRun':
       if (p.format !== 'jsonl' && p.format !== 'csv') throw new Error('format must be "jsonl" or "csv"');
       return { method: 'exportRun', params: { id: runId(p.id), format: p.format } };
+    case 'renameRun':
+    case 'deleteRun':
+      return { method: method as 'renameRun' | 'deleteRun', params: { id: runId(p.id) } };
     case 'compareRuns':
       return { method: 'compareRuns', params: { a: runId(p.a), b: runId(p.b) } };
   }
@@ -78,6 +85,19 @@ export function runRequest(value: unknown): RunRequest {
   if (r.temperature !== undefined && r.temperature !== null) {
     if (typeof r.temperature !== 'number' || !Number.isFinite(r.temperature) || r.temperature < 0) throw new Error('temperature must be a number of at least 0');
     out.temperature = r.temperature;
+  }
+  if (r.system !== undefined && r.system !== '') out.system = string(r.system, 'system');
+  if (r.topP !== undefined && r.topP !== null) {
+    if (typeof r.topP !== 'number' || !(r.topP > 0 && r.topP <= 1)) throw new Error('topP must be a number in (0, 1]');
+    out.topP = r.topP;
+  }
+  if (r.seed !== undefined && r.seed !== null) out.seed = integer(r.seed, 'seed', 0);
+  if (r.stop !== undefined) out.stop = list(r.stop, 'stop').map((v, i) => string(v, `stop[${i}]`));
+  if (r.n !== undefined && r.n !== null) out.n = integer(r.n, 'n', 1, 16);
+  if (r.extra !== undefined && r.extra !== null) {
+    const extra = record(r.extra, 'extra');
+    checkExtra(extra);
+    out.extra = extra;
   }
   if (r.compare !== undefined && r.compare !== null) {
     const c = record(r.compare, 'compare');

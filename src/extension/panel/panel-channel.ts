@@ -6,7 +6,8 @@ import type { HostMessage } from '../../panel/protocol.ts';
  * GitHub PR extension does), and treats a hidden panel as gone, since without
  * retainContextWhenHidden its page is torn down and says `ready` again when shown. What could not be
  * delivered is not queued: on `ready` the host sends `init` and the state of the moment instead,
- * except one `showRun` (a run the user asked to see), kept until then.
+ * (a live run is resynced from its start), except one `showRun` (a finished run the webview missed
+ * that a command brings forward), kept until then.
  */
 export class PanelChannel {
   private ready = false;

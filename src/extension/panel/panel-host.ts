@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import { summarize } from '../../core/index.ts';
 import type { HostMessage, PanelState, RunRequest } from '../../panel/protocol.ts';
 import type { Services } from '../services.ts';
 import { settings } from '../settings.ts';
@@ -9,7 +8,7 @@ import { PanelChannel } from './panel-channel.ts';
 import { copy, importFile, openInEditor, savePromptSet } from './prompt-requests.ts';
 import { diffRuns, exportRun } from './run-export.ts';
 import { RunHistory } from './run-history.ts';
-import { RunOrchestrator, showRunMessage, type Launched } from './run-orchestrator.ts';
+import { openedRun, RunOrchestrator, type Launched } from './run-orchestrator.ts';
 import { LaunchError } from './run-request-plan.ts';
 import { SwarmPanel } from './swarm-panel.ts';
 
@@ -50,10 +49,13 @@ export class PanelHost implements vscode.Disposable {
     this.attach(SwarmPanel.revive(webviewPanel, this.services.context.extensionUri));
   }
 
-  /** Shows a finished run in the panel: opens the panel when `reveal`, else only updates one that is open. */
+  /**
+   * Brings a finished run to the panel: opens the panel when `reveal`. A webview that heard the run
+   * end has it on show already; one that missed it (hidden or closed meanwhile) gets it in full.
+   */
   show(launched: Launched, reveal: boolean): void {
     if (reveal) this.open();
-    if (this.panel) this.post(showRunMessage(launched.saved, launched.rows));
+    if (this.panel && !(launched.delivered && this.channel?.isReady)) this.post({ type: 'showRun', ...openedRun(launched.saved, launched.rows) });
   }
 
   /** Handles a message as if the webview had posted it (the webview's own go through here too). */
@@ -105,29 +107,24 @@ export class PanelHost implements vscode.Disposable {
     };
   }
 
-  private async start(request: RunRequest, label?: string): Promise<void> {
-    if (this.runs.busy) {
-      void vscode.window.showWarningMessage('Swarm: a run is going; cancel it or wait for it to finish.');
-      return;
-    }
+  /** Starts a run the webview asked for; answers its id, or throws why it cannot start (the reply says so). */
+  private async start(request: RunRequest, label?: string): Promise<{ runId: string }> {
+    if (this.runs.busy) throw new Error('a run is going; cancel it or wait for it to finish');
     try {
-      await this.runs.launch({ request, ...(label ? { label } : {}) });
+      const going = await this.runs.launch({ request, ...(label ? { label } : {}) });
+      going.done.catch((err: Error) => {
+        this.services.log.error(`panel run ${going.runId}: ${err.message}`);
+        void vscode.window.showErrorMessage(`Swarm: ${err.message}`);
+      });
+      return { runId: going.runId };
     } catch (err) {
-      const message = (err as Error).message;
-      this.services.log.error(`panel run: ${message}`);
-      // The webview hears of it as a run that ended at once with the reason (so a waiting Run button is freed).
-      const runId = `refused-${Date.now()}`;
-      const summary = summarize([], { requests: new Map(), usage: new Map(), model: null }, 0, { pattern: request.pattern, batch: request.batch });
-      this.post({ type: 'runStarted', runId, pattern: request.pattern, total: 0, label: label ?? request.pattern });
-      this.post({ type: 'runFinished', runId, summary, error: message, cancelled: false });
       if (err instanceof LaunchError && !this.services.session.connection) {
-        void vscode.window.showWarningMessage(`Swarm: ${message}.`, 'Connect', 'Start Local Simulator').then((pick) => {
+        void vscode.window.showWarningMessage(`Swarm: ${err.message}.`, 'Connect', 'Start Local Simulator').then((pick) => {
           if (pick === 'Connect') void vscode.commands.executeCommand('swarmLab.connect');
           if (pick === 'Start Local Simulator') void vscode.commands.executeCommand('swarmLab.startSimulator');
         });
-      } else {
-        void vscode.window.showErrorMessage(`Swarm: ${message}`);
       }
+      throw err;
     }
   }
 
@@ -144,25 +141,31 @@ export class PanelHost implements vscode.Disposable {
         this.runs.resync();
         if (show) channel.post(show);
       },
-      run: (request) => this.start(request),
-      rerun: async (id) => {
-        try {
-          const saved = await this.history.load(id);
-          await this.start(await this.history.rerunRequest(id), saved.record.label);
-        } catch (err) {
-          void vscode.window.showErrorMessage(`Swarm: ${(err as Error).message}`);
-        }
-      },
       cancel: () => void this.runs.cancel(),
       requests: {
+        run: ({ request }) => this.start(request),
+        rerun: async ({ id }) => {
+          const saved = await this.history.load(id);
+          const hostfile = saved.record.context?.hostfile;
+          const now = this.services.session.connection?.source.label;
+          // A rerun on another swarm is another experiment: say so rather than mix them silently.
+          if (hostfile && now && hostfile !== now) {
+            const pick = await vscode.window.showWarningMessage(`Swarm: "${saved.record.label}" ran on ${hostfile}; ${now} is connected now.`, { modal: true }, `Rerun on ${now}`);
+            if (!pick) throw new Error(`not rerun: it ran on ${hostfile}, ${now} is connected`);
+          }
+          return this.start(await this.history.rerunRequest(id), saved.record.label);
+        },
         importFile: () => importFile(),
         savePromptSet: ({ prompts }) => savePromptSet(prompts),
         openInEditor: ({ text, language }) => openInEditor(text, language),
         copy: ({ text }) => copy(text),
+        connect: async ({ simulator }) => {
+          void vscode.commands.executeCommand(simulator ? 'swarmLab.startSimulator' : 'swarmLab.connect');
+          return null;
+        },
         openRun: async ({ id }) => {
           const saved = await this.history.load(id);
-          this.post(showRunMessage(saved, await this.history.rows(saved)));
-          return null;
+          return openedRun(saved, await this.history.jsonl(saved));
         },
         exportRun: async ({ id, format }) => {
           const saved = await this.history.load(id);
@@ -174,6 +177,23 @@ export class PanelHost implements vscode.Disposable {
           return target ? exportRun(this.history, id, format, target.fsPath) : null;
         },
         compareRuns: ({ a, b }) => diffRuns(this.history, a, b),
+        renameRun: async ({ id }) => {
+          const saved = await this.history.load(id);
+          const label = await vscode.window.showInputBox({ title: 'Swarm Lab: rename the run', value: saved.record.label, validateInput: (v) => (v.trim() ? undefined : 'A name cannot be empty.') });
+          if (!label?.trim()) return null;
+          await this.history.rename(id, label.trim());
+          this.post({ type: 'history', history: await this.history.list() });
+          return label.trim();
+        },
+        deleteRun: async ({ id }) => {
+          if (this.runs.isGoing(id)) throw new Error('the run is still going');
+          const saved = await this.history.load(id);
+          const pick = await vscode.window.showWarningMessage(`Delete "${saved.record.label}" and its results?`, { modal: true }, 'Delete');
+          if (pick !== 'Delete') return false;
+          await this.history.delete(id);
+          this.post({ type: 'history', history: await this.history.list() });
+          return true;
+        },
       },
     };
   }

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
@@ -60,6 +60,20 @@ export class RunHistory {
     return records.filter((r): r is RunRecord => Boolean(r));
   }
 
+  /** Gives a saved run another name (its label in History, exports and comparisons). */
+  async rename(id: string, label: string): Promise<void> {
+    const saved = await this.loadRecord(id);
+    saved.record.label = label;
+    await writeFile(join(this.folder(), `${id}${RECORD}`), `${JSON.stringify(saved, null, 1)}\n`);
+  }
+
+  /** Deletes a saved run: its record, details and results files. */
+  async delete(id: string): Promise<void> {
+    const saved = await this.loadRecord(id);
+    const files = [`${id}${RECORD}`, `${id}${DETAILS}`, saved.record.file, ...(saved.individualFile ? [saved.individualFile] : [])];
+    await Promise.all(files.map((f) => rm(this.pathOf(f), { force: true })));
+  }
+
   /** The record with its details. */
   async load(id: string): Promise<SavedRun> {
     const saved = await this.loadRecord(id);
@@ -95,6 +109,11 @@ export class RunHistory {
       rows.push({ ...row, prompt: typeof row.prompt === 'string' ? row.prompt : '' });
     }
     return rows;
+  }
+
+  /** A run's results file as it is: JSONL in input order (the webview parses it). */
+  jsonl(saved: SavedRun): Promise<string> {
+    return readFile(this.pathOf(saved.record.file), 'utf8');
   }
 
   /** The request to run a saved run again, its prompts (scatter) or items (map, tree-reduce) read back from its results. */

@@ -1,14 +1,15 @@
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import { OrderedJsonlWriter, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
-import type { ComparisonView, HostMessage, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import { summarize, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
+import { speedup } from '../../core/stats.ts';
+import type { ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
-import { LiveRun, ProgressPace } from './live-run.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
+import { RunRecorder } from './run-recorder.ts';
 import { LaunchError, prepare, runOptions, type Prepared } from './run-request-plan.ts';
 
 export interface Launch {
@@ -25,22 +26,28 @@ export interface Launched {
   rows: ResultRow[];
   resultsUri: vscode.Uri;
   cancelled: boolean;
+  /** Whether the panel heard the run's end (else it is shown with `showRun` when the panel comes). */
+  delivered: boolean;
   /** Not a comparison: the run's report. */
   report?: RunReport<unknown>;
   /** A comparison: the rounds of both arms. */
   comparison?: Comparison;
 }
 
+/** A run going: its id at once (the panel's `run` request answers it), the run when it is over. */
+export interface Going {
+  runId: string;
+  done: Promise<Launched>;
+}
+
 /**
  * Runs what the panel's Run button (or a palette command) asks for on the connected swarm, through
- * the core's patterns: results file written as results arrive (prompt included in each line), status
- * bar, throttled live progress to the panel, a history record when done. `compare` runs the fair
- * batched-vs-individual comparison (core/compare.ts): each arm is announced as a run with the
- * comparison's id and its arm and round, one after the other; `comparison` after each arm.
+ * the core's patterns, and records it with one RunRecorder whatever its kind: a single run follows
+ * its Run; a comparison (core/compare.ts, the fair batched-vs-individual one) follows each arm.
+ * Status bar and notification come from run-progress.ts.
  */
 export class RunOrchestrator {
-  private readonly active = new Set<{ live: LiveRun | undefined; cancel(): void }>();
-  private readonly pace = new ProgressPace();
+  private readonly active = new Map<string, { recorder: RunRecorder; cancel(): void }>();
 
   constructor(
     private readonly services: Services,
@@ -53,164 +60,158 @@ export class RunOrchestrator {
     return this.active.size > 0;
   }
 
+  isGoing(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
   /** Cancels every run going; finished results are kept. */
   cancel(): boolean {
-    for (const a of this.active) a.cancel();
+    for (const a of this.active.values()) a.cancel();
     return this.active.size > 0;
   }
 
-  /** A webview that just said `ready` gets each live run from its start. */
+  /** A webview that just said `ready` hears each live run from its start. */
   resync(): void {
-    for (const a of this.active) a.live?.resync();
+    for (const a of this.active.values()) a.recorder.resync();
   }
 
-  async launch(launch: Launch): Promise<Launched> {
+  /** Starts a run; throws LaunchError (before anything is sent or saved) when it cannot start. */
+  async launch(launch: Launch): Promise<Going> {
     const connection = this.services.session.connection;
     if (!connection) throw new LaunchError('connect a hostfile (or start the local simulator) first');
     const request = launch.request;
     const prepared = prepare(request);
-    const label = launch.label ?? prepared.label;
     const options: RunOptions = { ...runOptions(request), exclude: connection.excluded };
-    return request.compare ? this.compare(connection, launch, prepared, label, options) : this.single(connection, launch, prepared, label, options);
-  }
-
-  private async single(connection: SwarmConnection, launch: Launch, prepared: Prepared, label: string, options: RunOptions): Promise<Launched> {
-    const request = launch.request;
-    const file = await resultsFile(this.services.context.globalStorageUri, request.pattern);
-    const id = basename(file.uri.fsPath, '.jsonl');
-    const startedAt = new Date().toISOString();
-    const run = prepared.make(connection.swarm, options);
-    const writer = new OrderedJsonlWriter(file.uri.fsPath);
-    const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label }, run, this.post, this.pace);
-    run.on('result', (r) => {
-      const row = { ...r, prompt: prepared.promptOf(r) };
-      writer.add(row);
-      live.add(row);
-    });
-    const entry = { live, cancel: () => run.cancel() };
-    this.active.add(entry);
-    try {
-      const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify) : watchRun(this.services, run, label).done);
-      await writer.close();
-      const outcome = report.outcome as ReduceOutcome | undefined;
-      const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
-      const record: RunRecord = {
-        id,
-        startedAt,
+    const file = await resultsFile(this.services.context.globalStorageUri, request.compare ? 'compare' : request.pattern);
+    const runId = basename(file.uri.fsPath, '.jsonl');
+    const eligible = eligibleEndpoints(connection, request.tags);
+    const recorder = new RunRecorder(
+      {
+        type: 'runStarted',
+        runId,
+        kind: request.compare ? 'comparison' : 'single',
         pattern: request.pattern,
-        label,
-        mode: report.summary.mode,
-        summary: report.summary,
-        file: basename(file.uri.fsPath),
-        cancelled: report.cancelled,
-        error: report.cancelled ? null : report.error,
-      };
-      const saved: SavedRun = { record, request, ...(reduce ? { reduce } : {}) };
-      await this.save(saved);
-      const rows = byIndex(live.rows);
-      if (!(await live.finish(report, reduce))) this.post(showRunMessage(saved, rows));
-      return { saved, rows, resultsUri: file.uri, cancelled: report.cancelled, report };
-    } finally {
-      this.active.delete(entry);
-    }
+        label: launch.label ?? prepared.label,
+        total: prepared.total(eligible),
+        rounds: request.compare?.rounds ?? 1,
+        startedAt: new Date().toISOString(),
+        context: runContext(connection, request, options, eligible),
+        ...(prepared.prompts.length ? { prompts: prepared.prompts.map((p) => p.prompt) } : {}),
+        ...(request.compare ? { comparison: { cacheSalt: request.compare.cacheSalt, templatePaths: { ...TEMPLATE_PATHS } } } : {}),
+      },
+      this.history,
+      this.post,
+    );
+    const entry = { recorder, cancel: () => {} };
+    this.active.set(runId, entry);
+    const run = request.compare ? this.compare(recorder, launch, prepared, options, file.uri, entry) : this.single(recorder, launch, prepared, options, file.uri, entry);
+    // A run that throws still ends with a saved record and its runFinished: the panel never waits forever.
+    const ended = run.catch(async (err: Error) => {
+      await recorder.settle();
+      const empty = summarize([], { requests: new Map(), usage: new Map(), model: null }, 0, { pattern: request.pattern, batch: request.batch });
+      const saved: SavedRun = { record: this.record(recorder, request.compare ? 'compare' : empty.mode, empty, file.uri, false, err.message), request };
+      await recorder.finish(saved);
+      throw err;
+    });
+    const done = run
+      .then(async (launched) => ({ ...launched, delivered: await recorder.finish(launched.saved) }), () => ended as Promise<never>)
+      .finally(() => this.active.delete(runId));
+    return { runId, done };
   }
 
-  private async compare(connection: SwarmConnection, launch: Launch, prepared: Prepared, label: string, options: RunOptions): Promise<Launched> {
-    const request = launch.request;
-    const { rounds, cacheSalt } = request.compare!;
-    const file = await resultsFile(this.services.context.globalStorageUri, 'compare');
-    const id = basename(file.uri.fsPath, '.jsonl');
-    const individualPath = join(dirname(file.uri.fsPath), `${id}-individual.jsonl`);
-    const startedAt = new Date().toISOString();
-    const view: ComparisonView = { rounds: [], cacheSalt, templatePaths: { ...TEMPLATE_PATHS } };
-    const entry: { live: LiveRun | undefined; cancel(): void } = { live: undefined, cancel: () => handle.cancel() };
-    let arm: { live: LiveRun; writer: OrderedJsonlWriter | undefined; report: Thenable<RunReport<unknown>> } | undefined;
-    let firstRows: ResultRow[] = [];
-    let lastSummary: RunRecord['summary'] | undefined;
+  private async single(recorder: RunRecorder, launch: Launch, prepared: Prepared, options: RunOptions, uri: vscode.Uri, entry: { cancel(): void }): Promise<Omit<Launched, 'delivered'>> {
+    const { request } = launch;
+    const { label, total } = recorder.started;
+    const run = prepared.make(this.services.session.connection!.swarm, options);
+    entry.cancel = () => run.cancel();
+    recorder.follow(run, prepared.promptOf, uri.fsPath);
+    const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
+    await recorder.settle();
+    const outcome = report.outcome as ReduceOutcome | undefined;
+    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
+    const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
+    return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
+  }
 
-    const handle = compareBatching(connection.swarm, prepared.prompts, {
+  private async compare(recorder: RunRecorder, launch: Launch, prepared: Prepared, options: RunOptions, uri: vscode.Uri, entry: { cancel(): void }): Promise<Omit<Launched, 'delivered'>> {
+    const { request } = launch;
+    const { rounds, cacheSalt } = request.compare!;
+    const { label, total, runId } = { ...recorder.started };
+    const individualPath = join(dirname(uri.fsPath), `${runId}-individual.jsonl`);
+    let report: Thenable<RunReport<unknown>> | undefined;
+    let lastArm: RunReport<unknown> | undefined;
+    let firstRows: ResultRow[] = [];
+    const handle = compareBatching(this.services.session.connection!.swarm, prepared.prompts, {
       ...options,
       rounds,
       cacheSalt,
-      onArm: (run, which: Arm, round) => {
-        const title = `${launch.notify ?? label} — ${which}, round ${round + 1}/${rounds}`;
-        const live = new LiveRun({ type: 'runStarted', runId: id, pattern: request.pattern, total: prepared.prompts.length, label, arm: which, round }, run, this.post, this.pace);
-        const writer = round === 0 ? new OrderedJsonlWriter(which === 'batched' ? file.uri.fsPath : individualPath) : undefined;
-        run.on('result', (r) => {
-          const row = { ...r, prompt: prepared.promptOf(r) };
-          writer?.add(row);
-          live.add(row);
-        });
-        entry.live = live;
-        arm = { live, writer, report: launch.notify ? withRunProgress(this.services, run, title) : watchRun(this.services, run, title).done };
+      onArm: (run, arm: Arm, round) => {
+        const title = `${launch.notify ?? label} — ${arm}, round ${round + 1}/${rounds}`;
+        // The first round's rows are kept on disk (the batched arm's are the run's results file).
+        recorder.follow(run, prepared.promptOf, round === 0 ? (arm === 'batched' ? uri.fsPath : individualPath) : undefined, { arm, round });
+        report = launch.notify ? withRunProgress(this.services, run, title, total) : watchRun(this.services, run, title, total).done;
       },
       onArmDone: async (figures) => {
-        const { live, writer, report } = arm!;
-        const finished = await report;
-        await writer?.close();
-        await live.finish(finished);
-        if (figures.round === 0 && figures.arm === 'batched') firstRows = byIndex(live.rows);
-        lastSummary = figures.summary;
-        if (!finished.cancelled) view.rounds.push(figures);
-        this.post({ type: 'comparison', comparison: { ...view, rounds: [...view.rounds] } });
+        const finished = await report!;
+        lastArm = finished;
+        if (figures.round === 0 && figures.arm === 'batched') firstRows = recorder.rows;
+        await recorder.armFinished(figures.arm, figures.round, finished.cancelled ? null : figures, finished.cancelled, finished.cancelled ? null : finished.error);
       },
     });
-    this.active.add(entry);
-    try {
-      const comparison = await handle.done;
-      const batched = medianRound(comparison.rounds, 'batched');
-      const individual = medianRound(comparison.rounds, 'individual');
-      if (batched && individual) {
-        const speedup = individual.summary.wallMs / batched.summary.wallMs;
-        this.services.runs.setComparison(
-          `Batched sent ${batched.summary.httpRequests} HTTP requests where individual sent ${individual.summary.httpRequests}; median of ${rounds} round${rounds === 1 ? '' : 's'}: ${speedup.toFixed(2)}× speed-up.`,
-        );
-      }
-      const summary = batched?.summary ?? individual?.summary ?? lastSummary;
-      if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
-      const comparisonView: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
-      const record: RunRecord = {
-        id,
-        startedAt,
-        pattern: request.pattern,
-        label,
-        mode: 'compare',
-        summary,
-        file: basename(file.uri.fsPath),
-        cancelled: comparison.cancelled,
-        error: comparison.cancelled ? null : (comparison.error ?? null),
-      };
-      const saved: SavedRun = { record, request, comparison: comparisonView, individualFile: basename(individualPath) };
-      await this.save(saved);
-      if (!this.post({ type: 'comparison', comparison: comparisonView })) this.post(showRunMessage(saved, firstRows));
-      if (comparison.error && !comparison.cancelled) this.services.log.error(`compare: ${comparison.error}`);
-      return { saved, rows: firstRows, resultsUri: file.uri, cancelled: comparison.cancelled, comparison };
-    } finally {
-      this.active.delete(entry);
+    entry.cancel = () => handle.cancel();
+    const comparison = await handle.done;
+    const batched = medianRound(comparison.rounds, 'batched');
+    const individual = medianRound(comparison.rounds, 'individual');
+    const times = speedup(comparison.rounds);
+    if (batched && individual && times !== null) {
+      this.services.runs.setComparison(
+        `Batched sent ${batched.summary.httpRequests} HTTP requests where individual sent ${individual.summary.httpRequests}; median of ${rounds} round${rounds === 1 ? '' : 's'}: ${times.toFixed(2)}× speed-up.`,
+      );
     }
+    // Cancelled in its first arm: no round finished; the record keeps that arm's figures.
+    const summary = batched?.summary ?? individual?.summary ?? lastArm?.summary;
+    if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
+    const view: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
+    const saved: SavedRun = { record: this.record(recorder, 'compare', summary, uri, comparison.cancelled, comparison.error), request, comparison: view, individualFile: basename(individualPath) };
+    if (comparison.error && !comparison.cancelled) this.services.log.error(`compare ${runId}: ${comparison.error}`);
+    return { saved, rows: firstRows, resultsUri: uri, cancelled: comparison.cancelled, comparison };
   }
 
-  /**
-   * Saves the record and refreshes the history list, before the run's last message, so the webview
-   * knows the run's record when the run ends. (A webview that missed the end gets a showRun instead.)
-   */
-  private async save(saved: SavedRun): Promise<void> {
-    await this.history.save(saved);
-    this.post({ type: 'history', history: await this.history.list() });
+  private record(recorder: RunRecorder, mode: RunRecord['mode'], summary: RunRecord['summary'], uri: vscode.Uri, cancelled: boolean, error: string | null): RunRecord {
+    const s = recorder.started;
+    return { id: s.runId, startedAt: s.startedAt, pattern: s.pattern, label: s.label, mode, summary, file: basename(uri.fsPath), cancelled, error: cancelled ? null : error, context: s.context };
   }
 }
 
-export function showRunMessage(saved: SavedRun, rows: ResultRow[]): Extract<HostMessage, { type: 'showRun' }> {
+/** A finished run as `showRun` carries it (rows as JSONL: see OpenedRun). */
+export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string): OpenedRun {
+  const resultsJsonl = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
+  return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
+}
+
+/** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
+function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>): number {
+  return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
+}
+
+function runContext(connection: SwarmConnection, request: RunRequest, options: RunOptions, endpoints: number): RunContext {
+  const served = connection.snapshot.find((v) => v.model)?.model ?? null;
   return {
-    type: 'showRun',
-    record: saved.record,
-    results: rows,
-    ...(saved.reduce ? { reduce: saved.reduce } : {}),
-    ...(saved.comparison ? { comparison: saved.comparison } : {}),
+    hostfile: connection.source.label,
+    endpoints,
+    model: options.model ?? served,
+    params: {
+      batch: request.batch,
+      tags: request.tags,
+      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(request.fanin ? { fanin: request.fanin } : {}),
+      ...(options.system ? { system: options.system } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.stop?.length ? { stop: options.stop } : {}),
+      ...(options.n !== undefined ? { n: options.n } : {}),
+      ...(options.extra ? { extra: options.extra } : {}),
+    },
   };
 }
-
-function byIndex(rows: readonly ResultRow[]): ResultRow[] {
-  return [...rows].sort((a, b) => a.index - b.index);
-}
-

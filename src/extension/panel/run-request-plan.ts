@@ -13,6 +13,8 @@ export interface Prepared {
   label: string;
   /** Every prompt it answers, as rows (a broadcast's and a tree-reduce's are made as it goes). */
   prompts: PromptRow[];
+  /** Prompts the run answers, known at launch, given how many endpoints it may use. */
+  total(endpoints: number): number;
   make(pool: SwarmPool, options: RunOptions): Run<unknown>;
   promptOf(result: PromptResult): string;
 }
@@ -24,6 +26,12 @@ export function runOptions(request: RunRequest): RunOptions {
     ...(request.model ? { model: request.model } : {}),
     ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.system ? { system: request.system } : {}),
+    ...(request.topP !== undefined ? { topP: request.topP } : {}),
+    ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(request.stop?.length ? { stop: request.stop } : {}),
+    ...(request.n !== undefined ? { n: request.n } : {}),
+    ...(request.extra ? { extra: request.extra } : {}),
     tags: request.tags,
   };
 }
@@ -41,6 +49,7 @@ export function prepare(request: RunRequest): Prepared {
       return {
         label: request.compare ? `${count(prompts.length, 'prompt')} · batched vs individual × ${request.compare.rounds}` : `${count(prompts.length, 'prompt')} · ${mode}`,
         prompts,
+        total: () => prompts.length,
         make: (pool, o) => scatterGather(pool, prompts, { ...o, batch: request.batch }),
         promptOf: (r) => prompts[r.index]?.prompt ?? '',
       };
@@ -53,6 +62,7 @@ export function prepare(request: RunRequest): Prepared {
       return {
         label: request.compare ? `${count(items!.length, 'item')} · batched vs individual × ${request.compare.rounds}` : `${count(items!.length, 'item')} · ${mode}`,
         prompts,
+        total: () => prompts.length,
         make: (pool, o) => mapGather(pool, items!, template!, { ...o, batch: request.batch }),
         promptOf: (r) => prompts[r.index]?.prompt ?? '',
       };
@@ -61,7 +71,7 @@ export function prepare(request: RunRequest): Prepared {
       need(!request.compare, 'batched vs individual compares scatter and map runs');
       const prompt = request.prompt ?? '';
       need(prompt.trim(), 'broadcast needs a prompt');
-      return { label: `broadcast: ${clip(prompt)}`, prompts: [], make: (pool, o) => broadcast(pool, prompt, o), promptOf: () => prompt };
+      return { label: `broadcast: ${clip(prompt)}`, prompts: [], total: (endpoints) => endpoints, make: (pool, o) => broadcast(pool, prompt, o), promptOf: () => prompt };
     }
     case 'tree-reduce': {
       need(!request.compare, 'batched vs individual compares scatter and map runs');
@@ -78,11 +88,22 @@ export function prepare(request: RunRequest): Prepared {
       return {
         label: `tree-reduce of ${items ? count(items.length, 'item') : 'every endpoint'} (fan-in ${input.fanin ?? 50})`,
         prompts: [],
+        total: (endpoints) => reduceTotal(items ? items.length : endpoints, input.fanin ?? 50),
         make: (pool, o) => treeReduce(pool, input, o),
         promptOf: (r) => (r.level ? `(reduce level ${r.level}, group ${Number(r.input.group ?? 0) + 1}) ${input.reducePrompt}` : leaf(r)),
       };
     }
   }
+}
+
+/** Leaves plus every reduce prompt: each level merges `fanin` answers at a time until one is left. */
+function reduceTotal(leaves: number, fanin: number): number {
+  let total = leaves;
+  for (let n = leaves; n > 1; ) {
+    n = Math.ceil(n / fanin);
+    total += n;
+  }
+  return total;
 }
 
 const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;

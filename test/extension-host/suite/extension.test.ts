@@ -113,7 +113,7 @@ describe('Swarm Lab in the extension host', function () {
     await connectTo([fast, stuck]);
     const prompts = Array.from({ length: 10 }, (_, i) => `c${i}`);
     const pending = vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts, batch: false, open: false });
-    await until(() => api.snapshot().running && /^\$\(sync~spin\) 5\/10/.test(api.snapshot().statusBar.text), 'the fast half to finish');
+    await until(() => api.snapshot().running && /^\$\(sync~spin\) Swarm 5\/10/.test(api.snapshot().statusBar.text), 'the fast half to finish');
     assert.equal(api.snapshot().statusBar.command, 'swarmLab.cancelRun', 'clicking the status bar cancels');
     await vscode.commands.executeCommand('swarmLab.cancelRun');
     const outcome = await pending;

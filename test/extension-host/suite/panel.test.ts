@@ -8,7 +8,7 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { RunSummary } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
-import type { HostMessage, RunRequest } from '../../../src/panel/protocol.ts';
+import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
@@ -70,9 +70,23 @@ async function request(method: string, params: unknown): Promise<Msg<'reply'>> {
   return replies[0]!;
 }
 
+/** Runs as the panel's Run button does: the request answers the run's id at once; resolves once its runFinished is posted. */
 async function runFromPanel(req: Partial<RunRequest>): Promise<HostMessage[]> {
   const m = mark();
-  await api.panel.receive({ type: 'run', request: { prompts: [], tags: [], batch: true, pattern: 'scatter', ...req } });
+  const reply = await request('run', { request: { prompts: [], tags: [], batch: true, pattern: 'scatter', ...req } });
+  assert.equal(reply.ok, true, reply.error);
+  const { runId } = reply.value as { runId: string };
+  await until(() => ofType(since(m), 'runFinished').some((f) => f.runId === runId), `runFinished of ${runId}`, 60_000);
+  return since(m);
+}
+
+/** Reruns a saved run from the panel; resolves once its runFinished is posted. */
+async function rerunFromPanel(id: string): Promise<HostMessage[]> {
+  const m = mark();
+  const reply = await request('rerun', { id });
+  assert.equal(reply.ok, true, reply.error);
+  const { runId } = reply.value as { runId: string };
+  await until(() => ofType(since(m), 'runFinished').some((f) => f.runId === runId), `runFinished of ${runId}`, 60_000);
   return since(m);
 }
 
@@ -134,7 +148,10 @@ describe('the Swarm Lab panel (extension side)', function () {
     const posted = since(m);
     const id = outcome.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
     const started = ofType(posted, 'runStarted');
-    assert.deepEqual(started.map((s) => [s.runId, s.total, s.pattern]), [[id, 1500, 'scatter']]);
+    assert.deepEqual(started.map((s) => [s.runId, s.kind, s.total, s.pattern]), [[id, 'single', 1500, 'scatter']]);
+    assert.equal(started[0]!.prompts?.[7], prompts[7], 'pending rows can show their prompt');
+    assert.deepEqual([started[0]!.context.endpoints, started[0]!.context.params.batch], [3, false]);
+    assert.match(started[0]!.context.hostfile ?? '', /panel\.hostfile/);
     const progress = ofType(posted, 'runProgress').filter((p) => p.runId === id);
     const indices = progress.flatMap((p) => p.results.map((r) => r.index)).sort((a, b) => a - b);
     assert.deepEqual(indices, prompts.map((_, i) => i), 'every row once');
@@ -144,15 +161,15 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.ok(progress.length <= Math.ceil(seconds * 5) + 2, `${progress.length} progress messages in ${seconds.toFixed(2)} s: at most 5 a second`);
     const finished = ofType(posted, 'runFinished')[0]!;
     assert.equal(finished.runId, id);
-    assert.equal(finished.summary.ok, 1500);
+    assert.equal(finished.record.summary.ok, 1500);
+    assert.equal(finished.record.mode, 'individual');
+    assert.equal(finished.record.context?.endpoints, 3, 'the record keeps what it ran on');
     assert.ok(posted.indexOf(finished) > posted.indexOf(progress.at(-1)!), 'runFinished comes after the last rows');
-    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
-    assert.equal(show.record.id, id);
-    assert.equal(show.record.mode, 'individual');
-    assert.deepEqual(show.results.map((r) => r.index), prompts.map((_, i) => i));
-    assert.equal(show.results[7]!.text, `completion: ${prompts[7]}`);
     const history = ofType(posted, 'history').at(-1)!;
+    assert.ok(posted.indexOf(history) < posted.indexOf(finished), 'the record is in history before the run ends');
     assert.equal(history.history[0]!.id, id, 'newest first');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(ofType(since(m), 'showRun').length, 0, 'a panel that heard the run end is not sent it again');
 
     // On disk: the results (each line with its prompt) and the record beside them.
     assert.ok(existsSync(join(runsFolder(), `${id}.jsonl`)) && existsSync(join(runsFolder(), `${id}.run.json`)));
@@ -173,12 +190,12 @@ describe('the Swarm Lab panel (extension side)', function () {
     const idOf = (o: ScatterOutcome) => o.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
     const [ida, idb] = [idOf(a), idOf(b)];
 
-    const m = mark();
     const reply = await request('openRun', { id: ida });
     assert.equal(reply.ok, true);
-    const show = ofType(since(m), 'showRun')[0]!;
+    const show = reply.value as OpenedRun;
     assert.equal(show.record.id, ida);
-    assert.deepEqual(show.results.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma']);
+    const shownRows = show.resultsJsonl.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { prompt: string });
+    assert.deepEqual(shownRows.map((r) => r.prompt), ['alpha', 'b,"c"\nd', 'gamma'], 'the results file, as it is');
 
     const jsonl = await api.panel.exportRun(ida, 'jsonl', join(root().fsPath, 'export.jsonl'));
     assert.equal(readFileSync(jsonl, 'utf8'), readFileSync(a.resultsUri.fsPath, 'utf8'));
@@ -197,13 +214,18 @@ describe('the Swarm Lab panel (extension side)', function () {
       { index: 3, a: '', b: 'completion: delta' },
     ]);
 
-    const before = mark();
-    await api.panel.receive({ type: 'rerun', id: idb });
-    const history = ofType(since(before), 'history').at(-1)!.history;
+    const history = ofType(await rerunFromPanel(idb), 'history').at(-1)!.history;
     const again = history[0]!;
     assert.notEqual(again.id, idb);
     assert.equal(again.label, history.find((h) => h.id === idb)!.label);
     assert.deepEqual(lines(again.file).map((l) => l.prompt), ['alpha', 'beta', 'gamma', 'delta']);
+
+    // Renamed, then deleted: the record and every file of the run go.
+    await api.panel.renameRun(ida, 'the first try');
+    assert.equal(((await request('openRun', { id: ida })).value as OpenedRun).record.label, 'the first try');
+    await api.panel.deleteRun(ida);
+    assert.ok(!existsSync(join(runsFolder(), `${ida}.run.json`)) && !existsSync(a.resultsUri.fsPath), 'record and results deleted');
+    assert.equal((await request('openRun', { id: ida })).ok, false);
   });
 
   it('answers every request exactly once, refusing malformed ones; ignores messages that are not messages', async () => {
@@ -218,8 +240,12 @@ describe('the Swarm Lab panel (extension side)', function () {
     const m = mark();
     await api.panel.receive('ready');
     await api.panel.receive({ kind: 'run' });
-    await api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: 'oops' } });
+    await api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: [] } });
     assert.deepEqual(since(m), [], 'nothing answers a malformed message');
+    const oops = await request('run', { request: { pattern: 'scatter', prompts: 'oops' } });
+    assert.equal(oops.ok, false, 'a malformed run request is refused in its reply');
+    const clash = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], extra: { model: 'other' } } });
+    assert.deepEqual([clash.ok, /set by Swarm Lab itself/.test(clash.error ?? '')], [false, true], 'an extra field may not replace one Swarm Lab sets');
   });
 
   it('saves a prompt set as *.prompts.jsonl, copies to the clipboard, opens text in an editor', async () => {
@@ -243,15 +269,17 @@ describe('the Swarm Lab panel (extension side)', function () {
     await openReady();
     const map = await runFromPanel({ pattern: 'map', template: 'say {item}', items: ['x', 'y', 'z'], batch: true });
     const mapDone = ofType(map, 'runFinished')[0]!;
-    assert.equal(mapDone.summary.ok, 3);
-    assert.equal(mapDone.summary.httpRequests, 2, 'batched: one request per endpoint');
+    assert.equal(mapDone.record.summary.ok, 3);
+    assert.equal(mapDone.record.summary.httpRequests, 2, 'batched: one request per endpoint');
     const mapRows = ofType(map, 'runProgress').flatMap((p) => p.results);
     assert.deepEqual(mapRows.map((r) => r.prompt).sort(), ['say x', 'say y', 'say z']);
 
     const bc = await runFromPanel({ pattern: 'broadcast', prompt: 'hello all' });
-    assert.equal(ofType(bc, 'runFinished')[0]!.summary.ok, 2);
+    assert.equal(ofType(bc, 'runStarted')[0]!.total, 2, 'a broadcast knows its total at launch: one per endpoint');
+    assert.equal(ofType(bc, 'runFinished')[0]!.record.summary.ok, 2);
 
     const tr = await runFromPanel({ pattern: 'tree-reduce', template: 'leaf {item}', items: ['1', '2', '3'], reducePrompt: 'merge {responses}', fanin: 2 });
+    assert.equal(ofType(tr, 'runStarted')[0]!.total, 3 + 2 + 1, 'a tree-reduce knows its total at launch: leaves and reduce prompts');
     const trDone = ofType(tr, 'runFinished')[0]!;
     assert.deepEqual(trDone.reduce!.levels.map((l) => l.texts.length), [3, 2, 1]);
     const history = ofType(tr, 'history').at(-1)!.history;
@@ -261,28 +289,28 @@ describe('the Swarm Lab panel (extension side)', function () {
     const [trRecord, , mapRecord] = history;
     assert.deepEqual(JSON.parse(readFileSync(join(runsFolder(), `${mapRecord!.id}.run.json`), 'utf8')).request.items, []);
     assert.ok(existsSync(join(runsFolder(), `${trRecord!.id}.details.json`)));
-    let m = mark();
-    await request('openRun', { id: trRecord!.id });
-    assert.deepEqual(ofType(since(m), 'showRun')[0]!.reduce, trDone.reduce);
+    assert.deepEqual(((await request('openRun', { id: trRecord!.id })).value as OpenedRun).reduce, trDone.reduce);
     for (const record of [mapRecord!, trRecord!]) {
-      m = mark();
-      await api.panel.receive({ type: 'rerun', id: record.id });
-      const again = ofType(since(m), 'history').at(-1)!.history[0]!;
+      const again = ofType(await rerunFromPanel(record.id), 'history').at(-1)!.history[0]!;
       assert.notEqual(again.id, record.id);
       assert.deepEqual(lines(again.file).filter((l) => !l.level).map((l) => l.prompt), lines(record.file).filter((l) => !l.level).map((l) => l.prompt));
     }
   });
 
-  it('runs a fair comparison from the panel: arms alternate, each a run of its own, then the comparison', async () => {
+  it('runs a fair comparison from the panel: one run whose arms alternate (armStarted/armFinished), saved with its rounds', async () => {
     const cluster = await sim(2);
     await connectTo(cluster);
     await openReady();
     const prompts = ['p0', 'p1', 'p2', 'p3', 'p4'].map((prompt) => ({ prompt }));
     const posted = await runFromPanel({ pattern: 'scatter', prompts, compare: { rounds: 2, cacheSalt: true } });
-    const arms = ofType(posted, 'runStarted').map((s) => `${s.arm}${s.round}`);
+    const started = ofType(posted, 'runStarted');
+    assert.deepEqual(started.map((s) => [s.kind, s.rounds, s.total]), [['comparison', 2, 5]]);
+    const arms = ofType(posted, 'armStarted').map((s) => `${s.arm}${s.round}`);
     assert.deepEqual(arms, ['batched0', 'individual0', 'individual1', 'batched1']);
-    assert.equal(ofType(posted, 'runFinished').length, 4);
-    const last = ofType(posted, 'comparison').at(-1)!.comparison;
+    assert.deepEqual(ofType(posted, 'armFinished').map((a) => [a.runId, `${a.arm}${a.round}`, a.figures?.summary.ok]), arms.map((a) => [started[0]!.runId, a, 5]));
+    assert.ok(posted.filter((x) => !['history', 'endpoints', 'reply'].includes(x.type)).every((x) => (x as { runId?: string }).runId === started[0]!.runId), 'every message of the run names it');
+    assert.equal(ofType(posted, 'runFinished').length, 1);
+    const last = ofType(posted, 'runFinished')[0]!.comparison!;
     assert.equal(last.cacheSalt, true);
     assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.httpRequests, r.requests.length, r.latenciesMs.length]), [
       ['batched', 0, 2, 2, 5],
@@ -294,9 +322,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const record = ofType(posted, 'history').at(-1)!.history[0]!;
     assert.equal(record.mode, 'compare');
     assert.deepEqual(lines(record.file).map((l) => l.prompt), ['p0', 'p1', 'p2', 'p3', 'p4']);
-    const m = mark();
-    await request('openRun', { id: record.id });
-    assert.equal(ofType(since(m), 'showRun')[0]!.comparison!.rounds.length, 4);
+    assert.equal(((await request('openRun', { id: record.id })).value as OpenedRun).comparison!.rounds.length, 4);
   });
 
   it('Compare from the palette returns the median round of each arm and shows the comparison in the panel', async () => {
@@ -308,10 +334,13 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(result.batched.httpRequests, 3);
     assert.equal(result.individual.httpRequests, 7);
     assert.equal(result.batched.mode, 'batched');
-    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
+    // The panel heard it as it would a run of its own: one runStarted, six arms, one runFinished.
+    const posted = since(m);
+    assert.equal(ofType(posted, 'runStarted').length, 1);
+    assert.equal(ofType(posted, 'armFinished').length, 6);
+    const show = ofType(posted, 'runFinished')[0]!;
     assert.equal(show.record.mode, 'compare');
     assert.equal(show.comparison!.rounds.length, 6);
-    assert.equal(show.results.length, 7);
   });
 
   it('Tree Reduce from the palette shows the reduction in the panel', async () => {
@@ -321,10 +350,12 @@ describe('the Swarm Lab panel (extension side)', function () {
     const m = mark();
     const outcome = await vscode.commands.executeCommand<{ text: string; levels: unknown[] }>('swarmLab.treeReduce', { prompt: 'leaf {item}', items: ['1', '2', '3', '4'], reducePrompt: 'merge: {responses}', fanin: 2 });
     assert.equal(outcome.levels.length, 3);
-    const show = await until(() => ofType(since(m), 'showRun')[0], 'showRun');
+    const posted = since(m);
+    const show = ofType(posted, 'runFinished')[0]!;
     assert.equal(show.record.pattern, 'tree-reduce');
     assert.equal(show.reduce!.text, outcome.text);
-    assert.deepEqual(show.results.filter((r) => !r.level).map((r) => r.prompt), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
+    const rows = ofType(posted, 'runProgress').flatMap((p) => p.results);
+    assert.deepEqual(rows.filter((r) => !r.level).sort((a, b) => a.index - b.index).map((r) => r.prompt), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
   });
 
   it('cancel from the panel stops the run and keeps what finished', async () => {
@@ -333,24 +364,40 @@ describe('the Swarm Lab panel (extension side)', function () {
     await connectTo([fast, stuck]);
     await openReady();
     const m = mark();
-    const done = api.panel.receive({ type: 'run', request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: false } });
+    const reply = await request('run', { request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: false } });
+    assert.equal(reply.ok, true);
     await until(() => ofType(since(m), 'runProgress').some((p) => p.done === 2), 'the fast half');
     await api.panel.receive({ type: 'cancel' });
-    await done;
-    const finished = ofType(since(m), 'runFinished')[0]!;
-    assert.equal(finished.cancelled, true);
-    assert.deepEqual([finished.summary.ok, finished.summary.cancelled], [2, 2]);
+    const finished = await until(() => ofType(since(m), 'runFinished')[0], 'runFinished');
     // The saved record says how the run ended, for when it is reopened.
-    const record = ofType(since(m), 'history').at(-1)!.history.find((r) => r.id === finished.runId)!;
-    assert.deepEqual([record.cancelled, record.error], [true, null]);
+    assert.deepEqual([finished.record.cancelled, finished.record.error], [true, null]);
+    assert.deepEqual([finished.record.summary.ok, finished.record.summary.cancelled], [2, 2]);
   });
 
-  it('a run it cannot start ends at once with the reason', async () => {
+  it('a comparison cancelled in its first arm still ends: armFinished (cancelled), then runFinished with its saved record', async () => {
+    const fast = await sim(1);
+    const stuck = await sim(1, { hang: true });
+    await connectTo([fast, stuck]);
     await openReady();
-    const posted = await runFromPanel({ pattern: 'scatter', prompts: [{ prompt: 'x' }] });
-    const [started, finished] = [ofType(posted, 'runStarted')[0]!, ofType(posted, 'runFinished')[0]!];
-    assert.equal(finished.runId, started.runId);
-    assert.match(finished.error!, /connect a hostfile/);
+    const m = mark();
+    const reply = await request('run', { request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: true, compare: { rounds: 2, cacheSalt: true } } });
+    assert.equal(reply.ok, true);
+    await until(() => ofType(since(m), 'armStarted')[0], 'the first arm');
+    await api.panel.receive({ type: 'cancel' });
+    const finished = await until(() => ofType(since(m), 'runFinished')[0], 'runFinished');
+    const arms = ofType(since(m), 'armFinished');
+    assert.deepEqual(arms.map((a) => [a.arm, a.round, a.cancelled, a.figures]), [['batched', 0, true, null]]);
+    assert.deepEqual([finished.record.mode, finished.record.cancelled], ['compare', true]);
+    assert.ok(existsSync(join(runsFolder(), `${finished.runId}.run.json`)), 'saved');
+  });
+
+  it('a run it cannot start is refused in the reply, and no run starts', async () => {
+    await openReady();
+    const m = mark();
+    const reply = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], tags: [], batch: true } });
+    assert.equal(reply.ok, false);
+    assert.match(reply.error!, /connect a hostfile/);
+    assert.deepEqual(ofType(since(m), 'runStarted'), []);
   });
 
   it('holds everything while the webview is not ready, and replays a live run from its start when it is', async () => {
@@ -364,7 +411,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const m = mark();
     const prompts = Array.from({ length: 600 }, (_, i) => `h${i}`);
     const pending = vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts, batch: false, open: false });
-    await until(() => api.snapshot().running && /\$\(sync~spin\) \d/.test(api.snapshot().statusBar.text), 'the run to start');
+    await until(() => api.snapshot().running && /\$\(sync~spin\) Swarm \d[\d,]*\/600 /.test(api.snapshot().statusBar.text), 'the run to start, its total known');
     assert.deepEqual(since(m), [], 'nothing is posted to a hidden panel');
     await vscode.commands.executeCommand('swarmLab.openPanel');
     await api.panel.receive({ type: 'ready' });

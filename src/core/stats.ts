@@ -1,0 +1,27 @@
+/**
+ * The statistics every view shows (panel, status bar, CLI): one median, one speed-up. No imports
+ * but types, so the webview bundle can use it too.
+ */
+import type { ArmRound } from './compare.ts';
+
+/** The middle value; with an even count, the mean of the two middle ones. NaN for none. */
+export function median(values: readonly number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const n = v.length;
+  if (!n) return NaN;
+  const mid = n >> 1;
+  return n % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** Median wall time of one arm over its finished rounds, ms; null without one. */
+export function medianWall(rounds: readonly ArmRound[], arm: ArmRound['arm']): number | null {
+  const walls = rounds.filter((r) => r.arm === arm).map((r) => r.summary.wallMs);
+  return walls.length ? median(walls) : null;
+}
+
+/** How many times faster batched was than individual (median wall times); null without both arms. */
+export function speedup(rounds: readonly ArmRound[]): number | null {
+  const b = medianWall(rounds, 'batched');
+  const i = medianWall(rounds, 'individual');
+  return b && i ? i / b : null;
+}

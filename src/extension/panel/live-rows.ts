@@ -1,0 +1,51 @@
+import type { Run } from '../../core/index.ts';
+import type { HostMessage, ResultRow } from '../../panel/protocol.ts';
+import { throttle, type Throttled } from '../throttle.ts';
+
+/** At most this many progress messages a second reach the webview, however fast results come. */
+export const PROGRESS_PER_SECOND = 5;
+
+/**
+ * The rows of one run (or one arm of a comparison) on their way to the panel: throttled
+ * `runProgress` messages, each with the rows that arrived since the previous one (never one message
+ * per result). Keeps every row, so a webview that comes back mid-run gets them all at once.
+ */
+export class LiveRows {
+  readonly rows: ResultRow[] = [];
+  private pending: ResultRow[] = [];
+  private readonly pace: Throttled;
+
+  constructor(
+    private readonly runId: string,
+    private readonly run: Run<unknown>,
+    /** Known at launch: the core may count some prompts only once they are made (reduce levels). */
+    private readonly total: number,
+    private readonly post: (message: HostMessage) => boolean,
+  ) {
+    this.pace = throttle(() => this.send(this.pending.splice(0)), 1000 / PROGRESS_PER_SECOND);
+  }
+
+  add(row: ResultRow): void {
+    this.rows.push(row);
+    this.pending.push(row);
+    this.pace.call();
+  }
+
+  /** Sends what is waiting now (before the arm's or the run's end is said). */
+  drain(): void {
+    this.pace.cancel();
+    if (this.pending.length) this.send(this.pending.splice(0));
+  }
+
+  /** Everything so far, for a webview that just said `ready`. */
+  resync(): void {
+    this.pending = [];
+    this.pace.cancel();
+    this.send([...this.rows]);
+  }
+
+  private send(results: ResultRow[]): void {
+    const p = this.run.progress;
+    this.post({ type: 'runProgress', runId: this.runId, done: p.done, ok: p.ok, failed: p.failed, total: Math.max(p.total, this.total), elapsedMs: p.elapsedMs, results });
+  }
+}

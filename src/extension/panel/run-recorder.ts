@@ -1,0 +1,87 @@
+import { OrderedJsonlWriter, type PromptResult, type Run } from '../../core/index.ts';
+import type { ArmRound, HostMessage, ResultRow, RunMessage } from '../../panel/protocol.ts';
+import type { RunHistory, SavedRun } from './run-history.ts';
+import { LiveRows } from './live-rows.ts';
+
+type Started = Extract<RunMessage, { type: 'runStarted' }>;
+
+/**
+ * One run as the host records it and tells the panel, the same for a single run and a comparison:
+ * `runStarted`; per followed Run (the run, or each arm) its rows to a results file and to the panel;
+ * `armStarted` / `armFinished` around a comparison's arms; and `runFinished` once the record is
+ * saved. Keeps what it said, so a webview that comes back mid-run hears the run from its start.
+ */
+export class RunRecorder {
+  private readonly said: HostMessage[] = [];
+  private live: LiveRows | undefined;
+  private writer: OrderedJsonlWriter | undefined;
+
+  constructor(
+    readonly started: Started,
+    private readonly history: RunHistory,
+    private readonly post: (message: HostMessage) => boolean,
+  ) {
+    this.say(started);
+  }
+
+  get runId(): string {
+    return this.started.runId;
+  }
+
+  /** The rows of the Run followed last, in input order. */
+  get rows(): ResultRow[] {
+    return [...(this.live?.rows ?? [])].sort((a, b) => a.index - b.index);
+  }
+
+  /** Follows `run` (the whole run, or one arm): each result, with its prompt, to `file` (when given) and to the panel. */
+  follow(run: Run<unknown>, promptOf: (r: PromptResult) => string, file?: string, arm?: { arm: ArmRound['arm']; round: number }): void {
+    if (arm) this.say({ type: 'armStarted', runId: this.runId, ...arm });
+    const live = new LiveRows(this.runId, run, this.started.total, this.post);
+    const writer = file ? new OrderedJsonlWriter(file) : undefined;
+    run.on('result', (r) => {
+      const row = { ...r, prompt: promptOf(r) };
+      writer?.add(row);
+      live.add(row);
+    });
+    this.live = live;
+    this.writer = writer;
+  }
+
+  /** The Run followed last is over: its last rows go out and its file is closed. */
+  async settle(): Promise<void> {
+    this.live?.drain();
+    await this.writer?.close();
+    this.writer = undefined;
+  }
+
+  /** A comparison's arm is over; `figures` is null when it was cancelled or failed. */
+  async armFinished(arm: ArmRound['arm'], round: number, figures: ArmRound | null, cancelled: boolean, error: string | null): Promise<void> {
+    await this.settle();
+    this.say({ type: 'armFinished', runId: this.runId, arm, round, figures, cancelled, error });
+  }
+
+  /** Saves the record, refreshes the history list, then says `runFinished`; whether the webview got it. */
+  async finish(saved: SavedRun): Promise<boolean> {
+    await this.settle();
+    await this.history.save(saved);
+    this.post({ type: 'history', history: await this.history.list() });
+    return this.post({
+      type: 'runFinished',
+      runId: this.runId,
+      record: saved.record,
+      ...(saved.reduce ? { reduce: saved.reduce } : {}),
+      ...(saved.comparison ? { comparison: saved.comparison } : {}),
+    });
+  }
+
+  /** Everything said so far and every row, for a webview that just said `ready`. */
+  resync(): void {
+    for (const m of this.said) this.post(m);
+    this.live?.resync();
+  }
+
+  private say(message: HostMessage): void {
+    this.said.push(message);
+    this.post(message);
+  }
+}
