@@ -12,6 +12,7 @@ export * from './result.ts';
 export { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 export { Run, type RunEvents, type RunProgress, type RunReport, type EndpointEvent, type RunMeta } from './run.ts';
 export * from './summary.ts';
+export * from './stats.ts';
 export type { RunOptions } from './plan.ts';
 export { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts';
 export { mapGather } from './patterns/map-gather.ts';

@@ -25,3 +25,11 @@ export function speedup(rounds: readonly ArmRound[]): number | null {
   const i = medianWall(rounds, 'individual');
   return b && i ? i / b : null;
 }
+
+/** Linear interpolation between closest ranks of sorted values, as numpy.percentile (which vLLM bench uses). */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
+}

@@ -1,4 +1,5 @@
 import type { LogHistogram } from './histogram.ts';
+import { percentile } from './stats.ts';
 import type { Usage } from './request-shapes.ts';
 import type { PromptResult } from './result.ts';
 
@@ -148,14 +149,6 @@ export function latencyStats(values: readonly number[]): LatencyStats | null {
 function histogramStats(h: LogHistogram | undefined): LatencyStats | null {
   if (!h?.count) return null;
   return { meanMs: h.mean, medianMs: h.quantile(0.5), p90Ms: h.quantile(0.9), p99Ms: h.quantile(0.99) };
-}
-
-/** Linear interpolation between closest ranks, as numpy.percentile (which vLLM bench uses). */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
-  const rank = (p / 100) * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.ceil(rank);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
