@@ -70,8 +70,13 @@ export class SwarmConnection implements vscode.Disposable {
     }));
     tunnel?.on('down', (why) => {
       for (const s of this.pool.endpoints) this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
-      for (const v of this.views) Object.assign(v, { status: 'tunnel-down', error: why, load: null });
+      for (const v of this.views) Object.assign(v, { status: 'tunnel-down', error: `reconnecting… (${why})`, load: null });
       this.changed.fire();
+    });
+    // Back up: the endpoints it cut off are looked at afresh (runs waiting on the route carry on by themselves).
+    tunnel?.on('up', () => {
+      this.pool.forget(this.pool.endpoints.filter((s) => s.status === 'tunnel-down').map((s) => s.slot));
+      void this.refresh();
     });
   }
 
@@ -111,7 +116,9 @@ export class SwarmConnection implements vscode.Disposable {
 
   private makePool(options: Partial<PoolOptions>): SwarmPool {
     const routes = new Map<string, Route>(this.tunnel?.routes ?? []);
-    return new SwarmPool(this.endpoints, { ...options, routes });
+    const tunnel = this.tunnel;
+    // Prompts in flight when the tunnel drops wait for its reconnect (bounded) and are sent again.
+    return new SwarmPool(this.endpoints, { ...options, routes, ...(tunnel ? { awaitRoute: (_id: string, signal: AbortSignal) => tunnel.awaitUp(signal) } : {}) });
   }
 
   /** Health, served model and load of every endpoint (over HTTP, through the tunnel when there is one). */

@@ -28,11 +28,14 @@ export class Session implements vscode.Disposable {
     tunnel?.on('down', (why) => {
       this.log.error(`SSH connection lost: ${why}`);
       void vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', true);
-      void vscode.window.showWarningMessage(`Swarm: the SSH connection to ${tunnel.label} is gone; every endpoint is unreachable.`, 'Reconnect').then((pick) => {
+      void vscode.window.showWarningMessage(`Swarm: the SSH connection to ${tunnel.label} dropped; reconnecting… (running prompts wait for it)`, 'Reconnect').then((pick) => {
         if (pick) void vscode.commands.executeCommand('swarmLab.reconnect');
       });
     });
-    tunnel?.on('up', () => void vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', false));
+    tunnel?.on('up', () => {
+      this.log.info(`SSH connection to ${tunnel.label} is back`);
+      void vscode.commands.executeCommand('setContext', 'swarmLab.tunnelDown', false);
+    });
     await vscode.commands.executeCommand('setContext', 'swarmLab.connected', true);
     this.changed.fire(connection);
     await connection.refresh();

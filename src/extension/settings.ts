@@ -37,6 +37,8 @@ export function tunnelOptions(s: Settings): TunnelOptions {
     sshPath: s.sshPath,
     sshOptions: s.sshOptions,
     mode: s.sshMode,
+    // A dropped master reconnects on its own; a new login (its terminal) only when one is really needed.
+    selfHeal: true,
     ...(s.sshConfigFile ? { sshConfigFile: s.sshConfigFile } : {}),
   };
 }

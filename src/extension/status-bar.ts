@@ -61,7 +61,8 @@ export class SwarmStatusBar implements vscode.Disposable {
     const total = c.snapshot.length;
     // A run that failed or was cancelled says so until the next one.
     const mark = finished?.cancelled ? ' $(circle-slash)' : finished?.error || finished?.summary.failed ? ' $(error)' : '';
-    this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s${mark}` : ''}`;
+    const reconnecting = c.tunnel && c.snapshot.some((v) => v.status === 'tunnel-down') ? ' $(sync~spin) reconnecting…' : '';
+    this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${reconnecting}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s${mark}` : ''}`;
     // A plain-text tooltip: what a screen reader reads out, without markdown escapes.
     const lines = [`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`];
     const notHealthy = c.snapshot.filter((v) => v.status !== 'healthy');
