@@ -156,7 +156,8 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
     const [, ...started3] = await Promise.all([
       installVsix(vsix, extensions),
       startSim(simDir, 'main.hostfile', 3),
-      startSim(simDir, 'fast.hostfile', 1),
+      // Answers its own five prompts, then hangs too: the hung endpoint's prompts, sent to it as hedges, never finish either.
+      startSim(simDir, 'fast.hostfile', 1, ['--fault-after', '5', '--hang']),
       startSim(simDir, 'hang.hostfile', 1, ['--hang']),
     ]);
     [main, fast, stuck] = started3 as [Sim, Sim, Sim];
@@ -259,7 +260,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       const before = runFiles(workspace);
       await runCommand(page, 'Swarm: Scatter Prompts');
       await quickPickSelect(page, 'Individual');
-      // The fast endpoint's half finishes at once; the hung one's never does.
+      // The fast endpoint's half finishes at once; the hung one's never does (nor do their hedges on the fast one).
       // The total is known from the start, and the item keeps its "Swarm" label while the run goes.
       const progress = await pollUntil(() => swarmStatusText(page), (t) => /^Swarm 5\/10 · /.test(t ?? ''), 20_000);
       assert.match(progress ?? '', /^Swarm 5\/10 · \d+\.\d s$/);
