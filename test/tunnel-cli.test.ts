@@ -5,16 +5,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
-import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
 
-/** Pids of live ssh masters (`-M`) logged in to port `port`. */
-function masters(port: number): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
-    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
-    .map((m) => Number(m![1]));
-}
 
 /** Live (non-zombie) processes whose command line mentions `needle`. */
 function processesWith(needle: string): string[] {

@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { checkHealth, endpointId, scatterGather, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type LoginCommand, type TunnelOptions } from '../src/core/index.ts';
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
-import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
 
 const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
 
@@ -15,14 +15,6 @@ const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
 function liveSshClients(port: number): string[] {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out.split('\n').filter((l) => !l.trim().startsWith('Z') && /^\S+\s+ssh\s/.test(l.trim()) && l.includes(`-p ${port}`));
-}
-/** Pids of live ssh masters (`-M`) logged in to this test's sshd. */
-function masters(port: number): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
-    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
-    .map((m) => Number(m![1]));
 }
 async function waitForValue<T>(probe: () => T | undefined, what: string): Promise<T> {
   for (let i = 0; i < 500; i++) {

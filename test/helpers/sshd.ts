@@ -126,3 +126,12 @@ async function waitForPort(port: number): Promise<void> {
   }
   throw new Error(`sshd did not listen on ${port}`);
 }
+
+/** Pids of live ssh masters (`-M`) logged in to port `port`. */
+export function masters(port: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
+    .filter((m) => m && !m[2]!.startsWith('Z') && /^ssh\s/.test(m[3]!) && /\s-M\s/.test(m[3]!) && m[3]!.includes(`-p ${port}`))
+    .map((m) => Number(m![1]));
+}
