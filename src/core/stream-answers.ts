@@ -97,7 +97,7 @@ function answerOf(choices: ChoiceState[]): Answer {
     text: first.text.length || !first.reasoning ? first.text.join('') : null,
     reasoning: first.reasoning?.join('') ?? null,
     finishReason: first.finish,
-    stream: { tokens, firstTokenAt: Math.min(...choices.map((c) => c.firstAt)), lastTokenAt: Math.max(...choices.map((c) => c.lastAt)) },
+    stream: { tokens, firstTokenAt: choices.reduce((t, c) => Math.min(t, c.firstAt), Infinity), lastTokenAt: choices.reduce((t, c) => Math.max(t, c.lastAt), 0) },
   };
   if (choices.length > 1) answer.texts = choices.map((c) => c.text.join(''));
   return answer;

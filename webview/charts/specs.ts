@@ -172,7 +172,8 @@ function barSeries(theme: Theme, arm: Arm, align: -1 | 1): uPlot.Series {
 /** Histogram of both arms' end-to-end latencies, all rounds pooled, on shared bins. */
 export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
   const byArm = { batched: [] as number[], individual: [] as number[] };
-  for (const r of c.rounds) byArm[r.arm].push(...r.latenciesMs);
+  // One by one: spreading 100,000 latencies into push() overflows the call stack.
+  for (const r of c.rounds) for (const ms of r.latenciesMs) byArm[r.arm].push(ms);
   const { edges, counts } = histogram(byArm, 24);
   const centers = edges.slice(0, -1).map((e, i) => (e + edges[i + 1]!) / 2);
   const step = edges.length > 1 ? edges[1]! - edges[0]! : 1;

@@ -14,7 +14,7 @@ export function structuredMerge(answers: readonly AgentAnswer[], includeFailures
   for (const a of usable(answers, includeFailures)) {
     try {
       const value: unknown = JSON.parse(a.text);
-      if (Array.isArray(value)) items.push(...value);
+      if (Array.isArray(value)) for (const item of value as unknown[]) items.push(item);
       else items.push(value);
     } catch (err) {
       errors.push(problem(a, (err as Error).message));

@@ -38,7 +38,7 @@ export function blackboard(pool: SwarmPool, input: BlackboardInput, options: Run
     for (let round = 1; round <= (input.maxRounds ?? 10) && !ctx.signal.aborted; round++) {
       for (const section of input.sections) {
         const results = await askEach(writers.get(section)!, input.prompt(section, board), round, { section });
-        board[section]!.push(...texts(results));
+        for (const text of texts(results)) board[section]!.push(text);
       }
       snapshots.push({ round, board: structuredClone(board) });
       if (input.converged?.(board)) break;
