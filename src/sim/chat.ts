@@ -1,7 +1,8 @@
-import { badRequest } from './errors.ts';
+import { parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
 import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, tokenAt } from './replies.ts';
+import { tokenAt } from './replies.ts';
+import { countTokens } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
@@ -20,8 +21,8 @@ export function chatApi(options: SimOptions): GenerationApi {
       const stream = optionalBool(body, 'stream');
       return {
         model: requestedModel(body),
-        // The rendered prompt spans all messages; the reply echoes the last user turn.
-        prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(messages.map((m) => m.content).join('')) }],
+        // The prompt is the rendered conversation; the reply echoes the last user turn.
+        prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(renderChat(messages, renderOptions(body))) }],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
         stop: stopStrings(body),
@@ -48,27 +49,7 @@ export function chatApi(options: SimOptions): GenerationApi {
   };
 }
 
-interface Message {
-  role: string;
-  content: string;
-}
-
-/** Messages with their text content; content parts other than text count as empty. */
-function parseMessages(value: unknown): Message[] {
-  if (!Array.isArray(value) || value.length === 0) throw badRequest("'messages' must be a non-empty list", 'messages');
-  return value.map((m: unknown) => {
-    if (typeof m !== 'object' || m === null || typeof (m as Body)['role'] !== 'string') {
-      throw badRequest("each message must be an object with a string 'role'", 'messages');
-    }
-    return { role: (m as Body)['role'] as string, content: textOf((m as Body)['content']) };
-  });
-}
-
-function textOf(content: unknown): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === 'object' && typeof part.text === 'string' ? part.text : '')).join('');
-  }
-  throw badRequest("message 'content' must be a string or a list of content parts", 'messages');
+/** `add_generation_prompt` (default true) and `continue_final_message`, shared by chat and /tokenize. */
+export function renderOptions(body: Body): RenderOptions {
+  return { addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true), continueFinalMessage: optionalBool(body, 'continue_final_message') };
 }

@@ -1,7 +1,9 @@
 import { badRequest } from './errors.ts';
 import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, tokenAt } from './replies.ts';
+import type { Prompt } from './generation.ts';
+import { tokenAt } from './replies.ts';
+import { checkTokenIds, countTokens, decode } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
@@ -12,7 +14,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
     chunkObject: 'text_completion',
     reasons: false,
     parse(body) {
-      const prompts = parsePrompts(body['prompt'], options.maxPrompts).map((text) => ({ text, tokens: countTokens(text) }));
+      const prompts = parsePrompts(body['prompt'], options.maxPrompts);
       const echo = optionalBool(body, 'echo');
       const stream = optionalBool(body, 'stream');
       return {
@@ -43,14 +45,18 @@ export function completionsApi(options: SimOptions): GenerationApi {
   };
 }
 
-function parsePrompts(prompt: unknown, maxPrompts: number): string[] {
-  if (typeof prompt === 'string') return [prompt];
+/**
+ * `prompt` as vLLM takes it: a string, a list of strings, one token-id list or a list of them
+ * (token prompts answer as their decoded text). Any empty prompt fails the request.
+ */
+function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
+  if (typeof prompt === 'string') return [textPrompt(prompt)];
   if (!Array.isArray(prompt) || prompt.length === 0) {
     throw badRequest('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
   }
-  if (!prompt.every((p) => typeof p === 'string')) {
-    throw badRequest('The simulator accepts text prompts only (a string or a list of strings), not token ids.', 'prompt');
-  }
+  if (prompt.every(isTokenId)) return [tokenPrompt(prompt)];
+  const batch = prompt.every((p) => typeof p === 'string') || prompt.every((p) => Array.isArray(p) && p.every(isTokenId));
+  if (!batch) throw badRequest("'prompt' must be a string, a list of strings, a list of token ids or a list of token-id lists", 'prompt');
   if (prompt.length > maxPrompts) {
     throw badRequest(
       `prompt list length ${prompt.length} exceeds the maximum allowed count of ${maxPrompts}. ` +
@@ -58,5 +64,21 @@ function parsePrompts(prompt: unknown, maxPrompts: number): string[] {
       'prompt',
     );
   }
+  return prompt.map((p: string | number[]) => (typeof p === 'string' ? textPrompt(p) : tokenPrompt(p)));
+}
+
+const isTokenId = (v: unknown): v is number => Number.isInteger(v);
+
+function textPrompt(text: string): Prompt {
+  return nonEmpty({ text, tokens: countTokens(text) });
+}
+
+function tokenPrompt(ids: number[]): Prompt {
+  checkTokenIds(ids);
+  return nonEmpty({ text: decode(ids), tokens: ids.length });
+}
+
+function nonEmpty(prompt: Prompt): Prompt {
+  if (prompt.tokens === 0) throw badRequest('The decoder prompt cannot be empty', 'prompt');
   return prompt;
 }

@@ -34,11 +34,6 @@ const LOREM = (
   'nulla pariatur excepteur sint occaecat cupidatat non proident sunt in culpa qui officia deserunt mollit anim id est laborum'
 ).split(' ');
 
-/** Prompt tokens by the chars/4 heuristic clients use too, so both sides agree on context limits. */
-export function countTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
-}
-
 export function outputTokens(output: Output): number {
   return (output.reasoning?.length ?? 0) + (output.content?.length ?? 0);
 }

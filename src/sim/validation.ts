@@ -23,8 +23,8 @@ export function optionalInt(body: Body, key: string, min: number): number | unde
   return v;
 }
 
-export function optionalBool(body: Body, key: string): boolean {
-  const v = body[key] ?? false;
+export function optionalBool(body: Body, key: string, fallback = false): boolean {
+  const v = body[key] ?? fallback;
   if (typeof v !== 'boolean') throw badRequest(`'${key}' must be a boolean, got ${JSON.stringify(v)}`, key);
   return v;
 }
