@@ -7,7 +7,14 @@ import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, ty
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
 export function chatApi(options: SimOptions): GenerationApi {
-  const fields = { none: [], reasoning: ['reasoning'], reasoning_content: ['reasoning_content'], both: ['reasoning', 'reasoning_content'] }[options.reasoning];
+  const byMode: Record<SimOptions['reasoning'], string[]> = {
+    none: [],
+    auto: ['reasoning'], // resolveSimOptions has already replaced it with the version's field(s)
+    reasoning: ['reasoning'],
+    reasoning_content: ['reasoning_content'],
+    both: ['reasoning', 'reasoning_content'],
+  };
+  const fields = byMode[options.reasoning];
   // The message (or delta) fields the configured vLLM version puts thinking in, if any.
   const thinking = (text: string | null): object => Object.fromEntries(fields.map((f) => [f, text]));
   return {

@@ -14,7 +14,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
     chunkObject: 'text_completion',
     reasons: false,
     parse(body) {
-      const prompts = parsePrompts(body['prompt'], options.maxPrompts);
+      const prompts = parsePrompts(body['prompt'], options.maxPrompts ?? Infinity);
       const echo = optionalBool(body, 'echo');
       const stream = optionalBool(body, 'stream');
       return {

@@ -62,7 +62,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   metrics.promptsReceived += request.prompts.length;
   checkModel(request.model, options.model);
   // Every prompt is checked before any is scheduled: one over-long prompt fails the whole list, as in vLLM.
-  const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen));
+  const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
   const { n, stop, ignoreEos } = request;
   const outputs = request.prompts.flatMap((p, i) =>
     Array.from({ length: n }, (_, j) => generate(p.text, j, { maxTokens: budgets[i]!, stop, ignoreEos }, options, api.reasons)),

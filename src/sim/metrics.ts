@@ -1,3 +1,4 @@
+import type { SimOptions } from './options.ts';
 import { outputTokens, type FinishReason, type Output } from './replies.ts';
 
 /** Live gauges the engine reports at scrape time. */
@@ -38,7 +39,7 @@ export class Metrics {
     return Object.fromEntries(this.http);
   }
 
-  render(gauges: EngineGauges): string {
+  render(gauges: EngineGauges, cacheMetric: SimOptions['cacheMetric']): string {
     const model = { engine: '0', model_name: this.model };
     const lines: string[] = [];
     const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
@@ -47,7 +48,10 @@ export class Metrics {
     };
     family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', [[model, gauges.running]]);
     family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', [[model, gauges.waiting]]);
-    family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', [[model, gauges.running / gauges.capacity]]);
+    const usage: Array<[Record<string, string>, number]> = [[model, gauges.running / gauges.capacity]];
+    // Renamed in PR #18354: both names until 0.10.x (the old one deprecated), only kv_ from 0.11.
+    if (cacheMetric !== 'kv') family('vllm:gpu_cache_usage_perc', 'gauge', 'GPU KV-cache usage. 1 means 100 percent usage.', usage);
+    if (cacheMetric !== 'gpu') family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', usage);
     family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[model, this.promptTokens]]);
     family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens]]);
     family(

@@ -1,11 +1,19 @@
+import { versionProfile, type ContextError } from './versions.ts';
+
 /** Knobs of one simulated vLLM server. Defaults mirror a small, fast, healthy server. */
 export interface SimOptions {
+  /**
+   * The vLLM release to behave as ("0.11.0", "0.13", "latest"): its profile sets `errorFormat`,
+   * `contextError`, `cacheMetric`, `maxPrompts` and the field(s) of `reasoning: 'auto'`, unless given.
+   * Without it the simulator keeps its historical mix (nested errors, ≤0.10.1 wording, the cap, kv gauge).
+   */
+  vllmVersion?: string;
   /** Served model name (`--served-model-name`). */
   model: string;
   /** Context window; reported in /v1/models and enforced per prompt. */
   maxModelLen: number;
-  /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS). */
-  maxPrompts: number;
+  /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS); undefined = none, as before PR #47845. */
+  maxPrompts?: number;
   /** Sequences in flight per server (`--max-num-seqs`); the rest queue. */
   maxNumSeqs: number;
   /**
@@ -20,10 +28,10 @@ export interface SimOptions {
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
   /**
-   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to ~0.11, `both` from PR #27752
-   * (late 2025) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402).
+   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to 0.11.0, `both` from PR #27752
+   * (0.11.1) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402); `auto`: those of `vllmVersion`.
    */
-  reasoning: 'none' | 'reasoning' | 'reasoning_content' | 'both';
+  reasoning: 'none' | 'auto' | 'reasoning' | 'reasoning_content' | 'both';
   /** Seeds fault decisions, lorem text and choice shuffling. */
   seed: number;
   /** Probability 0..1 that a generation request is answered with `faultStatus`. */
@@ -49,6 +57,10 @@ export interface SimOptions {
   shuffleChoices: boolean;
   /** vLLM >=0.10.1 nests errors under `error`; older versions send a flat `object:"error"` body. */
   errorFormat: 'nested' | 'flat';
+  /** Which vLLM wording (and `param`) a context overflow is rejected with. */
+  contextError: ContextError;
+  /** `/metrics` KV-cache gauge: `vllm:gpu_cache_usage_perc`, `vllm:kv_cache_usage_perc`, or both. */
+  cacheMetric: 'gpu' | 'both' | 'kv';
   /** vLLM `--api-key`: `/v1/*` answers 401 without `Authorization: Bearer <key>`; `/health` and `/metrics` stay open. */
   apiKey?: string;
 }
@@ -73,12 +85,19 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   bootMs: 0,
   shuffleChoices: false,
   errorFormat: 'nested',
+  contextError: 'requested',
+  cacheMetric: 'kv',
 });
 
 /** Defaults overlaid with the given options; `undefined` values keep the default. Throws RangeError on nonsense. */
 export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions {
-  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
-  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...given };
+  const given: Partial<SimOptions> = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
+  const profile = given.vllmVersion === undefined ? undefined : versionProfile(given.vllmVersion);
+  const fromProfile: Partial<SimOptions> = profile
+    ? { errorFormat: profile.errorFormat, contextError: profile.contextError, cacheMetric: profile.cacheMetric, maxPrompts: profile.maxPrompts }
+    : {};
+  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
+  if (o.reasoning === 'auto') o.reasoning = profile?.reasoningField ?? 'reasoning';
   const atLeast = (name: keyof SimOptions, min: number, integer = true): void => {
     const v = o[name];
     if (typeof v !== 'number' || !(v >= min) || (integer && !Number.isInteger(v))) {
@@ -86,7 +105,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
     }
   };
   atLeast('maxModelLen', 1);
-  atLeast('maxPrompts', 1);
+  if (o.maxPrompts !== undefined) atLeast('maxPrompts', 1);
   atLeast('maxNumSeqs', 1);
   atLeast('faultAfter', 0);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);

@@ -11,7 +11,9 @@ import { readBody, sendJson, sendText } from './http.ts';
 import { Metrics } from './metrics.ts';
 import { modelList } from './models.ts';
 import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
-import { parseBody } from './validation.ts';
+import { detokenize, tokenize } from './tokenize-api.ts';
+import { parseBody, type Body } from './validation.ts';
+import { versionProfile } from './versions.ts';
 
 export interface SimStats {
   /** Keyed `${method} ${path} ${status}`, e.g. 'POST /v1/completions 200'. */
@@ -35,7 +37,13 @@ export type RuntimeFaults = Partial<
   dead?: boolean;
 };
 
-const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions']);
+const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions']);
+
+/** Endpoints that answer a JSON body with JSON at once, without the engine. */
+const UTILITIES: ReadonlyMap<string, (body: Body, options: SimOptions) => object> = new Map([
+  ['/tokenize', tokenize],
+  ['/detokenize', detokenize],
+]);
 
 /** One simulated vLLM OpenAI-compatible server on 127.0.0.1. */
 export class SimServer {
@@ -160,11 +168,15 @@ export class SimServer {
     }
     const api = this.apis.get(path);
     if (api && method === 'POST') return void this.generate(api, req, res);
+    const utility = UTILITIES.get(path);
+    if (utility && method === 'POST') return void this.answer(req, res, (text) => sendJson(res, 200, utility(parseBody(text), this.options)));
+    if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: versionProfile(this.options.vllmVersion ?? 'latest').version });
     if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
       const { engine } = this.context;
-      const text = this.context.metrics.render({ running: engine.running, waiting: engine.waiting, capacity: this.options.maxNumSeqs });
+      const gauges = { running: engine.running, waiting: engine.waiting, capacity: this.options.maxNumSeqs };
+      const text = this.context.metrics.render(gauges, this.options.cacheMetric);
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }
     // FastAPI's answers for unknown routes and wrong methods.
@@ -175,16 +187,23 @@ export class SimServer {
   private async generate(api: GenerationApi, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const verdict = this.faults.onGenerationRequest();
     if (verdict === 'die') return void req.socket.resetAndDestroy();
+    await this.answer(req, res, (text) => {
+      if (verdict === 'hang') return; // held open until the client or close() drops it
+      if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
+      serveGeneration(api, parseBody(text), res, this.context);
+    });
+  }
+
+  /** Reads the whole body and runs `serve` on it, answering what it throws as a vLLM error body. */
+  private async answer(req: IncomingMessage, res: ServerResponse, serve: (text: string) => void): Promise<void> {
     let text: string;
     try {
       text = await readBody(req);
     } catch {
       return; // the client went away mid-body
     }
-    if (verdict === 'hang') return; // held open until the client or close() drops it
     try {
-      if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
-      serveGeneration(api, parseBody(text), res, this.context);
+      serve(text);
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       const error = err instanceof SimError ? err : new SimError(500, String(err));

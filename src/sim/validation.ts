@@ -1,4 +1,5 @@
 import { badRequest, SimError } from './errors.ts';
+import type { ContextError } from './versions.ts';
 
 /** A parsed JSON request body: vLLM accepts (and ignores) fields it does not know. */
 export type Body = Record<string, unknown>;
@@ -78,22 +79,31 @@ export function checkModel(requested: string | undefined, served: string): void 
 }
 
 /**
- * The output budget of one prompt, rejecting prompts that do not fit (pre-0.11 vLLM wording).
- * Without an explicit budget the rest of the context is used, as vLLM chat does.
+ * The output budget of one prompt, rejecting prompts that do not fit in the chosen version's
+ * wording. Without an explicit budget the rest of the context is used, as vLLM chat does.
  */
-export function outputBudget(promptTokens: number, maxTokens: number | undefined, maxModelLen: number): number {
-  const prefix = `This model's maximum context length is ${maxModelLen} tokens. However, you requested`;
-  if (maxTokens === undefined) {
-    if (promptTokens >= maxModelLen) {
-      throw badRequest(`${prefix} ${promptTokens} tokens in the messages, Please reduce the length of the messages.`);
-    }
-    return maxModelLen - promptTokens;
-  }
-  if (promptTokens + maxTokens > maxModelLen) {
-    throw badRequest(
-      `${prefix} ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). ` +
-        'Please reduce the length of the messages or completion.',
+export function outputBudget(promptTokens: number, maxTokens: number | undefined, maxModelLen: number, wording: ContextError): number {
+  const fits = maxTokens === undefined ? promptTokens < maxModelLen : promptTokens + maxTokens <= maxModelLen;
+  if (!fits) throw contextOverflow(promptTokens, maxTokens, maxModelLen, wording);
+  return maxTokens ?? maxModelLen - promptTokens;
+}
+
+function contextOverflow(p: number, m: number | undefined, l: number, wording: ContextError): SimError {
+  const limit = `This model's maximum context length is ${l} tokens.`;
+  if (wording === 'input-tokens') {
+    // renderers/params.py truncates the prompt to L - M + 1 tokens before it counts, hence "at least".
+    const output = m ?? 0;
+    const input = Math.min(p, l - output + 1);
+    return badRequest(
+      `${limit} However, you requested ${output} output tokens and your prompt contains at least ${input} input tokens, ` +
+        `for a total of at least ${input + output} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
+      'input_tokens',
     );
   }
-  return maxTokens;
+  if (wording === 'too-large') {
+    if (m === undefined || p >= l) return badRequest(`${limit} However, your request has ${p} input tokens. Please reduce the length of the input messages.`);
+    return badRequest(`'max_tokens' or 'max_completion_tokens' is too large: ${m}. ${limit.slice(0, -1)} and your request has ${p} input tokens (${m} > ${l} - ${p}).`);
+  }
+  if (m === undefined) return badRequest(`${limit} However, you requested ${p} tokens in the messages, Please reduce the length of the messages.`);
+  return badRequest(`${limit} However, you requested ${p + m} tokens (${p} in the messages, ${m} in the completion). Please reduce the length of the messages or completion.`);
 }

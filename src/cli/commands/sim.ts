@@ -25,16 +25,17 @@ export function simCommand(): Command {
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
     .option('--model <name>', 'served model name', 'sim-model')
-    .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1), 8192)
-    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1), 1024)
+    .option('--max-model-len <l>', "context length in the simulated tokenizer's tokens (letters 4 to a token; every digit, mark and CJK character one: not chars/4)", int('--max-model-len', 1), 8192)
+    .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.11.0, 0.13, 0.16, latest): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge name, prompt-list cap, GET /version; the flags below override it')
+    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1))
     .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1), 256)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0), 1)
     .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: deterministic words').choices(['echo', 'lorem']).default('echo'))
     .addOption(
-      new Option('--reasoning <field>', 'act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11), both (to 0.15), reasoning (0.16+)')
-        .choices(['none', 'reasoning', 'reasoning_content', 'both'])
+      new Option('--reasoning <field>', "act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11.0), both (to 0.15), reasoning (0.16+), auto (--vllm-version's)")
+        .choices(['none', 'auto', 'reasoning', 'reasoning_content', 'both'])
         .default('none'),
     )
     .option('--seed <s>', 'seed of every random choice', int('--seed', 0), 0)
@@ -49,7 +50,7 @@ export function simCommand(): Command {
     .option('--health-status <code>', 'status of GET /health', int('--health-status', 100, 599), 200)
     .option('--boot-ms <t>', 'refuse connections for this long after start, as a loading vLLM does', int('--boot-ms', 0), 0)
     .option('--shuffle-choices', 'return choices out of array order (indices stay right)')
-    .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1) or flat (older)').choices(['nested', 'flat']).default('nested'))
+    .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1, the default) or flat (older)').choices(['nested', 'flat']))
     .action(async (flags: SimFlags) => {
       const { endpoints: count, port, hostfile, ...options } = flags;
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
