@@ -214,7 +214,7 @@ test('stop cuts the output before the first stop string, with finish_reason stop
   await withServer({ reasoning: 'reasoning' }, async (_server, origin) => {
     const res = await request(origin + '/v1/chat/completions', { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'q' }], stop: ['step'] }) });
     const [choice] = ((await res.body.json()) as any).choices;
-    assert.deepEqual(choice.message, { role: 'assistant', content: null, reasoning: 'Let me think about this ' });
+    assert.deepEqual(choice.message, { role: 'assistant', content: null, tool_calls: [], reasoning: 'Let me think about this ' });
     assert.deepEqual([choice.finish_reason, choice.stop_reason], ['stop', 'step']);
   });
 });

@@ -276,7 +276,7 @@ test('reasoning models think 32 tokens first: small budgets give content null an
   });
   await withServer({}, async (_server, origin) => {
     const { json } = await post(origin, '/v1/chat/completions', chat);
-    assert.deepEqual(json.choices[0].message, { role: 'assistant', content: 'completion: why' });
+    assert.deepEqual(json.choices[0].message, { role: 'assistant', content: 'completion: why', tool_calls: [] });
     assert.match(json.id, /^chatcmpl-/);
     assert.equal(json.object, 'chat.completion');
   });

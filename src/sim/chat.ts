@@ -3,7 +3,7 @@ import type { GenerationApi } from './generation.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
 import { countTokens } from './tokenizer.ts';
-import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, type Body } from './validation.ts';
+import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
 export function chatApi(options: SimOptions): GenerationApi {
@@ -32,15 +32,15 @@ export function chatApi(options: SimOptions): GenerationApi {
         prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(renderChat(messages, renderOptions(body))) }],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
-        stop: stopStrings(body),
-        ignoreEos: optionalBool(body, 'ignore_eos'),
+        ...samplingFields(body),
         echo: false,
         stream,
         ...streamUsage(body, stream),
       };
     },
     choice(output, index) {
-      const message = { role: 'assistant', content: output.content?.join('') ?? null, ...thinking(output.reasoning?.join('') ?? null) };
+      // vLLM's ChatMessage defaults tool_calls to an empty list.
+      const message = { role: 'assistant', content: output.content?.join('') ?? null, tool_calls: [], ...thinking(output.reasoning?.join('') ?? null) };
       return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
     // vLLM opens every choice with the role once the request's first token is out.

@@ -4,7 +4,7 @@ import type { SimOptions } from './options.ts';
 import type { Prompt } from './generation.ts';
 import { tokenAt } from './replies.ts';
 import { checkTokenIds, countTokens, decode } from './tokenizer.ts';
-import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage } from './validation.ts';
+import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
 export function completionsApi(options: SimOptions): GenerationApi {
@@ -23,8 +23,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
         n: optionalInt(body, 'n', 1) ?? 1,
         // vLLM allows 0 only to echo the prompt back.
         maxTokens: optionalInt(body, 'max_tokens', echo ? 0 : 1) ?? 16,
-        stop: stopStrings(body),
-        ignoreEos: optionalBool(body, 'ignore_eos'),
+        ...samplingFields(body),
         echo,
         stream,
         ...streamUsage(body, stream),

@@ -7,7 +7,7 @@ import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
-import { checkModel, outputBudget, type Body, type StreamUsage } from './validation.ts';
+import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
 /** One prompt as the simulator sees it: the text its reply answers and its token count. */
 export interface Prompt {
@@ -16,14 +16,12 @@ export interface Prompt {
 }
 
 /** What /v1/completions and /v1/chat/completions have in common once parsed. */
-export interface GenerationRequest extends StreamUsage {
+export interface GenerationRequest extends StreamUsage, SamplingFields {
   model: string | undefined;
   prompts: Prompt[];
   n: number;
   /** Undefined = the rest of the context window. */
   maxTokens: number | undefined;
-  stop: string[];
-  ignoreEos: boolean;
   /** Completions only: text starts with the prompt. */
   echo: boolean;
   stream: boolean;
@@ -63,9 +61,9 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   checkModel(request.model, options.model);
   // Every prompt is checked before any is scheduled: one over-long prompt fails the whole list, as in vLLM.
   const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
-  const { n, stop, ignoreEos } = request;
+  const { n } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.text, j, { maxTokens: budgets[i]!, stop, ignoreEos }, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => generate(p.text, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
   const tokenCounts = outputs.map(outputTokens);

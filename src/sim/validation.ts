@@ -55,8 +55,30 @@ export function streamUsage(body: Body, stream: boolean): StreamUsage {
   return { includeUsage, continuousUsage: includeUsage && flag('continuous_usage_stats', false) };
 }
 
+/** The sampling fields both generation endpoints honour. */
+export interface SamplingFields {
+  stop: string[];
+  ignoreEos: boolean;
+  /** Absent = not sent (the simulator then keeps its seeded, endpoint-independent answers). */
+  temperature: number | undefined;
+  seed: number | undefined;
+}
+
+export function samplingFields(body: Body): SamplingFields {
+  const temperature = body['temperature'];
+  if (temperature !== undefined && temperature !== null && (typeof temperature !== 'number' || temperature < 0)) {
+    throw badRequest(`temperature must be non-negative, got ${JSON.stringify(temperature)}.`, 'temperature');
+  }
+  return {
+    stop: stopStrings(body),
+    ignoreEos: optionalBool(body, 'ignore_eos'),
+    temperature: temperature ?? undefined,
+    seed: optionalInt(body, 'seed', Number.MIN_SAFE_INTEGER),
+  };
+}
+
 /** `stop`: a string or a list of strings; empty strings never match. */
-export function stopStrings(body: Body): string[] {
+function stopStrings(body: Body): string[] {
   const v = body['stop'] ?? [];
   const list = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {

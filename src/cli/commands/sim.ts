@@ -32,7 +32,8 @@ export function simCommand(): Command {
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0), 1)
-    .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: deterministic words').choices(['echo', 'lorem']).default('echo'))
+    .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: words, seeded unless a request samples (temperature > 0 without seed)').choices(['echo', 'lorem']).default('echo'))
+    .option('--answer-tokens <median>', 'lorem answers stop at a sampled end-of-sequence around this many tokens (default: between max_tokens/2 and max_tokens)', int('--answer-tokens', 1))
     .addOption(
       new Option('--reasoning <field>', "act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11.0), both (to 0.15), reasoning (0.16+), auto (--vllm-version's)")
         .choices(['none', 'auto', 'reasoning', 'reasoning_content', 'both'])
