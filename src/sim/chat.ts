@@ -1,5 +1,6 @@
 import { parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
 import type { GenerationApi } from './generation.ts';
+import { chatLogprobs, chatLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
 import { countTokens } from './tokenizer.ts';
@@ -33,25 +34,30 @@ export function chatApi(options: SimOptions): GenerationApi {
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
         ...samplingFields(body),
+        logprobs: chatLogprobsField(body),
         echo: false,
         stream,
         ...streamUsage(body, stream),
       };
     },
-    choice(output, index) {
+    choice(output, index, _prompt, request) {
       // vLLM's ChatMessage defaults tool_calls to an empty list.
       const message = { role: 'assistant', content: output.content?.join('') ?? null, tool_calls: [], ...thinking(output.reasoning?.join('') ?? null) };
-      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      // Logprobs cover the answer's tokens; thinking tokens come before them.
+      const thought = output.reasoning?.length ?? 0;
+      const logprobs = request.logprobs === undefined ? null : chatLogprobs(output.content ?? [], request.logprobs, thought);
+      return { index, message, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
     // vLLM opens every choice with the role once the request's first token is out.
     openingChoices: (request) =>
       Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
-    streamChoice(output, k, index) {
+    streamChoice(output, k, index, _prompt, request) {
       const token = tokenAt(output, k);
+      const logprobs = request.logprobs === undefined || token.reasoning ? null : chatLogprobs([token.text], request.logprobs, k);
       const delta = token.reasoning ? thinking(token.text) : { content: token.text };
       // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).
       const finish = token.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
-      return { index, delta, logprobs: null, ...finish };
+      return { index, delta, logprobs, ...finish };
     },
   };
 }

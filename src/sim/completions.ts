@@ -1,7 +1,7 @@
 import { badRequest } from './errors.ts';
-import type { GenerationApi } from './generation.ts';
+import type { GenerationApi, Prompt } from './generation.ts';
+import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
-import type { Prompt } from './generation.ts';
 import { tokenAt } from './replies.ts';
 import { checkTokenIds, countTokens, decode } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
@@ -24,14 +24,17 @@ export function completionsApi(options: SimOptions): GenerationApi {
         // vLLM allows 0 only to echo the prompt back.
         maxTokens: optionalInt(body, 'max_tokens', echo ? 0 : 1) ?? 16,
         ...samplingFields(body),
+        logprobs: completionLogprobsField(body),
         echo,
         stream,
         ...streamUsage(body, stream),
       };
     },
     choice(output, index, prompt, request) {
-      const text = (request.echo ? prompt.text : '') + (output.content?.join('') ?? '');
-      return { index, text, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      const echoed = request.echo ? prompt.text : '';
+      const text = echoed + (output.content?.join('') ?? '');
+      const logprobs = request.logprobs === undefined ? null : completionLogprobs(output.content ?? [], request.logprobs, 0, echoed.length);
+      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
     openingChoices: () => [],
     streamChoice(output, k, index, prompt, request) {
@@ -39,7 +42,12 @@ export function completionsApi(options: SimOptions): GenerationApi {
       const token = tokenAt(output, k);
       const text = (request.echo && k === 0 ? prompt.text : '') + token.text;
       const { last } = token;
-      return { index, text, logprobs: null, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
+      let logprobs: object | null = null;
+      if (request.logprobs !== undefined) {
+        const before = (output.content ?? []).slice(0, k).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
+        logprobs = completionLogprobs([token.text], request.logprobs, k, before);
+      }
+      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
     },
   };
 }

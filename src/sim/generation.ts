@@ -22,6 +22,8 @@ export interface GenerationRequest extends StreamUsage, SamplingFields {
   n: number;
   /** Undefined = the rest of the context window. */
   maxTokens: number | undefined;
+  /** Top logprobs per output token (completions `logprobs`, chat `top_logprobs`); undefined = no logprobs. */
+  logprobs: number | undefined;
   /** Completions only: text starts with the prompt. */
   echo: boolean;
   stream: boolean;
