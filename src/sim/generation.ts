@@ -47,7 +47,8 @@ export interface GenerationApi {
 
 export interface GenerationContext {
   readonly options: SimOptions;
-  readonly engine: Engine;
+  /** Data-parallel engines; each request goes to the least loaded, as vLLM's DP load balancer does. */
+  readonly engines: readonly Engine[];
   readonly metrics: Metrics;
 }
 
@@ -57,7 +58,8 @@ export interface GenerationContext {
  * written by engine callbacks, and a client that disconnects frees its slots.
  */
 export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext): void {
-  const { options, engine, metrics } = ctx;
+  const { options, metrics } = ctx;
+  const engine = ctx.engines.reduce((best, e) => (e.load < best.load ? e : best));
   const request = api.parse(body);
   metrics.promptsReceived += request.prompts.length;
   checkModel(request.model, options.model);

@@ -14,8 +14,10 @@ export interface SimOptions {
   maxModelLen: number;
   /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS); undefined = none, as before PR #47845. */
   maxPrompts?: number;
-  /** Sequences in flight per server (`--max-num-seqs`); the rest queue. */
+  /** Sequences in flight per engine (`--max-num-seqs`); the rest queue. */
   maxNumSeqs: number;
+  /** Engines per server (`--data-parallel-size`), each with its own slots, front end and `engine` gauges. */
+  dataParallel: number;
   /**
    * Fixed cost per HTTP generation request, serialized per server: vLLM's API server is one
    * Python process, so each request occupies the front end before its sequences are scheduled.
@@ -75,6 +77,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   maxModelLen: 8192,
   maxPrompts: 1024,
   maxNumSeqs: 256,
+  dataParallel: 1,
   requestOverheadMs: 2,
   ttftMs: 20,
   tpotMs: 1,
@@ -112,6 +115,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('maxModelLen', 1);
   if (o.maxPrompts !== undefined) atLeast('maxPrompts', 1);
   atLeast('maxNumSeqs', 1);
+  atLeast('dataParallel', 1);
   atLeast('faultAfter', 0);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
   if (o.answerTokens !== undefined) atLeast('answerTokens', 1);

@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import type { Endpoint } from '../core/endpoint.ts';
 import { chatApi } from './chat.ts';
 import { completionsApi } from './completions.ts';
-import { Engine } from './engine.ts';
+import { Engine, type Timing } from './engine.ts';
 import { SimError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
@@ -22,7 +22,7 @@ export interface SimStats {
   generationRequests: number;
   /** Prompts across generation requests that parsed. */
   promptsReceived: number;
-  /** Modeled busy time: union of intervals in which >= 1 sequence was running. */
+  /** Modeled busy time: union of intervals in which >= 1 sequence was running (with data parallelism, the busiest engine's). */
   busyMs: number;
   /** Sequences holding a slot, and waiting for one, now. */
   running: number;
@@ -62,14 +62,16 @@ export class SimServer {
   constructor(options: Partial<SimOptions> = {}) {
     this.options = resolveSimOptions(options);
     this.faults = new FaultInjector(this.options);
-    this.context = {
-      options: this.options,
-      engine: new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, () => {
-        const { ttftMs, tpotMs, slowFactor } = this.options;
-        return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
-      }),
-      metrics: new Metrics(this.options.model, KNOWN_PATHS),
+    const metrics = new Metrics(this.options.model, KNOWN_PATHS);
+    const timing = (): Timing => {
+      const { ttftMs, tpotMs, slowFactor } = this.options;
+      return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
     };
+    const engines = Array.from(
+      { length: this.options.dataParallel },
+      () => new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, timing, (t) => metrics.sequenceTimed(t)),
+    );
+    this.context = { options: this.options, engines, metrics };
     this.apis = new Map([
       ['/v1/completions', completionsApi(this.options)],
       ['/v1/chat/completions', chatApi(this.options)],
@@ -110,14 +112,15 @@ export class SimServer {
   }
 
   stats(): SimStats {
-    const { metrics, engine } = this.context;
+    const { metrics, engines } = this.context;
+    const sum = (of: (e: Engine) => number): number => engines.reduce((total, e) => total + of(e), 0);
     return {
       httpRequests: metrics.httpRequests(),
       generationRequests: this.faults.generationRequests,
       promptsReceived: metrics.promptsReceived,
-      busyMs: engine.busyMs(),
-      running: engine.running,
-      waiting: engine.waiting,
+      busyMs: Math.max(...engines.map((e) => e.busyMs())),
+      running: sum((e) => e.running),
+      waiting: sum((e) => e.waiting),
     };
   }
 
@@ -174,8 +177,7 @@ export class SimServer {
     if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
-      const { engine } = this.context;
-      const gauges = { running: engine.running, waiting: engine.waiting, capacity: this.options.maxNumSeqs };
+      const gauges = this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
       const text = this.context.metrics.render(gauges, this.options.cacheMetric);
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }

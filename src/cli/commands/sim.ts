@@ -29,6 +29,7 @@ export function simCommand(): Command {
     .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.11.0, 0.13, 0.16, latest): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge name, prompt-list cap, GET /version; the flags below override it')
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1))
     .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1), 256)
+    .option('--data-parallel <k>', "engines per server (vLLM's --data-parallel-size): each has --max-num-seqs slots and its own engine=\"i\" gauges in /metrics", int('--data-parallel', 1, 64), 1)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0), 1)
