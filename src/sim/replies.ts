@@ -1,5 +1,5 @@
-import type { SimOptions } from './options.ts';
 import { randomInt } from 'node:crypto';
+import type { SimOptions } from './options.ts';
 import { hashString, mulberry32 } from './random.ts';
 
 export type FinishReason = 'stop' | 'length';

@@ -28,7 +28,7 @@ export function simCommand(): Command {
     .option('--max-model-len <l>', "context length in the simulated tokenizer's tokens (letters 4 to a token; every digit, mark and CJK character one: not chars/4)", int('--max-model-len', 1), 8192)
     .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.11.0, 0.13, 0.16, latest): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge name, prompt-list cap, GET /version; the flags below override it')
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1))
-    .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1), 256)
+    .option('--max-num-seqs <k>', 'sequences running at once per engine; the rest queue', int('--max-num-seqs', 1), 256)
     .option('--data-parallel <k>', "engines per server (vLLM's --data-parallel-size): each has --max-num-seqs slots and its own engine=\"i\" gauges in /metrics", int('--data-parallel', 1, 64), 1)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0), 20)
