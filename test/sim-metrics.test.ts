@@ -43,10 +43,18 @@ test('latency histograms: one TTFT, e2e and queue observation per sequence, toke
   });
 });
 
-test('--data-parallel K: gauges once per engine, requests spread over the engines, each with its own slots', async () => {
+test('--data-parallel K: gauges once per engine; the prompts of one list spread over the engines, each with its own slots', async () => {
   await withServer({ dataParallel: 2, maxNumSeqs: 1, ttftMs: 10_000, tpotMs: 0 }, async (server, origin) => {
-    const held = [0, 1, 2].map(() => request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify({ prompt: 'x', max_tokens: 1 }) }).catch(() => undefined));
-    while (server.stats().running + server.stats().waiting < 3) await new Promise((r) => setImmediate(r));
+    const send = (prompt: string[]) => request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify({ prompt, max_tokens: 1 }) }).catch(() => undefined);
+    const queued = async (count: number): Promise<void> => {
+      while (server.stats().running + server.stats().waiting < count) await new Promise((r) => setImmediate(r));
+    };
+    // Spread, x and y run at once; on one engine y would wait for x's slot.
+    const held = [send(['x', 'y'])];
+    await queued(2);
+    assert.deepEqual([server.stats().running, server.stats().waiting], [2, 0]);
+    held.push(send(['z']));
+    await queued(3);
     const text = await scrape(origin);
     const running = samples(text, 'vllm:num_requests_running');
     assert.deepEqual(running.map(([labels]) => labels), ['engine="0",model_name="sim-model"', 'engine="1",model_name="sim-model"']);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { submitSpread } from './data-parallel.ts';
 import type { Engine } from './engine.ts';
 import { EventStream } from './event-stream.ts';
 import { sendJson } from './http.ts';
@@ -47,7 +48,7 @@ export interface GenerationApi {
 
 export interface GenerationContext {
   readonly options: SimOptions;
-  /** Data-parallel engines; each request goes to the least loaded, as vLLM's DP load balancer does. */
+  /** Data-parallel engines (one unless `dataParallel`). */
   readonly engines: readonly Engine[];
   readonly metrics: Metrics;
 }
@@ -59,7 +60,6 @@ export interface GenerationContext {
  */
 export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext): void {
   const { options, metrics } = ctx;
-  const engine = ctx.engines.reduce((best, e) => (e.load < best.load ? e : best));
   const request = api.parse(body);
   metrics.promptsReceived += request.prompts.length;
   checkModel(request.model, options.model);
@@ -86,7 +86,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
 
   let cancel: () => void;
   if (!request.stream) {
-    cancel = engine.submit(tokenCounts, {
+    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onDone(index) {
         if (!finished(index)) return;
         const order = choiceOrder(outputs.length, options);
@@ -102,7 +102,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
       stream.send(envelope(api.chunkObject, [choice], extra));
     };
     let opened = false;
-    cancel = engine.submit(tokenCounts, {
+    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onToken(index, k) {
         if (!opened) {
           opened = true;
