@@ -96,3 +96,25 @@ test('a prompt a chars/4 estimate sizes to fit overflows the simulated tokenizer
   assert.equal(status, 400);
   assert.match(json.error.message, /maximum context length is 64 tokens\. However, you requested 108 tokens \(100 in the messages, 8 in the completion\)/);
 });
+
+test('a batch rendered through /tokenize answers as chat does: same text, same prompt tokens (lorem with temperature 0 too)', async () => {
+  const lorem = new SimServer({ ttftMs: 0, tpotMs: 0, requestOverheadMs: 0, reply: 'lorem', answerTokens: 12 });
+  await lorem.start();
+  try {
+    for (const port of [server.port, lorem.port]) {
+      const at = async (path: string, body: object): Promise<any> =>
+        (await request(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body) })).body.json();
+      const questions = ['What is 2+2?', 'Name a colour.'];
+      const conversations = questions.map((q) => [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: q }]);
+      const ids = await Promise.all(conversations.map(async (messages) => (await at('/tokenize', { messages, add_generation_prompt: true })).tokens));
+      const batch = await at('/v1/completions', { prompt: ids, max_tokens: 30, temperature: 0 });
+      for (const [i, messages] of conversations.entries()) {
+        const chat = await at('/v1/chat/completions', { messages, max_tokens: 30, temperature: 0 });
+        assert.equal(batch.choices[i].text, chat.choices[0].message.content);
+        assert.equal(ids[i].length, chat.usage.prompt_tokens);
+      }
+    }
+  } finally {
+    await lorem.close();
+  }
+});

@@ -1,5 +1,9 @@
 import { badRequest } from './errors.ts';
+import type { Prompt } from './generation.ts';
+import { countTokens } from './tokenizer.ts';
 import type { Body } from './validation.ts';
+
+const ASSISTANT_TURN = '<|im_start|>assistant\n';
 
 export interface Message {
   role: string;
@@ -25,7 +29,18 @@ export function renderChat(messages: readonly Message[], { addGenerationPrompt, 
     const open = `<|im_start|>${m.role}\n${m.content}`;
     return continueFinalMessage && i === messages.length - 1 ? open : `${open}<|im_end|>\n`;
   });
-  return turns.join('') + (addGenerationPrompt ? '<|im_start|>assistant\n' : '');
+  return turns.join('') + (addGenerationPrompt ? ASSISTANT_TURN : '');
+}
+
+/**
+ * A prompt as the simulated model reads it. Its reply answers the last user turn when the text is
+ * a rendered conversation awaiting the assistant, so a batch rendered through /tokenize gets the
+ * answer chat gives (the simulator's stand-in for the same tokens giving the same output).
+ */
+export function conversationPrompt(text: string): Prompt {
+  const awaitsAssistant = text.endsWith(`${ASSISTANT_TURN}`);
+  const turns = awaitsAssistant ? [...text.matchAll(/<\|im_start\|>user\n([^]*?)<\|im_end\|>/g)] : [];
+  return { text, question: turns.at(-1)?.[1] ?? (awaitsAssistant ? '' : text), tokens: countTokens(text) };
 }
 
 /** Messages with their text content; content parts other than text count as empty. */

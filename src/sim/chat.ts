@@ -1,9 +1,8 @@
-import { parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
+import { conversationPrompt, parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
 import type { GenerationApi } from './generation.ts';
 import { chatLogprobs, chatLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
-import { countTokens } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
@@ -25,12 +24,10 @@ export function chatApi(options: SimOptions): GenerationApi {
     reasons: fields.length > 0,
     parse(body) {
       const messages = parseMessages(body['messages']);
-      const lastUser = messages.findLast((m) => m.role === 'user');
       const stream = optionalBool(body, 'stream');
       return {
         model: requestedModel(body),
-        // The prompt is the rendered conversation; the reply echoes the last user turn.
-        prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(renderChat(messages, renderOptions(body))) }],
+        prompts: [conversationPrompt(renderChat(messages, renderOptions(body)))],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
         ...samplingFields(body),

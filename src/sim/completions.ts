@@ -3,7 +3,8 @@ import type { GenerationApi, Prompt } from './generation.ts';
 import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
-import { checkTokenIds, countTokens, decode } from './tokenizer.ts';
+import { conversationPrompt } from './chat-template.ts';
+import { checkTokenIds, decode } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
@@ -77,12 +78,12 @@ function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
 const isTokenId = (v: unknown): v is number => Number.isInteger(v);
 
 function textPrompt(text: string): Prompt {
-  return nonEmpty({ text, tokens: countTokens(text) });
+  return nonEmpty(conversationPrompt(text));
 }
 
 function tokenPrompt(ids: number[]): Prompt {
   checkTokenIds(ids);
-  return nonEmpty({ text: decode(ids), tokens: ids.length });
+  return nonEmpty({ ...conversationPrompt(decode(ids)), tokens: ids.length });
 }
 
 function nonEmpty(prompt: Prompt): Prompt {

@@ -10,9 +10,12 @@ import { mulberry32 } from './random.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
 import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
-/** One prompt as the simulator sees it: the text its reply answers and its token count. */
+/** One prompt as the simulator sees it. */
 export interface Prompt {
+  /** The prompt as the model reads it (echoed back by completions' `echo`). */
   text: string;
+  /** What the reply answers: the last user turn of a conversation, else the whole text. */
+  question: string;
   tokens: number;
 }
 
@@ -67,7 +70,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
   const { n } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.text, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
   const tokenCounts = outputs.map(outputTokens);
