@@ -7,10 +7,10 @@ import { badRequest } from './errors.ts';
  * is a token of its own. English prose comes out near chars/4; numbers, code and CJK well over.
  *
  * Ids are a reversible encoding, not a learned vocabulary, so every simulated server agrees on
- * them without shared state: specials first, then one id per Unicode code point, then words.
+ * them without shared state: specials first, then one id per Unicode code point, then letter chunks.
  */
 
-export const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
 const CHAR_BASE = 16;
 const WORD_BASE = CHAR_BASE + 0x110000;
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
