@@ -29,7 +29,7 @@ test('completions.create with a list of 3 prompts returns their texts in order, 
     res.choices.map((c) => [c.index, c.text, c.finish_reason]),
     prompts.map((p, i) => [i, `completion: ${p}`, 'stop']),
   );
-  assert.deepEqual(res.usage, { prompt_tokens: 3 + 2 + 4, completion_tokens: 3 + 2 + 4, total_tokens: 18 });
+  assert.deepEqual(res.usage, { prompt_tokens: 4 + 2 + 4, completion_tokens: 3 + 2 + 4, total_tokens: 19 });
 });
 
 test('chat.completions.create answers the last user message and carries vLLM\'s reasoning field', async () => {
@@ -106,7 +106,7 @@ test('streamed completions through the SDK: a delta per token, cut at a stop str
   assert.deepEqual(texts, ['completion:', ' alpha', ' beta', '']);
   assert.equal(last?.finish_reason, 'stop');
   assert.equal((last as unknown as { stop_reason: string }).stop_reason, ' gamma');
-  assert.deepEqual(usage, { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+  assert.deepEqual(usage, { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 });
 });
 
 test('vLLM errors surface as the client\'s typed errors with vLLM\'s message', async () => {
@@ -117,7 +117,7 @@ test('vLLM errors surface as the client\'s typed errors with vLLM\'s message', a
     assert.equal(err.type, 'NotFoundError');
     return true;
   });
-  await assert.rejects(client.completions.create({ model: 'sim-model', prompt: ['ok', 'y'.repeat(800)], max_tokens: 10 }), (err: unknown) => {
+  await assert.rejects(client.completions.create({ model: 'sim-model', prompt: ['ok', '7'.repeat(300)], max_tokens: 10 }), (err: unknown) => {
     assert.ok(err instanceof OpenAI.BadRequestError);
     assert.match(err.message, /maximum context length is 200 tokens/);
     return true;

@@ -6,6 +6,8 @@ import { SimServer, type SimOptions } from '../src/sim/index.ts';
 
 // Streaming as vLLM does it: token timing, chunk shapes, usage, stop and ignore_eos, faults mid-stream.
 const FAST: Partial<SimOptions> = { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 };
+// The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
+const CHAT_TEMPLATE_TOKENS = 10;
 
 async function withServer<T>(options: Partial<SimOptions>, fn: (server: SimServer, origin: string) => Promise<T>): Promise<T> {
   const server = new SimServer({ ...FAST, ...options });
@@ -157,7 +159,7 @@ test('usage chunk: on when stream_options is given (include_usage defaults to tr
       const [last, ...more] = (await usageChunks({ stream_options: options })).reverse();
       assert.deepEqual(more, []);
       assert.deepEqual(last.choices, []);
-      assert.deepEqual(last.usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+      assert.deepEqual(last.usage, { prompt_tokens: 1 + CHAT_TEMPLATE_TOKENS, completion_tokens: 2, total_tokens: 3 + CHAT_TEMPLATE_TOKENS });
       assert.deepEqual(Object.keys(last), ['id', 'object', 'created', 'model', 'choices', 'usage']);
     }
   });
@@ -173,8 +175,8 @@ test('continuous_usage_stats puts each choice\'s running usage on every chunk', 
     const chunks = events.slice(0, -1).map((e) => e.data);
     assert.ok(chunks.every((c) => c.usage));
     const final = chunks.pop();
-    assert.deepEqual(final.usage, { prompt_tokens: 2 + 3, completion_tokens: 3 + 4, total_tokens: 12 });
-    for (const [index, promptTokens] of [[0, 2], [1, 3]] as const) {
+    assert.deepEqual(final.usage, { prompt_tokens: 2 + 4, completion_tokens: 3 + 4, total_tokens: 13 });
+    for (const [index, promptTokens] of [[0, 2], [1, 4]] as const) {
       const mine = chunks.filter((c) => c.choices[0].index === index);
       assert.deepEqual(mine.map((c) => c.usage.completion_tokens), mine.map((_, k) => k + 1));
       assert.ok(mine.every((c) => c.usage.prompt_tokens === promptTokens && c.usage.total_tokens === promptTokens + c.usage.completion_tokens));
@@ -185,8 +187,8 @@ test('continuous_usage_stats puts each choice\'s running usage on every chunk', 
       messages: [{ role: 'user', content: 'hey' }],
       stream_options: { include_usage: true, continuous_usage_stats: true },
     });
-    assert.deepEqual(events[0]!.data.usage, { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 });
-    assert.deepEqual(events[1]!.data.usage, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
+    assert.deepEqual(events[0]!.data.usage, { prompt_tokens: 1 + CHAT_TEMPLATE_TOKENS, completion_tokens: 0, total_tokens: 1 + CHAT_TEMPLATE_TOKENS });
+    assert.deepEqual(events[1]!.data.usage, { prompt_tokens: 1 + CHAT_TEMPLATE_TOKENS, completion_tokens: 1, total_tokens: 2 + CHAT_TEMPLATE_TOKENS });
   });
 });
 
@@ -212,7 +214,7 @@ test('stop cuts the output before the first stop string, with finish_reason stop
   await withServer({ reasoning: 'reasoning' }, async (_server, origin) => {
     const res = await request(origin + '/v1/chat/completions', { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'q' }], stop: ['step'] }) });
     const [choice] = ((await res.body.json()) as any).choices;
-    assert.deepEqual(choice.message, { role: 'assistant', content: null, reasoning: 'Let me think about this ' });
+    assert.deepEqual(choice.message, { role: 'assistant', content: null, tool_calls: [], reasoning: 'Let me think about this ' });
     assert.deepEqual([choice.finish_reason, choice.stop_reason], ['stop', 'step']);
   });
 });

@@ -8,6 +8,8 @@ import { SimServer, startSimCluster, type SimOptions } from '../src/sim/index.ts
 
 // Zero latency unless a test is about latency, so the suite stays fast.
 const FAST: Partial<SimOptions> = { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 };
+// The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
+const CHAT_TEMPLATE_TOKENS = 10;
 
 async function withServer<T>(options: Partial<SimOptions>, fn: (server: SimServer, origin: string) => Promise<T>): Promise<T> {
   const server = new SimServer({ ...FAST, ...options });
@@ -95,7 +97,7 @@ test('GET /v1/models lists the served model with max_model_len', async () => {
 
 test('a prompt list with n=2 answers choices indexed prompt*n+j in order, with summed usage', async () => {
   await withServer({}, async (server, origin) => {
-    const prompts = ['alpha one', 'beta', 'gamma gamma gamma gamma gamma']; // 3, 1, 8 prompt tokens by chars/4
+    const prompts = ['alpha one', 'beta', 'gamma gamma gamma gamma gamma']; // 3, 1, 10 prompt tokens: letters go 4 to a token
     const { status, json } = await post(origin, '/v1/completions', { model: 'sim-model', prompt: prompts, n: 2, max_tokens: 3, temperature: 0.7, seed: 3, stop: ['\n'], whatever: true });
     assert.equal(status, 200);
     assert.match(json.id, /^cmpl-/);
@@ -114,7 +116,7 @@ test('a prompt list with n=2 answers choices indexed prompt*n+j in order, with s
       ],
     );
     assert.ok(json.choices.every((c: any) => c.logprobs === null && c.stop_reason === null));
-    assert.deepEqual(json.usage, { prompt_tokens: 3 + 1 + 8, completion_tokens: 3 + 3 + 2 + 2 + 3 + 3, total_tokens: 12 + 16 });
+    assert.deepEqual(json.usage, { prompt_tokens: 3 + 1 + 10, completion_tokens: 3 + 3 + 2 + 2 + 3 + 3, total_tokens: 14 + 16 });
     assert.equal(server.stats().promptsReceived, 3);
     assert.equal(server.stats().generationRequests, 1);
   });
@@ -144,7 +146,7 @@ test('shuffleChoices returns the array out of order but every index still names 
 
 test('one over-long prompt fails the whole list with 400 "maximum context length"', async () => {
   await withServer({ maxModelLen: 100 }, async (server, origin) => {
-    const { status, json } = await post(origin, '/v1/completions', { prompt: ['short', 'x'.repeat(400), 'short'], max_tokens: 10 });
+    const { status, json } = await post(origin, '/v1/completions', { prompt: ['short', '9'.repeat(100), 'short'], max_tokens: 10 });
     assert.equal(status, 400);
     assert.equal(json.error.type, 'BadRequestError');
     assert.equal(json.error.code, 400);
@@ -274,7 +276,7 @@ test('reasoning models think 32 tokens first: small budgets give content null an
   });
   await withServer({}, async (_server, origin) => {
     const { json } = await post(origin, '/v1/chat/completions', chat);
-    assert.deepEqual(json.choices[0].message, { role: 'assistant', content: 'completion: why' });
+    assert.deepEqual(json.choices[0].message, { role: 'assistant', content: 'completion: why', tool_calls: [] });
     assert.match(json.id, /^chatcmpl-/);
     assert.equal(json.object, 'chat.completion');
   });
@@ -283,8 +285,10 @@ test('reasoning models think 32 tokens first: small budgets give content null an
 test('chat without a budget uses the rest of the context window; a prompt that fills it is rejected', async () => {
   await withServer({ maxModelLen: 50, reply: 'lorem' }, async (_server, origin) => {
     const { json } = await post(origin, '/v1/chat/completions', { messages: [{ role: 'user', content: 'x'.repeat(40) }] });
-    assert.ok(json.usage.completion_tokens >= 20 && json.usage.completion_tokens <= 40, String(json.usage.completion_tokens));
-    const full = await post(origin, '/v1/chat/completions', { messages: [{ role: 'user', content: 'x'.repeat(200) }] });
+    assert.equal(json.usage.prompt_tokens, 10 + CHAT_TEMPLATE_TOKENS);
+    assert.ok(json.usage.completion_tokens >= 15 && json.usage.completion_tokens <= 30, String(json.usage.completion_tokens));
+    // 40 digits are 40 tokens (a chars/4 estimate says 10): with the template, exactly the window.
+    const full = await post(origin, '/v1/chat/completions', { messages: [{ role: 'user', content: '1'.repeat(40) }] });
     assert.equal(full.status, 400);
     assert.match(full.json.error.message, /maximum context length is 50 tokens\. However, you requested 50 tokens in the messages/);
   });
@@ -321,7 +325,7 @@ test('/metrics counts HTTP requests the instrumentator way and reports token cou
     assert.equal(metric(text, 'http_requests_total', { handler: '/v1/completions', method: 'POST', status: '4xx' }), 1);
     assert.equal(metric(text, 'http_requests_total', { handler: '/v1/chat/completions', method: 'POST', status: '2xx' }), 1);
     assert.equal(metric(text, 'http_requests_total', { handler: '/health' }), undefined);
-    assert.equal(metric(text, 'vllm:prompt_tokens_total'), 7);
+    assert.equal(metric(text, 'vllm:prompt_tokens_total'), 6 + 1 + CHAT_TEMPLATE_TOKENS);
     assert.equal(metric(text, 'vllm:generation_tokens_total'), 14);
     assert.equal(metric(text, 'vllm:request_success_total', { finished_reason: 'stop' }), 7);
     assert.equal(metric(text, 'vllm:num_requests_running', { model_name: 'sim-model' }), 0);
@@ -415,7 +419,7 @@ test('streaming completions with include_usage: interleaved chunks, a usage chun
     assert.equal(events.at(-1), '[DONE]');
     const usage = events.at(-2);
     assert.deepEqual(usage.choices, []);
-    assert.deepEqual(usage.usage, { prompt_tokens: 2, completion_tokens: 10, total_tokens: 12 });
+    assert.deepEqual(usage.usage, { prompt_tokens: 3, completion_tokens: 10, total_tokens: 13 });
     const texts = new Map<number, string>();
     for (const e of events.slice(0, -2)) {
       assert.equal(e.object, 'text_completion');

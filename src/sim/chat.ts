@@ -1,12 +1,20 @@
-import { badRequest } from './errors.ts';
+import { conversationPrompt, parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
 import type { GenerationApi } from './generation.ts';
+import { chatLogprobs, chatLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, tokenAt } from './replies.ts';
-import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage, type Body } from './validation.ts';
+import { tokenAt } from './replies.ts';
+import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
 export function chatApi(options: SimOptions): GenerationApi {
-  const fields = { none: [], reasoning: ['reasoning'], reasoning_content: ['reasoning_content'], both: ['reasoning', 'reasoning_content'] }[options.reasoning];
+  const byMode: Record<SimOptions['reasoning'], string[]> = {
+    none: [],
+    auto: ['reasoning'], // resolveSimOptions has already replaced it with the version's field(s)
+    reasoning: ['reasoning'],
+    reasoning_content: ['reasoning_content'],
+    both: ['reasoning', 'reasoning_content'],
+  };
+  const fields = byMode[options.reasoning];
   // The message (or delta) fields the configured vLLM version puts thinking in, if any.
   const thinking = (text: string | null): object => Object.fromEntries(fields.map((f) => [f, text]));
   return {
@@ -16,59 +24,42 @@ export function chatApi(options: SimOptions): GenerationApi {
     reasons: fields.length > 0,
     parse(body) {
       const messages = parseMessages(body['messages']);
-      const lastUser = messages.findLast((m) => m.role === 'user');
       const stream = optionalBool(body, 'stream');
       return {
         model: requestedModel(body),
-        // The rendered prompt spans all messages; the reply echoes the last user turn.
-        prompts: [{ text: lastUser?.content ?? '', tokens: countTokens(messages.map((m) => m.content).join('')) }],
+        prompts: [conversationPrompt(renderChat(messages, renderOptions(body)))],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
-        stop: stopStrings(body),
-        ignoreEos: optionalBool(body, 'ignore_eos'),
+        ...samplingFields(body),
+        logprobs: chatLogprobsField(body),
         echo: false,
         stream,
         ...streamUsage(body, stream),
       };
     },
-    choice(output, index) {
-      const message = { role: 'assistant', content: output.content?.join('') ?? null, ...thinking(output.reasoning?.join('') ?? null) };
-      return { index, message, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
+    choice(output, index, _prompt, request) {
+      // vLLM's ChatMessage defaults tool_calls to an empty list.
+      const message = { role: 'assistant', content: output.content?.join('') ?? null, tool_calls: [], ...thinking(output.reasoning?.join('') ?? null) };
+      // Logprobs cover the answer's tokens; thinking tokens come before them.
+      const thought = output.reasoning?.length ?? 0;
+      const logprobs = request.logprobs === undefined ? null : chatLogprobs(output.content ?? [], request.logprobs, thought);
+      return { index, message, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
     // vLLM opens every choice with the role once the request's first token is out.
     openingChoices: (request) =>
       Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
-    streamChoice(output, k, index) {
+    streamChoice(output, k, index, _prompt, request) {
       const token = tokenAt(output, k);
+      const logprobs = request.logprobs === undefined || token.reasoning ? null : chatLogprobs([token.text], request.logprobs, k);
       const delta = token.reasoning ? thinking(token.text) : { content: token.text };
       // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).
       const finish = token.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
-      return { index, delta, logprobs: null, ...finish };
+      return { index, delta, logprobs, ...finish };
     },
   };
 }
 
-interface Message {
-  role: string;
-  content: string;
-}
-
-/** Messages with their text content; content parts other than text count as empty. */
-function parseMessages(value: unknown): Message[] {
-  if (!Array.isArray(value) || value.length === 0) throw badRequest("'messages' must be a non-empty list", 'messages');
-  return value.map((m: unknown) => {
-    if (typeof m !== 'object' || m === null || typeof (m as Body)['role'] !== 'string') {
-      throw badRequest("each message must be an object with a string 'role'", 'messages');
-    }
-    return { role: (m as Body)['role'] as string, content: textOf((m as Body)['content']) };
-  });
-}
-
-function textOf(content: unknown): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === 'object' && typeof part.text === 'string' ? part.text : '')).join('');
-  }
-  throw badRequest("message 'content' must be a string or a list of content parts", 'messages');
+/** `add_generation_prompt` (default true) and `continue_final_message`, shared by chat and /tokenize. */
+export function renderOptions(body: Body): RenderOptions {
+  return { addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true), continueFinalMessage: optionalBool(body, 'continue_final_message') };
 }

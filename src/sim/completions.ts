@@ -1,8 +1,11 @@
 import { badRequest } from './errors.ts';
-import type { GenerationApi } from './generation.ts';
+import type { GenerationApi, Prompt } from './generation.ts';
+import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
-import { countTokens, tokenAt } from './replies.ts';
-import { optionalBool, optionalInt, requestedModel, stopStrings, streamUsage } from './validation.ts';
+import { tokenAt } from './replies.ts';
+import { conversationPrompt } from './chat-template.ts';
+import { checkTokenIds, decode } from './tokenizer.ts';
+import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
 export function completionsApi(options: SimOptions): GenerationApi {
@@ -12,7 +15,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
     chunkObject: 'text_completion',
     reasons: false,
     parse(body) {
-      const prompts = parsePrompts(body['prompt'], options.maxPrompts).map((text) => ({ text, tokens: countTokens(text) }));
+      const prompts = parsePrompts(body['prompt'], options.maxPrompts ?? Infinity);
       const echo = optionalBool(body, 'echo');
       const stream = optionalBool(body, 'stream');
       return {
@@ -21,16 +24,18 @@ export function completionsApi(options: SimOptions): GenerationApi {
         n: optionalInt(body, 'n', 1) ?? 1,
         // vLLM allows 0 only to echo the prompt back.
         maxTokens: optionalInt(body, 'max_tokens', echo ? 0 : 1) ?? 16,
-        stop: stopStrings(body),
-        ignoreEos: optionalBool(body, 'ignore_eos'),
+        ...samplingFields(body),
+        logprobs: completionLogprobsField(body),
         echo,
         stream,
         ...streamUsage(body, stream),
       };
     },
     choice(output, index, prompt, request) {
-      const text = (request.echo ? prompt.text : '') + (output.content?.join('') ?? '');
-      return { index, text, logprobs: null, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      const echoed = request.echo ? prompt.text : '';
+      const text = echoed + (output.content?.join('') ?? '');
+      const logprobs = request.logprobs === undefined ? null : completionLogprobs(output.content ?? [], request.logprobs, 0, echoed.length);
+      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
     },
     openingChoices: () => [],
     streamChoice(output, k, index, prompt, request) {
@@ -38,19 +43,28 @@ export function completionsApi(options: SimOptions): GenerationApi {
       const token = tokenAt(output, k);
       const text = (request.echo && k === 0 ? prompt.text : '') + token.text;
       const { last } = token;
-      return { index, text, logprobs: null, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
+      let logprobs: object | null = null;
+      if (request.logprobs !== undefined) {
+        const before = (output.content ?? []).slice(0, k).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
+        logprobs = completionLogprobs([token.text], request.logprobs, k, before);
+      }
+      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
     },
   };
 }
 
-function parsePrompts(prompt: unknown, maxPrompts: number): string[] {
-  if (typeof prompt === 'string') return [prompt];
+/**
+ * `prompt` as vLLM takes it: a string, a list of strings, one token-id list or a list of them
+ * (token prompts answer as their decoded text). Any empty prompt fails the request.
+ */
+function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
+  if (typeof prompt === 'string') return [textPrompt(prompt)];
   if (!Array.isArray(prompt) || prompt.length === 0) {
     throw badRequest('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
   }
-  if (!prompt.every((p) => typeof p === 'string')) {
-    throw badRequest('The simulator accepts text prompts only (a string or a list of strings), not token ids.', 'prompt');
-  }
+  if (prompt.every(isTokenId)) return [tokenPrompt(prompt)];
+  const batch = prompt.every((p) => typeof p === 'string') || prompt.every((p) => Array.isArray(p) && p.every(isTokenId));
+  if (!batch) throw badRequest("'prompt' must be a string, a list of strings, a list of token ids or a list of token-id lists", 'prompt');
   if (prompt.length > maxPrompts) {
     throw badRequest(
       `prompt list length ${prompt.length} exceeds the maximum allowed count of ${maxPrompts}. ` +
@@ -58,5 +72,21 @@ function parsePrompts(prompt: unknown, maxPrompts: number): string[] {
       'prompt',
     );
   }
+  return prompt.map((p: string | number[]) => (typeof p === 'string' ? textPrompt(p) : tokenPrompt(p)));
+}
+
+const isTokenId = (v: unknown): v is number => Number.isInteger(v);
+
+function textPrompt(text: string): Prompt {
+  return nonEmpty(conversationPrompt(text));
+}
+
+function tokenPrompt(ids: number[]): Prompt {
+  checkTokenIds(ids);
+  return nonEmpty({ ...conversationPrompt(decode(ids)), tokens: ids.length });
+}
+
+function nonEmpty(prompt: Prompt): Prompt {
+  if (prompt.tokens === 0) throw badRequest('The decoder prompt cannot be empty', 'prompt');
   return prompt;
 }

@@ -4,7 +4,7 @@ import { badRequest, type SimError } from './errors.ts';
 import { sendJson } from './http.ts';
 import type { SimOptions } from './options.ts';
 import { hashString, mulberry32 } from './random.ts';
-import { countTokens } from './replies.ts';
+import { countTokens } from './tokenizer.ts';
 import { checkModel, requestedModel, type Body } from './validation.ts';
 
 /** vLLM's answer when a model lacks the task an endpoint needs (a generative model asked for embeddings, or the reverse). */

@@ -15,8 +15,24 @@ export interface SequenceListener {
   onDone(index: number): void;
 }
 
+/** What vLLM's latency histograms observe of one finished sequence, in milliseconds. */
+export interface SequenceTimes {
+  /** Arrival (submission) to its slot. */
+  queueMs: number;
+  /** Arrival to first token. */
+  ttftMs: number;
+  /** Arrival to finish. */
+  e2eMs: number;
+  /** Gaps between its tokens: `tokens - 1` of `tpotMs`. */
+  tokens: number;
+  tpotMs: number;
+}
+
 interface Job {
   readonly listener: SequenceListener;
+  readonly arrivedAt: number;
+  /** Its sequence count. */
+  readonly size: number;
   cancelled: boolean;
   frontEndTimer: NodeJS.Timeout | undefined;
   /** Sequences of this job still in the waiting queue. */
@@ -31,6 +47,8 @@ interface Sequence {
   readonly steps: number;
   timer?: NodeJS.Timeout;
   interval?: Interval;
+  startedAt?: number;
+  timing?: Timing;
   /** Streaming only: when token 0 is due, the time between tokens, and how many went out. */
   firstAt?: number;
   stepMs?: number;
@@ -51,6 +69,7 @@ export class Engine {
   private readonly queue: Sequence[] = [];
   private queueHead = 0;
   private waitingCount = 0;
+  private inFrontEnd = 0;
   private runningCount = 0;
   private frontEndFreeAt = 0;
   private pumping = false;
@@ -64,6 +83,7 @@ export class Engine {
     private readonly maxNumSeqs: number,
     private readonly requestOverheadMs: number,
     private readonly timing: () => Timing,
+    private readonly observe: (times: SequenceTimes) => void = () => {},
   ) {}
 
   get running(): number {
@@ -72,6 +92,11 @@ export class Engine {
 
   get waiting(): number {
     return this.waitingCount;
+  }
+
+  /** Sequences held, waiting, or still in the front end: what a data-parallel load balancer compares. */
+  get load(): number {
+    return this.runningCount + this.waitingCount + this.inFrontEnd;
   }
 
   busyMs(): number {
@@ -84,15 +109,17 @@ export class Engine {
    * slots, for clients that disconnect.
    */
   submit(tokenCounts: readonly number[], listener: SequenceListener): () => void {
-    const job: Job = { listener, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
+    const now = performance.now();
+    const job: Job = { listener, arrivedAt: now, size: tokenCounts.length, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
+    this.inFrontEnd += job.size;
     const admit = (): void => {
       job.frontEndTimer = undefined;
+      this.inFrontEnd -= job.size;
       tokenCounts.forEach((tokens, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
       job.queued = tokenCounts.length;
       this.waitingCount += tokenCounts.length;
       this.pump();
     };
-    const now = performance.now();
     this.frontEndFreeAt = Math.max(now, this.frontEndFreeAt) + this.requestOverheadMs;
     const delay = this.frontEndFreeAt - now;
     if (delay > 0) job.frontEndTimer = setTimeout(admit, delay);
@@ -103,6 +130,7 @@ export class Engine {
   private cancel(job: Job): void {
     if (job.cancelled) return;
     job.cancelled = true;
+    if (job.frontEndTimer) this.inFrontEnd -= job.size; // not admitted yet
     clearTimeout(job.frontEndTimer);
     this.waitingCount -= job.queued;
     job.queued = 0;
@@ -137,8 +165,11 @@ export class Engine {
     this.waitingCount--;
     this.runningCount++;
     job.running.add(seq);
-    const { ttftMs, tpotMs } = this.timing();
+    const timing = this.timing();
+    const { ttftMs, tpotMs } = timing;
     const now = performance.now();
+    seq.startedAt = now;
+    seq.timing = timing;
     seq.interval = this.clock.open(now, ttftMs + (seq.steps - 1) * tpotMs);
     if (job.listener.onToken) {
       seq.firstAt = now + ttftMs;
@@ -198,7 +229,11 @@ export class Engine {
   }
 
   private finish(seq: Sequence): void {
-    this.release(seq, performance.now());
+    const now = performance.now();
+    const { arrivedAt } = seq.job;
+    const queueMs = seq.startedAt! - arrivedAt;
+    this.observe({ queueMs, ttftMs: queueMs + seq.timing!.ttftMs, e2eMs: now - arrivedAt, tokens: seq.steps, tpotMs: seq.timing!.tpotMs });
+    this.release(seq, now);
     seq.job.listener.onDone(seq.index);
     this.pump();
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { submitSpread } from './data-parallel.ts';
 import type { Engine } from './engine.ts';
 import { EventStream } from './event-stream.ts';
 import { sendJson } from './http.ts';
@@ -7,23 +8,26 @@ import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
-import { checkModel, outputBudget, type Body, type StreamUsage } from './validation.ts';
+import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
-/** One prompt as the simulator sees it: the text its reply answers and its token count. */
+/** One prompt as the simulator sees it. */
 export interface Prompt {
+  /** The prompt as the model reads it (echoed back by completions' `echo`). */
   text: string;
+  /** What the reply answers: the last user turn of a conversation, else the whole text. */
+  question: string;
   tokens: number;
 }
 
 /** What /v1/completions and /v1/chat/completions have in common once parsed. */
-export interface GenerationRequest extends StreamUsage {
+export interface GenerationRequest extends StreamUsage, SamplingFields {
   model: string | undefined;
   prompts: Prompt[];
   n: number;
   /** Undefined = the rest of the context window. */
   maxTokens: number | undefined;
-  stop: string[];
-  ignoreEos: boolean;
+  /** Top logprobs per output token (completions `logprobs`, chat `top_logprobs`); undefined = no logprobs. */
+  logprobs: number | undefined;
   /** Completions only: text starts with the prompt. */
   echo: boolean;
   stream: boolean;
@@ -47,7 +51,8 @@ export interface GenerationApi {
 
 export interface GenerationContext {
   readonly options: SimOptions;
-  readonly engine: Engine;
+  /** Data-parallel engines (one unless `dataParallel`). */
+  readonly engines: readonly Engine[];
   readonly metrics: Metrics;
 }
 
@@ -57,15 +62,15 @@ export interface GenerationContext {
  * written by engine callbacks, and a client that disconnects frees its slots.
  */
 export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext): void {
-  const { options, engine, metrics } = ctx;
+  const { options, metrics } = ctx;
   const request = api.parse(body);
   metrics.promptsReceived += request.prompts.length;
   checkModel(request.model, options.model);
   // Every prompt is checked before any is scheduled: one over-long prompt fails the whole list, as in vLLM.
-  const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen));
-  const { n, stop, ignoreEos } = request;
+  const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
+  const { n } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.text, j, { maxTokens: budgets[i]!, stop, ignoreEos }, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
   const tokenCounts = outputs.map(outputTokens);
@@ -84,7 +89,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
 
   let cancel: () => void;
   if (!request.stream) {
-    cancel = engine.submit(tokenCounts, {
+    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onDone(index) {
         if (!finished(index)) return;
         const order = choiceOrder(outputs.length, options);
@@ -100,7 +105,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
       stream.send(envelope(api.chunkObject, [choice], extra));
     };
     let opened = false;
-    cancel = engine.submit(tokenCounts, {
+    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onToken(index, k) {
         if (!opened) {
           opened = true;

@@ -1,3 +1,6 @@
+import type { SequenceTimes } from './engine.ts';
+import { Histogram, numberText } from './histogram.ts';
+import type { SimOptions } from './options.ts';
 import { outputTokens, type FinishReason, type Output } from './replies.ts';
 
 /** Live gauges the engine reports at scrape time. */
@@ -10,12 +13,23 @@ export interface EngineGauges {
 // vLLM's instrumentator leaves these out of http_requests_total.
 const UNINSTRUMENTED = new Set(['/metrics', '/health']);
 
+// vLLM V1's bucket bounds, in seconds (vllm/v1/metrics/loggers.py).
+const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
+const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+const REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
+
+type Labels = Record<string, string>;
+
 /** Counters of one server, exposed both as SimStats and as vLLM-style Prometheus text. */
 export class Metrics {
   promptsReceived = 0;
   promptTokens = 0;
   private generationTokens = 0;
   private readonly finished: Record<FinishReason, number> = { stop: 0, length: 0 };
+  private readonly ttft = new Histogram(TTFT_BUCKETS);
+  private readonly itl = new Histogram(ITL_BUCKETS);
+  private readonly e2e = new Histogram(REQUEST_LATENCY_BUCKETS);
+  private readonly queue = new Histogram(REQUEST_LATENCY_BUCKETS);
   /** Keyed `${method} ${path} ${status}`. */
   private readonly http = new Map<string, number>();
 
@@ -34,20 +48,42 @@ export class Metrics {
     this.finished[output.finishReason]++;
   }
 
+  /** One finished sequence (vLLM: one engine request) into the latency histograms. */
+  sequenceTimed(t: SequenceTimes): void {
+    this.ttft.observe(t.ttftMs / 1000);
+    this.e2e.observe(t.e2eMs / 1000);
+    this.queue.observe(t.queueMs / 1000);
+    this.itl.observe(t.tpotMs / 1000, t.tokens - 1);
+  }
+
   httpRequests(): Record<string, number> {
     return Object.fromEntries(this.http);
   }
 
-  render(gauges: EngineGauges): string {
+  /** Gauges once per data-parallel engine (label `engine`); counters and histograms for the server, on engine 0. */
+  render(engines: readonly EngineGauges[], cacheMetric: SimOptions['cacheMetric']): string {
     const model = { engine: '0', model_name: this.model };
     const lines: string[] = [];
-    const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
+    const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Labels, number]>): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       for (const [labels, value] of samples) lines.push(`${name}${labelText(labels)} ${numberText(value)}`);
     };
-    family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', [[model, gauges.running]]);
-    family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', [[model, gauges.waiting]]);
-    family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', [[model, gauges.running / gauges.capacity]]);
+    const perEngine = (value: (g: EngineGauges) => number): Array<[Labels, number]> =>
+      engines.map((g, i) => [{ engine: String(i), model_name: this.model }, value(g)]);
+    const histogram = (name: string, help: string, h: Histogram): void => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+      const { buckets, sum, count } = h.samples();
+      for (const [le, n] of buckets) lines.push(`${name}_bucket${labelText({ ...model, le })} ${numberText(n)}`);
+      lines.push(`${name}_count${labelText(model)} ${numberText(count)}`, `${name}_sum${labelText(model)} ${numberText(sum)}`);
+    };
+    family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', perEngine((g) => g.running));
+    family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', perEngine((g) => g.waiting));
+    const usage = perEngine((g) => g.running / g.capacity);
+    // Renamed in PR #18354: both names until 0.10.x (the old one deprecated), only kv_ from 0.11.
+    if (cacheMetric !== 'kv') family('vllm:gpu_cache_usage_perc', 'gauge', 'GPU KV-cache usage. 1 means 100 percent usage.', usage);
+    if (cacheMetric !== 'gpu') family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', usage);
+    // The simulator models no KV-cache pressure, so nothing is ever preempted.
+    family('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', [[model, 0]]);
     family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[model, this.promptTokens]]);
     family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens]]);
     family(
@@ -56,6 +92,10 @@ export class Metrics {
       'Count of successfully processed requests.',
       Object.entries(this.finished).map(([reason, count]) => [{ ...model, finished_reason: reason }, count]),
     );
+    histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttft);
+    histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl);
+    histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', this.e2e);
+    histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', this.queue);
     family('http_requests_total', 'counter', 'Total number of requests by method, status and handler.', [...this.instrumented().values()]);
     return lines.join('\n') + '\n';
   }
@@ -77,9 +117,4 @@ export class Metrics {
 function labelText(labels: Record<string, string>): string {
   const escape = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
   return `{${Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`).join(',')}}`;
-}
-
-/** Python's prometheus_client prints floats: `3.0`, `0.25`. */
-function numberText(value: number): string {
-  return Number.isInteger(value) ? value.toFixed(1) : String(value);
 }

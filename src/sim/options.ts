@@ -1,13 +1,23 @@
+import { versionProfile, type ContextError } from './versions.ts';
+
 /** Knobs of one simulated vLLM server. Defaults mirror a small, fast, healthy server. */
 export interface SimOptions {
+  /**
+   * The vLLM release to behave as ("0.11.0", "0.13", "latest"): its profile sets `errorFormat`,
+   * `contextError`, `cacheMetric`, `maxPrompts` and the field(s) of `reasoning: 'auto'`, unless given.
+   * Without it the simulator keeps its historical mix (nested errors, ≤0.10.1 wording, the cap, kv gauge).
+   */
+  vllmVersion?: string;
   /** Served model name (`--served-model-name`). */
   model: string;
   /** Context window; reported in /v1/models and enforced per prompt. */
   maxModelLen: number;
-  /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS). */
-  maxPrompts: number;
-  /** Sequences in flight per server (`--max-num-seqs`); the rest queue. */
+  /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS); undefined = none, as before PR #47845. */
+  maxPrompts?: number;
+  /** Sequences in flight per engine (`--max-num-seqs`); the rest queue. */
   maxNumSeqs: number;
+  /** Engines per server (`--data-parallel-size`), each with its own slots, front end and `engine` gauges. */
+  dataParallel: number;
   /**
    * Fixed cost per HTTP generation request, serialized per server: vLLM's API server is one
    * Python process, so each request occupies the front end before its sequences are scheduled.
@@ -20,10 +30,15 @@ export interface SimOptions {
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
   /**
-   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to ~0.11, `both` from PR #27752
-   * (late 2025) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402).
+   * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
+   * max_tokens; undefined: between max_tokens/2 and max_tokens, as before.
    */
-  reasoning: 'none' | 'reasoning' | 'reasoning_content' | 'both';
+  answerTokens?: number;
+  /**
+   * Chat reasoning field(s), by vLLM version: `reasoning_content` up to 0.11.0, `both` from PR #27752
+   * (0.11.1) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402); `auto`: those of `vllmVersion`.
+   */
+  reasoning: 'none' | 'auto' | 'reasoning' | 'reasoning_content' | 'both';
   /** Seeds fault decisions, lorem text and choice shuffling. */
   seed: number;
   /** Probability 0..1 that a generation request is answered with `faultStatus`. */
@@ -53,6 +68,10 @@ export interface SimOptions {
   task: 'generate' | 'embed';
   /** Length of the simulated embedding vectors. */
   embeddingDim: number;
+  /** Which vLLM wording (and `param`) a context overflow is rejected with. */
+  contextError: ContextError;
+  /** `/metrics` KV-cache gauge: `vllm:gpu_cache_usage_perc`, `vllm:kv_cache_usage_perc`, or both. */
+  cacheMetric: 'gpu' | 'both' | 'kv';
   /** vLLM `--api-key`: `/v1/*` answers 401 without `Authorization: Bearer <key>`; `/health` and `/metrics` stay open. */
   apiKey?: string;
 }
@@ -62,6 +81,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   maxModelLen: 8192,
   maxPrompts: 1024,
   maxNumSeqs: 256,
+  dataParallel: 1,
   requestOverheadMs: 2,
   ttftMs: 20,
   tpotMs: 1,
@@ -79,12 +99,19 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   errorFormat: 'nested',
   task: 'generate',
   embeddingDim: 384,
+  contextError: 'requested',
+  cacheMetric: 'kv',
 });
 
 /** Defaults overlaid with the given options; `undefined` values keep the default. Throws RangeError on nonsense. */
 export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions {
-  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
-  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...given };
+  const given: Partial<SimOptions> = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
+  const profile = given.vllmVersion === undefined ? undefined : versionProfile(given.vllmVersion);
+  const fromProfile: Partial<SimOptions> = profile
+    ? { errorFormat: profile.errorFormat, contextError: profile.contextError, cacheMetric: profile.cacheMetric, maxPrompts: profile.maxPrompts }
+    : {};
+  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
+  if (o.reasoning === 'auto') o.reasoning = profile?.reasoningField ?? 'reasoning';
   const atLeast = (name: keyof SimOptions, min: number, integer = true): void => {
     const v = o[name];
     if (typeof v !== 'number' || !(v >= min) || (integer && !Number.isInteger(v))) {
@@ -92,11 +119,13 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
     }
   };
   atLeast('maxModelLen', 1);
-  atLeast('maxPrompts', 1);
+  if (o.maxPrompts !== undefined) atLeast('maxPrompts', 1);
   atLeast('maxNumSeqs', 1);
+  atLeast('dataParallel', 1);
   atLeast('faultAfter', 0);
   atLeast('embeddingDim', 1);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
+  if (o.answerTokens !== undefined) atLeast('answerTokens', 1);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
   const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {

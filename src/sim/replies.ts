@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { SimOptions } from './options.ts';
 import { hashString, mulberry32 } from './random.ts';
 
@@ -21,6 +22,8 @@ export interface Sampling {
   stop: readonly string[];
   /** Keep generating past end-of-sequence: exactly maxTokens tokens (vLLM's benchmarks rely on it). */
   ignoreEos: boolean;
+  temperature: number | undefined;
+  seed: number | undefined;
 }
 
 /** Every reasoning-mode answer thinks exactly this many tokens first. */
@@ -33,11 +36,6 @@ const LOREM = (
   'commodo consequat duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat ' +
   'nulla pariatur excepteur sint occaecat cupidatat non proident sunt in culpa qui officia deserunt mollit anim id est laborum'
 ).split(' ');
-
-/** Prompt tokens by the chars/4 heuristic clients use too, so both sides agree on context limits. */
-export function countTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
-}
 
 export function outputTokens(output: Output): number {
   return (output.reasoning?.length ?? 0) + (output.content?.length ?? 0);
@@ -61,7 +59,8 @@ export function generate(prompt: string, j: number, sampling: Sampling, options:
   return applyStop(output, sampling.stop);
 }
 
-function answer(prompt: string, j: number, { maxTokens, ignoreEos }: Sampling, options: SimOptions): Output {
+function answer(prompt: string, j: number, sampling: Sampling, options: SimOptions): Output {
+  const { maxTokens, ignoreEos } = sampling;
   if (options.reply === 'echo') {
     // Echo names its prompt, so a caller can check which prompt each text answers; past EOS it repeats itself.
     const tokens = splitTokens(`completion: ${prompt}`);
@@ -69,12 +68,34 @@ function answer(prompt: string, j: number, { maxTokens, ignoreEos }: Sampling, o
     const finishReason = tokens.length > maxTokens ? 'length' : 'stop';
     return { reasoning: null, content: tokens.slice(0, maxTokens), finishReason, stopReason: null };
   }
-  const random = mulberry32(options.seed + hashString(prompt) + Math.imul(j, 0x9e3779b9));
-  const min = Math.ceil(maxTokens / 2);
-  const drawn = min + Math.floor(random() * (maxTokens - min + 1));
-  const count = ignoreEos ? maxTokens : drawn;
+  const random = mulberry32(choiceSeed(prompt, j, sampling, options));
+  const count = ignoreEos ? maxTokens : Math.min(maxTokens, naturalLength(random, maxTokens, options.answerTokens));
   const words = Array.from({ length: count }, (_, i) => (i ? ' ' : '') + LOREM[Math.floor(random() * LOREM.length)]!);
   return { reasoning: null, content: words, finishReason: count === maxTokens ? 'length' : 'stop', stopReason: null };
+}
+
+/**
+ * The randomness choice `j` draws, as vLLM samples: greedy decoding (temperature 0) gives every
+ * choice on every endpoint the same answer; a request `seed` repeats on every endpoint; sampling
+ * without one differs per request and endpoint. A request without temperature keeps the
+ * simulator's seeded answers, the same on every endpoint, as before.
+ */
+function choiceSeed(prompt: string, j: number, { temperature, seed }: Sampling, options: SimOptions): number {
+  const perChoice = Math.imul(j, 0x9e3779b9);
+  if (temperature === 0) return options.seed + hashString(prompt);
+  if (seed !== undefined) return Math.imul(seed | 0, 0x85ebca6b) + Math.floor(seed / 2 ** 32) + hashString(prompt) + perChoice;
+  if (temperature !== undefined) return randomInt(2 ** 32 - 1);
+  return options.seed + hashString(prompt) + perChoice;
+}
+
+/**
+ * Where the answer would reach end-of-sequence: lognormal around `median` tokens (a model stops
+ * when it is done, whatever the budget), or without a median between half the budget and all of it.
+ */
+function naturalLength(random: () => number, maxTokens: number, median: number | undefined): number {
+  if (median === undefined) return Math.ceil(maxTokens / 2) + Math.floor(random() * (maxTokens - Math.ceil(maxTokens / 2) + 1));
+  const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  return Math.max(1, Math.round(median * Math.exp(0.5 * normal)));
 }
 
 /**

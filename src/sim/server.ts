@@ -4,7 +4,7 @@ import type { Endpoint } from '../core/endpoint.ts';
 import { chatApi } from './chat.ts';
 import { serveEmbeddings, unsupportedApi } from './embeddings.ts';
 import { completionsApi } from './completions.ts';
-import { Engine } from './engine.ts';
+import { Engine, type Timing } from './engine.ts';
 import { SimError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
@@ -12,7 +12,9 @@ import { readBody, sendJson, sendText } from './http.ts';
 import { Metrics } from './metrics.ts';
 import { modelList } from './models.ts';
 import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
-import { parseBody } from './validation.ts';
+import { detokenize, tokenize } from './tokenize-api.ts';
+import { parseBody, type Body } from './validation.ts';
+import { versionProfile } from './versions.ts';
 
 export interface SimStats {
   /** Keyed `${method} ${path} ${status}`, e.g. 'POST /v1/completions 200'. */
@@ -21,7 +23,7 @@ export interface SimStats {
   generationRequests: number;
   /** Prompts across generation requests that parsed. */
   promptsReceived: number;
-  /** Modeled busy time: union of intervals in which >= 1 sequence was running. */
+  /** Modeled busy time: union of intervals in which >= 1 sequence was running (with data parallelism, the busiest engine's). */
   busyMs: number;
   /** Sequences holding a slot, and waiting for one, now. */
   running: number;
@@ -36,7 +38,13 @@ export type RuntimeFaults = Partial<
   dead?: boolean;
 };
 
-const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
+const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
+
+/** Endpoints that answer a JSON body with JSON at once, without the engine. */
+const UTILITIES: ReadonlyMap<string, (body: Body, options: SimOptions) => object> = new Map([
+  ['/tokenize', tokenize],
+  ['/detokenize', detokenize],
+]);
 
 /** One simulated vLLM OpenAI-compatible server on 127.0.0.1. */
 export class SimServer {
@@ -55,14 +63,16 @@ export class SimServer {
   constructor(options: Partial<SimOptions> = {}) {
     this.options = resolveSimOptions(options);
     this.faults = new FaultInjector(this.options);
-    this.context = {
-      options: this.options,
-      engine: new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, () => {
-        const { ttftMs, tpotMs, slowFactor } = this.options;
-        return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
-      }),
-      metrics: new Metrics(this.options.model, KNOWN_PATHS),
+    const metrics = new Metrics(this.options.model, KNOWN_PATHS);
+    const timing = (): Timing => {
+      const { ttftMs, tpotMs, slowFactor } = this.options;
+      return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
     };
+    const engines = Array.from(
+      { length: this.options.dataParallel },
+      () => new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, timing, (t) => metrics.sequenceTimed(t)),
+    );
+    this.context = { options: this.options, engines, metrics };
     this.apis = new Map([
       ['/v1/completions', completionsApi(this.options)],
       ['/v1/chat/completions', chatApi(this.options)],
@@ -103,14 +113,15 @@ export class SimServer {
   }
 
   stats(): SimStats {
-    const { metrics, engine } = this.context;
+    const { metrics, engines } = this.context;
+    const sum = (of: (e: Engine) => number): number => engines.reduce((total, e) => total + of(e), 0);
     return {
       httpRequests: metrics.httpRequests(),
       generationRequests: this.faults.generationRequests,
       promptsReceived: metrics.promptsReceived,
-      busyMs: engine.busyMs(),
-      running: engine.running,
-      waiting: engine.waiting,
+      busyMs: Math.max(...engines.map((e) => e.busyMs())),
+      running: sum((e) => e.running),
+      waiting: sum((e) => e.waiting),
     };
   }
 
@@ -161,11 +172,14 @@ export class SimServer {
     }
     const api = this.apis.get(path);
     if (method === 'POST' && (api || path === '/v1/embeddings')) return void this.generate(api ?? null, req, res, path);
+    const utility = UTILITIES.get(path);
+    if (utility && method === 'POST') return void this.answer(req, res, (text) => sendJson(res, 200, utility(parseBody(text), this.options)));
+    if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: versionProfile(this.options.vllmVersion ?? 'latest').version });
     if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
-      const { engine } = this.context;
-      const text = this.context.metrics.render({ running: engine.running, waiting: engine.waiting, capacity: this.options.maxNumSeqs });
+      const gauges = this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
+      const text = this.context.metrics.render(gauges, this.options.cacheMetric);
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }
     // FastAPI's answers for unknown routes and wrong methods.
@@ -177,19 +191,26 @@ export class SimServer {
   private async generate(api: GenerationApi | null, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const verdict = this.faults.onGenerationRequest();
     if (verdict === 'die') return void req.socket.resetAndDestroy();
+    await this.answer(req, res, (text) => {
+      if (verdict === 'hang') return; // held open until the client or close() drops it
+      if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
+      const unsupported = unsupportedApi(this.options.task, path);
+      if (unsupported) throw unsupported;
+      if (api) serveGeneration(api, parseBody(text), res, this.context);
+      else serveEmbeddings(parseBody(text), res, this.options);
+    });
+  }
+
+  /** Reads the whole body and runs `serve` on it, answering what it throws as a vLLM error body. */
+  private async answer(req: IncomingMessage, res: ServerResponse, serve: (text: string) => void): Promise<void> {
     let text: string;
     try {
       text = await readBody(req);
     } catch {
       return; // the client went away mid-body
     }
-    if (verdict === 'hang') return; // held open until the client or close() drops it
     try {
-      if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
-      const unsupported = unsupportedApi(this.options.task, path);
-      if (unsupported) throw unsupported;
-      if (api) serveGeneration(api, parseBody(text), res, this.context);
-      else serveEmbeddings(parseBody(text), res, this.options);
+      serve(text);
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       const error = err instanceof SimError ? err : new SimError(500, String(err));

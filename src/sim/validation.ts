@@ -1,4 +1,5 @@
 import { badRequest, SimError } from './errors.ts';
+import type { ContextError } from './versions.ts';
 
 /** A parsed JSON request body: vLLM accepts (and ignores) fields it does not know. */
 export type Body = Record<string, unknown>;
@@ -23,8 +24,8 @@ export function optionalInt(body: Body, key: string, min: number): number | unde
   return v;
 }
 
-export function optionalBool(body: Body, key: string): boolean {
-  const v = body[key] ?? false;
+export function optionalBool(body: Body, key: string, fallback = false): boolean {
+  const v = body[key] ?? fallback;
   if (typeof v !== 'boolean') throw badRequest(`'${key}' must be a boolean, got ${JSON.stringify(v)}`, key);
   return v;
 }
@@ -54,8 +55,30 @@ export function streamUsage(body: Body, stream: boolean): StreamUsage {
   return { includeUsage, continuousUsage: includeUsage && flag('continuous_usage_stats', false) };
 }
 
+/** The sampling fields both generation endpoints honour. */
+export interface SamplingFields {
+  stop: string[];
+  ignoreEos: boolean;
+  /** Absent = not sent (the simulator then keeps its seeded, endpoint-independent answers). */
+  temperature: number | undefined;
+  seed: number | undefined;
+}
+
+export function samplingFields(body: Body): SamplingFields {
+  const temperature = body['temperature'];
+  if (temperature !== undefined && temperature !== null && (typeof temperature !== 'number' || temperature < 0)) {
+    throw badRequest(`temperature must be non-negative, got ${JSON.stringify(temperature)}.`, 'temperature');
+  }
+  return {
+    stop: stopStrings(body),
+    ignoreEos: optionalBool(body, 'ignore_eos'),
+    temperature: temperature ?? undefined,
+    seed: optionalInt(body, 'seed', Number.MIN_SAFE_INTEGER),
+  };
+}
+
 /** `stop`: a string or a list of strings; empty strings never match. */
-export function stopStrings(body: Body): string[] {
+function stopStrings(body: Body): string[] {
   const v = body['stop'] ?? [];
   const list = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
@@ -78,22 +101,31 @@ export function checkModel(requested: string | undefined, served: string): void 
 }
 
 /**
- * The output budget of one prompt, rejecting prompts that do not fit (pre-0.11 vLLM wording).
- * Without an explicit budget the rest of the context is used, as vLLM chat does.
+ * The output budget of one prompt, rejecting prompts that do not fit in the chosen version's
+ * wording. Without an explicit budget the rest of the context is used, as vLLM chat does.
  */
-export function outputBudget(promptTokens: number, maxTokens: number | undefined, maxModelLen: number): number {
-  const prefix = `This model's maximum context length is ${maxModelLen} tokens. However, you requested`;
-  if (maxTokens === undefined) {
-    if (promptTokens >= maxModelLen) {
-      throw badRequest(`${prefix} ${promptTokens} tokens in the messages, Please reduce the length of the messages.`);
-    }
-    return maxModelLen - promptTokens;
-  }
-  if (promptTokens + maxTokens > maxModelLen) {
-    throw badRequest(
-      `${prefix} ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). ` +
-        'Please reduce the length of the messages or completion.',
+export function outputBudget(promptTokens: number, maxTokens: number | undefined, maxModelLen: number, wording: ContextError): number {
+  const fits = maxTokens === undefined ? promptTokens < maxModelLen : promptTokens + maxTokens <= maxModelLen;
+  if (!fits) throw contextOverflow(promptTokens, maxTokens, maxModelLen, wording);
+  return maxTokens ?? maxModelLen - promptTokens;
+}
+
+function contextOverflow(p: number, m: number | undefined, l: number, wording: ContextError): SimError {
+  const limit = `This model's maximum context length is ${l} tokens.`;
+  if (wording === 'input-tokens') {
+    // renderers/params.py truncates the prompt to L - M + 1 tokens before it counts, hence "at least".
+    const output = m ?? 0;
+    const input = Math.min(p, l - output + 1);
+    return badRequest(
+      `${limit} However, you requested ${output} output tokens and your prompt contains at least ${input} input tokens, ` +
+        `for a total of at least ${input + output} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
+      'input_tokens',
     );
   }
-  return maxTokens;
+  if (wording === 'too-large') {
+    if (m === undefined || p >= l) return badRequest(`${limit} However, your request has ${p} input tokens. Please reduce the length of the input messages.`);
+    return badRequest(`'max_tokens' or 'max_completion_tokens' is too large: ${m}. ${limit.slice(0, -1)} and your request has ${p} input tokens (${m} > ${l} - ${p}).`);
+  }
+  if (m === undefined) return badRequest(`${limit} However, you requested ${p} tokens in the messages, Please reduce the length of the messages.`);
+  return badRequest(`${limit} However, you requested ${p + m} tokens (${p} in the messages, ${m} in the completion). Please reduce the length of the messages or completion.`);
 }

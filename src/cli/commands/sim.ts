@@ -35,16 +35,19 @@ export function simCommand(): Command {
     .option('--model <name>', `served model name (default: sim-model, or ${EMBED_MODEL} with --task embed)`)
     .addOption(new Option('--task <task>', 'generate: completions and chat; embed: a pooling model serving only /v1/embeddings (hostfile lines tagged role=embed)').choices(['generate', 'embed']).default('generate'))
     .option('--embedding-dim <d>', 'length of the embedding vectors (--task embed)', int('--embedding-dim', 1, 65_536), 384)
-    .option('--max-model-len <l>', 'context length (tokens ≈ chars/4)', int('--max-model-len', 1, 10_000_000), 8192)
-    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS)", int('--max-prompts', 1, 1_000_000), 1024)
-    .option('--max-num-seqs <k>', 'sequences running at once per server; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
+    .option('--max-model-len <l>', "context length in the simulated tokenizer's tokens (letters 4 to a token; every digit, mark and CJK character one: not chars/4)", int('--max-model-len', 1, 10_000_000), 8192)
+    .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.11.0, 0.13, 0.16, latest): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge name, prompt-list cap, GET /version; the flags below override it')
+    .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1, 1_000_000))
+    .option('--max-num-seqs <k>', 'sequences running at once per engine; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
+    .option('--data-parallel <k>', "engines per server (vLLM's --data-parallel-size): each has --max-num-seqs slots and its own engine=\"i\" gauges in /metrics", int('--data-parallel', 1, 64), 1)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0, 60_000), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0, 600_000), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0, 60_000), 1)
-    .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: deterministic words').choices(['echo', 'lorem']).default('echo'))
+    .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: words, seeded unless a request samples (temperature > 0 without seed)').choices(['echo', 'lorem']).default('echo'))
+    .option('--answer-tokens <median>', 'lorem answers stop at a sampled end-of-sequence around this many tokens (default: between max_tokens/2 and max_tokens)', int('--answer-tokens', 1, 10_000_000))
     .addOption(
-      new Option('--reasoning <field>', 'act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11), both (to 0.15), reasoning (0.16+)')
-        .choices(['none', 'reasoning', 'reasoning_content', 'both'])
+      new Option('--reasoning <field>', "act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11.0), both (to 0.15), reasoning (0.16+), auto (--vllm-version's)")
+        .choices(['none', 'auto', 'reasoning', 'reasoning_content', 'both'])
         .default('none'),
     )
     .option('--seed <s>', 'seed of every random choice', int('--seed', 0, 4_294_967_295), 0)
@@ -59,7 +62,7 @@ export function simCommand(): Command {
     .option('--health-status <code>', 'status of GET /health', int('--health-status', 100, 599), 200)
     .option('--boot-ms <t>', 'refuse connections for this long after start, as a loading vLLM does', int('--boot-ms', 0, 3_600_000), 0)
     .option('--shuffle-choices', 'return choices out of array order (indices stay right)')
-    .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1) or flat (older)').choices(['nested', 'flat']).default('nested'))
+    .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1, the default) or flat (older)').choices(['nested', 'flat']))
     .action(async (flags: SimFlags) => {
       const { endpoints: count, port, hostfile, ...options } = flags;
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).

@@ -1,0 +1,25 @@
+import type { Engine, SequenceListener } from './engine.ts';
+
+/**
+ * Schedules a request's sequences over data-parallel engines. vLLM makes each prompt of a list its
+ * own engine request (its `n` samples stay together) and its DP load balancer sends each to the
+ * least loaded engine, so one batched request spreads over all of them.
+ */
+export function submitSpread(engines: readonly Engine[], tokenCounts: readonly number[], n: number, listener: SequenceListener): () => void {
+  if (engines.length === 1) return engines[0]!.submit(tokenCounts, listener);
+  const loads = engines.map((e) => e.load);
+  const groups = engines.map((): number[] => []);
+  for (let first = 0; first < tokenCounts.length; first += n) {
+    const k = loads.indexOf(Math.min(...loads));
+    loads[k]! += n;
+    for (let i = first; i < first + n; i++) groups[k]!.push(i);
+  }
+  const cancels = groups.flatMap((indices, k) => {
+    if (indices.length === 0) return [];
+    const { onToken } = listener;
+    const local: SequenceListener = { onDone: (i) => listener.onDone(indices[i]!) };
+    if (onToken) local.onToken = (i, token) => onToken.call(listener, indices[i]!, token);
+    return [engines[k]!.submit(indices.map((i) => tokenCounts[i]!), local)];
+  });
+  return () => cancels.forEach((cancel) => cancel());
+}

@@ -1,0 +1,82 @@
+import { badRequest } from './errors.ts';
+
+/**
+ * The simulated model's tokenizer. It deliberately disagrees with the client's chars/4 estimate the
+ * way real BPE vocabularies do: ASCII letters go in chunks of up to 4 (the first with the word's
+ * leading space), but every digit, punctuation mark, other whitespace and non-ASCII character (CJK)
+ * is a token of its own. English prose comes out near chars/4; numbers, code and CJK well over.
+ *
+ * Ids are a reversible encoding, not a learned vocabulary, so every simulated server agrees on
+ * them without shared state: specials first, then one id per Unicode code point, then letter chunks.
+ */
+
+const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+const CHAR_BASE = 16;
+const WORD_BASE = CHAR_BASE + 0x110000;
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const MAX_WORD_LETTERS = 4;
+const MAX_WORD_CODE = wordCode('z'.repeat(MAX_WORD_LETTERS)) * 2 + 1;
+
+/** Specials (as written in text, like HF tokenizers parse them), word chunks, else one code point. */
+const PIECE = new RegExp(`${SPECIAL_TOKENS.map((s) => s.replace(/[|]/g, '\\|')).join('|')}| ?[A-Za-z]{1,${MAX_WORD_LETTERS}}|[^]`, 'gu');
+
+/** The text split into token strings; they concatenate back to the text. */
+export function tokenPieces(text: string): string[] {
+  return text.match(PIECE) ?? [];
+}
+
+export function countTokens(text: string): number {
+  let count = 0;
+  PIECE.lastIndex = 0;
+  while (PIECE.exec(text)) count++;
+  return count;
+}
+
+export function encode(text: string): number[] {
+  return tokenPieces(text).map(pieceId);
+}
+
+/** Token ids back to text; throws a 400 for an id outside the vocabulary, as vLLM does. */
+export function decode(ids: readonly number[]): string {
+  return ids.map(pieceOf).join('');
+}
+
+/** Ids of a token-id prompt, checked against the vocabulary. */
+export function checkTokenIds(ids: readonly number[]): void {
+  for (const id of ids) pieceOf(id);
+}
+
+function pieceId(piece: string): number {
+  const special = (SPECIAL_TOKENS as readonly string[]).indexOf(piece);
+  if (special >= 0) return special;
+  const letters = piece.startsWith(' ') ? piece.slice(1) : piece;
+  if (/^[A-Za-z]+$/.test(letters)) return WORD_BASE + wordCode(letters) * 2 + (letters === piece ? 0 : 1);
+  return CHAR_BASE + piece.codePointAt(0)!;
+}
+
+function pieceOf(id: number): string {
+  if (Number.isSafeInteger(id) && id >= 0) {
+    if (id < SPECIAL_TOKENS.length) return SPECIAL_TOKENS[id]!;
+    if (id >= CHAR_BASE && id < WORD_BASE) return String.fromCodePoint(id - CHAR_BASE);
+    const code = id - WORD_BASE;
+    if (code >= 2 && code <= MAX_WORD_CODE) return (code % 2 ? ' ' : '') + wordLetters(Math.floor(code / 2));
+  }
+  throw badRequest(`Token id ${id} is out of vocabulary`, 'prompt');
+}
+
+/** Bijective base 52, so "a" and "Aa" differ. */
+function wordCode(letters: string): number {
+  let code = 0;
+  for (const ch of letters) code = code * LETTERS.length + LETTERS.indexOf(ch) + 1;
+  return code;
+}
+
+function wordLetters(code: number): string {
+  let letters = '';
+  while (code > 0) {
+    const digit = (code - 1) % LETTERS.length;
+    letters = LETTERS[digit]! + letters;
+    code = (code - 1 - digit) / LETTERS.length;
+  }
+  return letters;
+}
