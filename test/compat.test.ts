@@ -91,7 +91,9 @@ describe('endpoint load from /metrics', () => {
     assert.deepEqual(await readLoad(pool, 0), { running: 0, waiting: 0, kvCacheUsage: 0 });
   });
 
-  it('falls back to the older gpu_cache_usage_perc name and sums engines', () => {
+  it('falls back to the older gpu_cache_usage_perc name; request counts of engines add up, their KV-cache usage is the fullest one\'s', () => {
+    const dp = ['vllm:num_requests_running{engine="0"} 3', 'vllm:num_requests_running{engine="1"} 2', 'vllm:kv_cache_usage_perc{engine="0"} 0.6', 'vllm:kv_cache_usage_perc{engine="1"} 0.5'].join('\n');
+    assert.deepEqual(parseVllmMetrics(dp), { running: 5, waiting: 0, kvCacheUsage: 0.6 }, 'a fraction is never summed over engines');
     const text = ['vllm:num_requests_running{engine="0",model_name="m"} 3', 'vllm:num_requests_running{engine="1",model_name="m"} 2', 'vllm:num_requests_waiting{model_name="m"} 1.0', 'vllm:gpu_cache_usage_perc{model_name="m"} 0.25'].join('\n');
     assert.deepEqual(parseVllmMetrics(text), { running: 5, waiting: 1, kvCacheUsage: 0.25 });
     assert.equal(parseVllmMetrics('# nothing here\n'), null);
