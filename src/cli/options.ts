@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseTagFilter, type RunOptions } from '../core/index.ts';
+import { parseTagFilter, ROUTE_STRATEGIES, type RouteStrategy, type RunOptions } from '../core/index.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
 export interface SwarmFlags {
@@ -15,6 +15,7 @@ export interface SwarmFlags {
   stallTimeout?: number;
   hedge?: boolean;
   hedgeAfter?: number;
+  route?: RouteStrategy;
 }
 
 export interface GenerationFlags {
@@ -83,7 +84,12 @@ export function addSwarmOptions(cmd: Command): Command {
     .option('--attempts <n>', 'attempts per request on the same endpoint on resets, 429 and 502/503/504 (then it fails over)', int('--attempts', 1, 20), 4)
     .option('--stall-timeout <seconds>', 'a streamed answer with no token for this long (or 20× the run\'s p99 inter-token gap) goes to another endpoint', num('--stall-timeout', 0.01, 86_400), 10)
     .option('--hedge-after <factor>', 'once the other endpoints are idle, also send a request that has taken this many times the run\'s median elsewhere; the first answer wins', num('--hedge-after', 1, 1000), 2)
-    .option('--no-hedge', 'never send a slow request\'s prompts to a second endpoint');
+    .option('--no-hedge', 'never send a slow request\'s prompts to a second endpoint')
+    .addOption(
+      new Option('--route <strategy>', "where prompts go: round-robin (Aurora-Swarm's i mod n), least-requests (fewest in flight), least-load (running + waiting from /metrics), kv-cache (KV-cache use from /metrics), prefix-aware (a stable hash of the prompt's prefix, giving way when overloaded)")
+        .choices([...ROUTE_STRATEGIES])
+        .default('round-robin'),
+    );
 }
 
 export function addGenerationOptions(cmd: Command): Command {

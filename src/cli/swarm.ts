@@ -262,6 +262,7 @@ function poolOptions(flags: SwarmFlags, extra: Partial<PoolOptions>): Partial<Po
   if (flags.stallTimeout) options.stallTimeoutMs = flags.stallTimeout * 1000;
   if (flags.hedgeAfter) options.hedgeFactor = flags.hedgeAfter;
   if (flags.hedge === false) options.hedge = false;
+  if (flags.route) options.route = flags.route;
   const apiKey = process.env.SWARM_API_KEY;
   if (apiKey) options.apiKey = apiKey;
   return options;

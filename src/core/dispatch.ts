@@ -7,6 +7,8 @@ import type { Answer, Usage } from './request-shapes.ts';
 import { backoffDelay } from './retry.ts';
 import { answeredResult, failedResult, type PromptResult } from './result.ts';
 import type { RunContext, Slot } from './run.ts';
+import { readLoad, type EndpointLoad } from './load.ts';
+import { OVERLOAD_FACTOR, prefixSlot, routeScore, SCRAPED, type RouteStrategy } from './routing.ts';
 import { Stragglers } from './stragglers.ts';
 
 /** One run's view of the swarm: the pool, the endpoints and model picked for it, its options. */
@@ -91,6 +93,12 @@ class Flight implements SendCall, SendSink {
 const PROBE_PROMPTS = 8;
 /** How long the last requests may take to finish (a usage chunk) once every prompt is answered. */
 const GRACE_MS = 1_000;
+/** Routed batches: lists go out this many at a time per endpoint, so an endpoint that finishes early takes more. */
+const BATCHES_PER_ENDPOINT = 2;
+/** …each about this share of the endpoint's even part, so the queue can even the endpoints out. */
+const PARTS_PER_ENDPOINT = 4;
+/** How often `/metrics` is read for load-aware routing. */
+const SCRAPE_MS = 2_000;
 /** How often hung and stalled requests are looked for. */
 const WATCH_MS = 200;
 
@@ -119,11 +127,16 @@ class Dispatcher {
   private readonly members: Member[];
   private readonly load: Map<number, number>;
   /** Initial groups not yet sent (individual: made lazily from `cursor`), and groups sent back (first). */
-  private readonly initial: Group[] = [];
+  private readonly initial: Group[];
   private cursor = 0;
   private readonly again: Group[] = [];
   private readonly active = new Set<Flight>();
   private readonly hedging = new Set<Flight>();
+  private readonly route: RouteStrategy;
+  /** Requests in flight per endpoint, and each endpoint's latest `/metrics` (load-aware routing). */
+  private readonly flights = new Map<number, number>();
+  private readonly loads = new Map<number, EndpointLoad | null>();
+  private scraper: NodeJS.Timeout | undefined;
   /** When each endpoint last answered a prompt of this dispatch (`performance.now()`). */
   private readonly lastAnswer = new Map<number, number>();
   /** A route is being waited for; routes found intact while their endpoint failed. */
@@ -155,16 +168,16 @@ class Dispatcher {
     this.offset = slots[0]?.index ?? 0;
     this.results = collect ? new Array(slots.length) : null;
     this.stragglers = new Stragglers(plan.pool.options, plan.ctx, Boolean(plan.gen.stream));
-    if (shape !== 'chat') {
-      for (const { member, items } of plan.pool.groupBatches(slots, this.members)) this.initial.push(this.group(items, member));
-    }
+    this.route = plan.pool.options.route;
+    this.initial = shape === 'chat' ? [] : this.lists(slots);
     if (!slots.length || plan.ctx.signal.aborted) {
       this.finish();
       return;
     }
     plan.ctx.signal.addEventListener('abort', () => this.cancel(), { once: true });
     this.watch = setInterval(() => this.patrol(), WATCH_MS);
-    this.pump();
+    if (SCRAPED.has(this.route)) this.scrape();
+    else this.pump();
   }
 
   private group(slots: Slot[], home: Member | null): Group {
@@ -177,7 +190,45 @@ class Dispatcher {
     if (this.shape !== 'chat') return this.initial.shift();
     if (this.cursor >= this.slots.length) return undefined;
     const i = this.cursor++;
-    return this.group([this.slots[i]!], this.members[i % this.members.length]!);
+    const slot = this.slots[i]!;
+    return this.group([slot], this.homeOf(slot, i));
+  }
+
+  /** Where a prompt goes first: Aurora-Swarm's i mod n, its prefix's endpoint, or wherever is least loaded when it is sent. */
+  private homeOf(slot: Slot, i: number): Member | null {
+    const n = this.members.length;
+    if (this.route === 'round-robin') return this.members[i % n]!;
+    return this.route === 'prefix-aware' ? this.members[prefixSlot(slot.prompt, n)]! : null;
+  }
+
+  /**
+   * A batch run's lists. Round-robin: Aurora-Swarm's one list per endpoint (prompt i to endpoint i mod n),
+   * cut at the cap. Routed: smaller lists in a shared queue, each taken by the endpoint the strategy picks
+   * when it has room, so a slow endpoint ends up with fewer prompts instead of setting the makespan.
+   */
+  private lists(slots: readonly Slot[]): Group[] {
+    const { pool } = this.plan;
+    if (this.route === 'round-robin') return pool.groupBatches(slots, this.members).map(({ member, items }) => this.group(items, member));
+    const size = Math.max(1, Math.min(pool.options.maxPromptsPerRequest, Math.ceil(slots.length / (this.members.length * PARTS_PER_ENDPOINT))));
+    const byHome = new Map<Member | null, Slot[]>();
+    slots.forEach((slot, i) => {
+      const home = this.homeOf(slot, i);
+      let list = byHome.get(home);
+      if (!list) byHome.set(home, (list = []));
+      list.push(slot);
+    });
+    const groups: Group[] = [];
+    for (const [home, list] of byHome) for (let at = 0; at < list.length; at += size) groups.push(this.group(list.slice(at, at + size), home));
+    return groups;
+  }
+
+  /** Reads every member's `/metrics` now and every SCRAPE_MS while the dispatch runs; sending starts after the first read. */
+  private scrape(): void {
+    const { pool } = this.plan;
+    const once = () =>
+      Promise.all(this.members.map(async (m) => this.loads.set(m.slot, await readLoad(pool, m.slot, this.ctx.signal)))).then(() => undefined);
+    this.park(once(), () => undefined);
+    this.scraper = setInterval(() => void once(), SCRAPE_MS);
   }
 
   /**
@@ -214,6 +265,11 @@ class Dispatcher {
       if (!group) return;
       if (group.slots.every((s) => this.isSettled(s))) continue;
       const pick = this.pick(group);
+      if (pick === 'busy') {
+        // Every endpoint has its lists: the next one goes to whichever finishes first.
+        this.again.unshift(group);
+        return;
+      }
       if (!pick && this.mayHeal()) {
         // Every endpoint is benched, some behind a route that may come back: hold on until it does.
         this.again.unshift(group);
@@ -232,27 +288,47 @@ class Dispatcher {
    * healthy one it has not failed on, else one it failed on before that is healthy again; a benched
    * endpoint whose cool-down is over may be probed. None: every endpoint is benched.
    */
-  private pick(group: Group): { member: Member; probe: boolean } | null {
+  private pick(group: Group): { member: Member; probe: boolean } | 'busy' | null {
     const pool = this.plan.pool;
     const now = performance.now();
-    if (group.home && !group.tried.has(group.home.slot) && pool.admits(group.home.slot, now) === 'yes') return { member: group.home, probe: false };
+    const home = group.home;
+    if (home && !group.tried.has(home.slot) && pool.admits(home.slot, now) === 'yes' && !this.full(home) && !this.overloaded(home)) return { member: home, probe: false };
     let best: Member | undefined;
     let bestScore = Infinity;
     let probe: Member | undefined;
+    let busy = false;
     for (const m of this.members) {
       const admits = pool.admits(m.slot, now);
       if (admits === 'no') continue;
+      if (this.full(m)) {
+        busy = true;
+        continue;
+      }
       if (admits === 'probe') {
         probe ??= m;
         continue;
       }
-      // Untried endpoints first, then the least loaded.
-      const score = (group.tried.has(m.slot) ? 1e12 : 0) + this.load.get(m.slot)!;
+      // Untried endpoints first, then as the strategy scores them (the least loaded).
+      const score = (group.tried.has(m.slot) ? 1e12 : 0) + routeScore(this.route, this.load.get(m.slot)!, this.loads.get(m.slot));
       if (score < bestScore) [best, bestScore] = [m, score];
     }
     if (best && !group.tried.has(best.slot)) return { member: best, probe: false };
     if (probe) return { member: probe, probe: true };
-    return best ? { member: best, probe: false } : null;
+    if (best) return { member: best, probe: false };
+    return busy ? 'busy' : null;
+  }
+
+  /** A routed batch run keeps at most BATCHES_PER_ENDPOINT lists on an endpoint, so the queue goes to whoever is free. */
+  private full(m: Member): boolean {
+    return this.shape !== 'chat' && this.route !== 'round-robin' && (this.flights.get(m.slot) ?? 0) >= BATCHES_PER_ENDPOINT;
+  }
+
+  /** Prefix-aware routing gives way when the prefix's endpoint holds far more than its share. */
+  private overloaded(m: Member): boolean {
+    if (this.route !== 'prefix-aware') return false;
+    let total = 0;
+    for (const v of this.load.values()) total += v;
+    return this.load.get(m.slot)! > OVERLOAD_FACTOR * (total / this.members.length) + 1;
   }
 
   private launch(group: Group, member: Member, probe: boolean): void {
@@ -267,6 +343,7 @@ class Dispatcher {
     group.firstTryAt ||= now;
     const flight = new Flight(this, group, member, probe, now, Boolean(gen.stream));
     this.active.add(flight);
+    this.flights.set(member.slot, (this.flights.get(member.slot) ?? 0) + 1);
     if (group.hedge) this.hedging.add(flight);
     this.load.set(member.slot, this.load.get(member.slot)! + group.slots.length);
     const prompts = group.slots.map((s) => s.prompt);
@@ -409,6 +486,7 @@ class Dispatcher {
 
   private retire(flight: Flight): void {
     this.active.delete(flight);
+    this.flights.set(flight.member.slot, this.flights.get(flight.member.slot)! - 1);
     this.hedging.delete(flight);
     this.load.set(flight.member.slot, this.load.get(flight.member.slot)! - flight.group.slots.length);
     if (this.finished && !this.active.size) {
@@ -505,6 +583,7 @@ class Dispatcher {
     if (this.finished) return;
     this.finished = true;
     clearInterval(this.watch);
+    clearInterval(this.scraper);
     for (const flight of this.hedging) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
     if (!this.active.size) return this.resolve(this.results ?? []);
     this.grace = setTimeout(() => {

@@ -33,3 +33,4 @@ export { fanOutFanIn, type FanOutFanInInput } from './patterns/fan-out-fan-in.ts
 export { pipeline, type Stage, type PipelineInput, type PipelineOutcome } from './patterns/pipeline.ts';
 export { blackboard, type Board, type BlackboardInput, type BlackboardOutcome } from './patterns/blackboard.ts';
 export { embedAll, type EmbedOptions } from './patterns/embed.ts';
+export { ROUTE_STRATEGIES, prefixSlot, type RouteStrategy } from './routing.ts';

@@ -1,5 +1,6 @@
 import { DEFAULT_COOL_DOWN, type CoolDown } from './breaker.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
+import type { RouteStrategy } from './routing.ts';
 import type { Route } from './http/endpoint-client.ts';
 
 /** How the pool talks to the swarm; shared by every run on it. Defaults follow Aurora-Swarm's VLLMPool. */
@@ -33,6 +34,8 @@ export interface PoolOptions {
   /** …when it has taken this many times the run's median request, and at least hedgeMinMs. */
   hedgeFactor: number;
   hedgeMinMs: number;
+  /** Where prompts go: Aurora-Swarm's round-robin (default), or by load (see routing.ts). */
+  route: RouteStrategy;
   /** Deadline of `/v1/models` and `/health` lookups. */
   lookupTimeoutMs: number;
   /** Ways to reach endpoints other than their own address (tunnels), keyed by endpointId. */
@@ -60,6 +63,7 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   hedge: true,
   hedgeFactor: 2,
   hedgeMinMs: 1_000,
+  route: 'round-robin',
   lookupTimeoutMs: 10_000,
 };
 

@@ -1,0 +1,41 @@
+import type { EndpointLoad } from './load.ts';
+
+/**
+ * Where a prompt (or a batch's list) goes, after TorchRL's LoadBalancer: Aurora-Swarm's fixed
+ * round-robin, or by load — our own in-flight prompts, the server's running + waiting sequences or
+ * KV-cache use from `/metrics`, or a stable hash of the prompt's prefix (so shared prefixes meet
+ * a warm prefix cache) that gives way to the least loaded when its endpoint is overloaded.
+ */
+export type RouteStrategy = 'round-robin' | 'least-requests' | 'least-load' | 'kv-cache' | 'prefix-aware';
+
+export const ROUTE_STRATEGIES: readonly RouteStrategy[] = ['round-robin', 'least-requests', 'least-load', 'kv-cache', 'prefix-aware'];
+
+/** Strategies that read `/metrics`; they fall back to our in-flight count where it says nothing. */
+export const SCRAPED: ReadonlySet<RouteStrategy> = new Set(['least-load', 'kv-cache']);
+
+/** The prefix that decides a prompt's endpoint under prefix-aware routing. */
+const PREFIX_CHARS = 256;
+
+/** Lower is better. `inFlight`: our prompts on the endpoint now; `load`: its latest `/metrics`, if scraped. */
+export function routeScore(strategy: RouteStrategy, inFlight: number, load: EndpointLoad | null | undefined): number {
+  if (strategy === 'least-load' && load) return load.running + load.waiting + inFlight;
+  if (strategy === 'kv-cache' && load?.kvCacheUsage != null) return load.kvCacheUsage * 1e6 + inFlight;
+  return inFlight;
+}
+
+/**
+ * The endpoint (0 … count-1) a prompt's prefix hashes to: FNV-1a, the same in every process and
+ * run (TorchRL uses Python's `hash`, randomized per process, so its choice is not reproducible).
+ */
+export function prefixSlot(prompt: string, count: number): number {
+  let h = 0x811c9dc5;
+  const end = Math.min(prompt.length, PREFIX_CHARS);
+  for (let i = 0; i < end; i++) {
+    h ^= prompt.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % count;
+}
+
+/** Prefix-aware gives way when its endpoint holds more than this many times the average in flight (plus one). */
+export const OVERLOAD_FACTOR = 2;

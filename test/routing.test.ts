@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { prefixSlot, scatterGather, type RouteStrategy } from '../src/core/index.ts';
+import { Fixture, prompts } from './helpers/swarm.ts';
+
+const fx = new Fixture();
+afterEach(() => fx.close());
+
+/** Prompts each endpoint answered, in hostfile order. */
+function perEndpoint(results: ReadonlyArray<{ endpoint: string | null }>, ids: readonly string[]): number[] {
+  return ids.map((id) => results.filter((r) => r.endpoint === id).length);
+}
+
+describe('routing', () => {
+  for (const batch of [false, true]) {
+    for (const route of ['least-requests', 'least-load'] as RouteStrategy[]) {
+      it(`${batch ? 'batched' : 'individual'}, ${route}: a 4× slower endpoint gets fewer prompts than round-robin gives it; every answer in order`, async () => {
+        const sim = await fx.sim(4, { ttftMs: 5, tpotMs: 2, maxNumSeqs: 8 });
+        sim.servers[0]!.setFaults({ slowFactor: 4 });
+        const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
+        const list = prompts(400);
+        const pool = fx.pool(sim.endpoints, { route, hedge: false, concurrency: 32 });
+        const report = await scatterGather(pool, list, { batch, maxTokens: 10, extra: { ignore_eos: true } }).done;
+        assert.equal(report.summary.ok, 400);
+        report.results.forEach((r, i) => assert.equal(r.prompt, list[i]));
+        const counts = perEndpoint(report.results, ids);
+        assert.ok(counts[0]! < 100, `the slow endpoint took ${counts[0]} of 400 (round-robin: 100): ${counts.join(' ')}`);
+      });
+    }
+  }
+
+  it('prefix-aware: prompts sharing a prefix meet on one endpoint, reproducibly', async () => {
+    const sim = await fx.sim(4);
+    const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
+    const list = Array.from({ length: 40 }, (_, i) => `${i % 2 ? 'Summarize the report' : 'Translate the text'} #${Math.floor(i / 2)}`.padStart(300, i % 2 ? 'A' : 'B'));
+    // One at a time, so no endpoint is ever overloaded (then a prompt would go to the least loaded one).
+    const pool = fx.pool(sim.endpoints, { route: 'prefix-aware', hedge: false, concurrency: 1 });
+    const report = await scatterGather(pool, list, { batch: false, maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 40);
+    for (const r of report.results) assert.equal(r.endpoint, ids[prefixSlot(r.prompt, 4)], 'the prefix decides the endpoint');
+    assert.equal(prefixSlot('same prefix', 7), prefixSlot('same prefix', 7));
+  });
+});
