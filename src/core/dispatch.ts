@@ -136,6 +136,11 @@ class Dispatcher {
   /** Requests in flight per endpoint, and each endpoint's latest `/metrics` (load-aware routing). */
   private readonly flights = new Map<number, number>();
   private readonly loads = new Map<number, EndpointLoad | null>();
+  /** Each endpoint's recent time per request (an exponential average, ms). */
+  private readonly paces = new Map<number, number>();
+  /** Prompts in flight across the endpoints. */
+  private inFlight = 0;
+  private paceSum = 0;
   private scraper: NodeJS.Timeout | undefined;
   /** When each endpoint last answered a prompt of this dispatch (`performance.now()`). */
   private readonly lastAnswer = new Map<number, number>();
@@ -309,13 +314,19 @@ class Dispatcher {
         continue;
       }
       // Untried endpoints first, then as the strategy scores them (the least loaded).
-      const score = (group.tried.has(m.slot) ? 1e12 : 0) + routeScore(this.route, this.load.get(m.slot)!, this.loads.get(m.slot));
+      const score = (group.tried.has(m.slot) ? 1e12 : 0) + routeScore(this.route, this.load.get(m.slot)!, this.pace(m), this.loads.get(m.slot));
       if (score < bestScore) [best, bestScore] = [m, score];
     }
     if (best && !group.tried.has(best.slot)) return { member: best, probe: false };
     if (probe) return { member: probe, probe: true };
     if (best) return { member: best, probe: false };
     return busy ? 'busy' : null;
+  }
+
+  /** An endpoint's recent time per request relative to the average endpoint's; 1 until it is known. */
+  private pace(m: Member): number {
+    const mine = this.paces.get(m.slot);
+    return mine === undefined ? 1 : mine / (this.paceSum / this.paces.size);
   }
 
   /** A routed batch run keeps at most BATCHES_PER_ENDPOINT lists on an endpoint, so the queue goes to whoever is free. */
@@ -326,9 +337,7 @@ class Dispatcher {
   /** Prefix-aware routing gives way when the prefix's endpoint holds far more than its share. */
   private overloaded(m: Member): boolean {
     if (this.route !== 'prefix-aware') return false;
-    let total = 0;
-    for (const v of this.load.values()) total += v;
-    return this.load.get(m.slot)! > OVERLOAD_FACTOR * (total / this.members.length) + 1;
+    return this.load.get(m.slot)! > OVERLOAD_FACTOR * (this.inFlight / this.members.length) + 1;
   }
 
   private launch(group: Group, member: Member, probe: boolean): void {
@@ -346,6 +355,7 @@ class Dispatcher {
     this.flights.set(member.slot, (this.flights.get(member.slot) ?? 0) + 1);
     if (group.hedge) this.hedging.add(flight);
     this.load.set(member.slot, this.load.get(member.slot)! + group.slots.length);
+    this.inFlight += group.slots.length;
     const prompts = group.slots.map((s) => s.prompt);
     pool.limit(() => pool.send(member, selection.model, prompts, this.shape, gen, flight, flight)).then(
       () => this.succeeded(flight),
@@ -373,7 +383,12 @@ class Dispatcher {
   private succeeded(flight: Flight): void {
     this.retire(flight);
     this.plan.pool.succeeded(flight.member.slot);
-    this.stragglers.took(performance.now() - flight.startedAt);
+    const took = performance.now() - flight.startedAt;
+    this.stragglers.took(took);
+    const pace = this.paces.get(flight.member.slot);
+    const next = pace === undefined ? took : 0.8 * pace + 0.2 * took;
+    this.paces.set(flight.member.slot, next);
+    this.paceSum += next - (pace ?? 0);
     const missing = flight.group.slots.filter((s) => !this.isSettled(s));
     if (missing.length && !flight.hedged) this.failSlots(missing, flight, 'the response ended without an answer for this prompt');
     this.settleHedges();
@@ -489,6 +504,7 @@ class Dispatcher {
     this.flights.set(flight.member.slot, this.flights.get(flight.member.slot)! - 1);
     this.hedging.delete(flight);
     this.load.set(flight.member.slot, this.load.get(flight.member.slot)! - flight.group.slots.length);
+    this.inFlight -= flight.group.slots.length;
     if (this.finished && !this.active.size) {
       clearTimeout(this.grace);
       this.resolve(this.results ?? []);

@@ -16,10 +16,16 @@ export const SCRAPED: ReadonlySet<RouteStrategy> = new Set(['least-load', 'kv-ca
 /** The prefix that decides a prompt's endpoint under prefix-aware routing. */
 const PREFIX_CHARS = 256;
 
-/** Lower is better. `inFlight`: our prompts on the endpoint now; `load`: its latest `/metrics`, if scraped. */
-export function routeScore(strategy: RouteStrategy, inFlight: number, load: EndpointLoad | null | undefined): number {
+/**
+ * Lower is better. `inFlight`: our prompts on the endpoint now; `pace`: its recent time per request
+ * relative to the swarm's (1 until known) — least-requests weighs its count by it, so an endpoint
+ * four times slower holds a quarter as many and its last requests end with everyone else's; `load`:
+ * its latest `/metrics`, if scraped.
+ */
+export function routeScore(strategy: RouteStrategy, inFlight: number, pace: number, load: EndpointLoad | null | undefined): number {
   if (strategy === 'least-load' && load) return load.running + load.waiting + inFlight;
   if (strategy === 'kv-cache' && load?.kvCacheUsage != null) return load.kvCacheUsage * 1e6 + inFlight;
+  if (strategy === 'least-requests') return (inFlight + 1) * pace;
   return inFlight;
 }
 

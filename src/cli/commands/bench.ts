@@ -5,6 +5,7 @@ import { checkHealth, childEnv, parseHostfile, scatterGather, SwarmPool, Tunnel,
 import type { SimStats } from '../../sim/server.ts';
 import { clientBench } from './bench-client.ts';
 import { resilienceBench } from './bench-resilience.ts';
+import { routingBench } from './bench-routing.ts';
 import type { SimIpcMessage } from './sim.ts';
 
 const SIM = { overheadMs: 2, ttftMs: 20, tpotMs: 1 };
@@ -45,6 +46,7 @@ export function benchCommand(): Command {
       }
       if (!flags.quick) await clientBench(say, startSimProcess);
       if (!flags.quick) await resilienceBench(say, startSimProcess);
+      if (!flags.quick) await routingBench(say, startSimProcess);
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
       say();
       say(`peak RSS: swarm client ${mb(process.resourceUsage().maxRSS)} · simulator process ${mb(simRssKb)}`);
