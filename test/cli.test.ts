@@ -332,6 +332,7 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
 
       const child = spawnCli(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--no-batch', '--out', out]);
       const done = finished(child, 'interrupted scatter', 20_000);
+      let earlyRows: Array<Record<string, any>> = [];
       try {
         // Rows reach the file as they finish: the live endpoint's answers, while the other's hang.
         const early = await waitFor(
@@ -342,7 +343,8 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
           15_000,
           'the first result line in --out',
         );
-        for (const row of jsonLines(early)) {
+        earlyRows = jsonLines(early);
+        for (const row of earlyRows) {
           assert.equal(row.status, 'ok');
           assert.equal(row.text, `completion: ${prompts[row.index]}`, 'a row on disk is whole and its own');
         }
@@ -366,9 +368,9 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
         } else {
           assert.equal(res.ok, false);
         }
-        if (i % 2 === 1) assert.equal(res.status, 'cancelled', `prompt ${i} was on the hanging endpoint`);
       });
-      assert.equal(results[0]!.status, 'ok');
+      // Rows on disk before the Ctrl-C are kept as they were (the hanging endpoint's prompts answered only by hedges on the live one).
+      for (const row of earlyRows) assert.equal(results[row.index]!.status, 'ok', `prompt ${row.index} was finished before the Ctrl-C`);
       assert.ok(ok >= 1);
     });
   });
