@@ -2,20 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { SimServer, type SimOptions } from '../src/sim/index.ts';
-
-// Chaos tests change a running server's behaviour with one call: SimServer.setFaults.
-const FAST: Partial<SimOptions> = { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 };
-
-async function withServer(options: Partial<SimOptions>, fn: (server: SimServer, origin: string) => Promise<void>): Promise<void> {
-  const server = new SimServer({ ...FAST, ...options });
-  await server.start();
-  try {
-    await fn(server, `http://127.0.0.1:${server.port}`);
-  } finally {
-    await server.close();
-  }
-}
+import { SimServer } from '../src/sim/index.ts';
+import { FAST, withServer } from './helpers/sim-server.ts';
 
 async function complete(origin: string, body: object = { prompt: 'x' }, signal?: AbortSignal): Promise<number> {
   const res = await request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify(body), ...(signal ? { signal } : {}) });

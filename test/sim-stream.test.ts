@@ -2,22 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { SimServer, type SimOptions } from '../src/sim/index.ts';
+import { SimServer } from '../src/sim/index.ts';
+import { FAST, withServer } from './helpers/sim-server.ts';
 
-// Streaming as vLLM does it: token timing, chunk shapes, usage, stop and ignore_eos, faults mid-stream.
-const FAST: Partial<SimOptions> = { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 };
 // The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
 const CHAT_TEMPLATE_TOKENS = 10;
-
-async function withServer<T>(options: Partial<SimOptions>, fn: (server: SimServer, origin: string) => Promise<T>): Promise<T> {
-  const server = new SimServer({ ...FAST, ...options });
-  await server.start();
-  try {
-    return await fn(server, `http://127.0.0.1:${server.port}`);
-  } finally {
-    await server.close();
-  }
-}
 
 interface Event {
   /** Milliseconds since the request was sent. */
