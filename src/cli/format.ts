@@ -32,7 +32,7 @@ const ENDPOINT_LINES = 12;
 export function formatSummary(s: RunSummary, results: readonly PromptResult[] = []): string {
   const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${s.model}` : ''}`;
   const rows = summaryRows(s);
-  const width = Math.max(...rows.map(([k]) => k.length));
+  const width = rows.reduce((m, [k]) => Math.max(m, k.length), 0);
   return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ...perEndpoint(s.endpoints, results)].join('\n');
 }
 
@@ -76,7 +76,7 @@ function slowest(results: readonly PromptResult[]): string[] {
 export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, string]): string {
   const ra = summaryRows(a);
   const rb = summaryRows(b);
-  const w0 = Math.max(...ra.map(([k]) => k.length));
+  const w0 = ra.reduce((m, [k]) => Math.max(m, k.length), 0);
   const w1 = Math.max(labels[0].length, ...ra.map(([, v]) => v.length));
   const lines = [`  ${''.padEnd(w0)}  ${labels[0].padEnd(w1)}  ${labels[1]}`];
   ra.forEach(([k, v], i) => lines.push(`  ${k.padEnd(w0)}  ${v.padEnd(w1)}  ${rb[i]![1]}`));

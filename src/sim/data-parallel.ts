@@ -10,7 +10,7 @@ export function submitSpread(engines: readonly Engine[], tokenCounts: readonly n
   const loads = engines.map((e) => e.load);
   const groups = engines.map((): number[] => []);
   for (let first = 0; first < tokenCounts.length; first += n) {
-    const k = loads.indexOf(Math.min(...loads));
+    const k = loads.indexOf(loads.reduce((m, v) => Math.min(m, v), Infinity));
     loads[k]! += n;
     for (let i = first; i < first + n; i++) groups[k]!.push(i);
   }

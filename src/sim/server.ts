@@ -119,7 +119,7 @@ export class SimServer {
       httpRequests: metrics.httpRequests(),
       generationRequests: this.faults.generationRequests,
       promptsReceived: metrics.promptsReceived,
-      busyMs: Math.max(...engines.map((e) => e.busyMs())),
+      busyMs: engines.reduce((m, e) => Math.max(m, e.busyMs()), 0),
       running: sum((e) => e.running),
       waiting: sum((e) => e.waiting),
     };

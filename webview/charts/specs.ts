@@ -62,7 +62,7 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
   // A lane says how many of its prompts failed (the request spans carry no status of their own).
   const failed = new Map(round.summary.endpoints.map((e) => [e.endpoint, e.failed]));
   const laneLabels = endpoints.map((e) => (failed.get(e) ? `${e} · ${failed.get(e)} failed` : e));
-  const longest = Math.max(...laneLabels.map((e) => e.length), 4);
+  const longest = laneLabels.reduce((m, e) => Math.max(m, e.length), 4);
   return {
     key: `timeline:${round.arm}:${round.round}:${shownAs}:${xMax}:${endpoints.join(',')}:${theme.key}`,
     label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints${round.summary.failed ? `, ${round.summary.failed} prompts failed` : ''}`,
@@ -206,7 +206,7 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
   const names = rows.map((r) => r.endpoint);
   const xs = names.map((_, i) => i);
   const rotate = !sorted && names.length > 6;
-  const longest = Math.max(...names.map((e) => e.length), 4);
+  const longest = names.reduce((m, e) => Math.max(m, e.length), 4);
   return {
     key: `load:${names.join(',')}:${rows.map((r) => ARMS.map((a) => r.arms[a]?.prompts ?? 0).join('/')).join(',')}:${theme.key}`,
     label: `Prompts per endpoint for each arm, ${names.length} endpoints`,
