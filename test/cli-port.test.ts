@@ -57,3 +57,38 @@ describe('swarm broadcast', () => {
     }
   });
 });
+
+describe('swarm pipeline', () => {
+  it('runs the stages of a JSON file, each fed the last one\'s output; a bad stages file is one line per problem and exit 2', async () => {
+    const { dir, cleanup } = await tempDir();
+    const sim = await startSim(dir, 'hosts', 3);
+    try {
+      const stages = await writeText(dir, 'stages.json', JSON.stringify([
+        { name: 'draft', template: 'Draft: {input}', agents: 2 },
+        { name: 'pick', template: 'Pick: {input}', agents: 3, transform: 'vote' },
+      ]));
+      const out = `${dir}/answers.jsonl`;
+      const r = await runCli(['pipeline', '--hostfile', sim.hostfile, '--stages', stages, '--input', 'a poem', '--max-tokens', '40', '--out', out, '--json', '--quiet']);
+      assert.equal(r.code, 0, r.stderr);
+      const outcome = JSON.parse(r.stdout);
+      assert.deepEqual(outcome.stages.map((s: { name: string; endpoints: number }) => [s.name, s.endpoints]), [['draft', 2], ['pick', 3]]);
+      const draft = 'completion: Draft: a poem\ncompletion: Draft: a poem';
+      assert.equal(outcome.stages[0].output, draft, 'the first stage joins its two answers');
+      assert.equal(JSON.parse(outcome.output).winner, `completion: Pick: ${draft}`.toLowerCase(), 'the last stage votes (answers compared case-folded)');
+      const rows = jsonLines(await readFile(out, 'utf8'));
+      assert.deepEqual(rows.map((row) => row.level), [0, 0, 1, 1, 1]);
+
+      const bad = await writeText(dir, 'bad.json', JSON.stringify([{ template: 'no placeholder', agents: 0, transform: 'nope' }]));
+      const refused = await runCli(['pipeline', '--hostfile', sim.hostfile, '--stages', bad, '--input', 'x']);
+      assert.equal(refused.code, 2);
+      assert.deepEqual(refused.stderr.trim().split('\n').map((l) => l.replace(/^.*stage 1: /, '')), [
+        '"template" must be a string containing {input}',
+        '"agents" must be a whole number of at least 1',
+        '"transform" must be one of vote, concat, best-of, top-k, merge, stats',
+      ]);
+    } finally {
+      await sim.stop();
+      await cleanup();
+    }
+  });
+});

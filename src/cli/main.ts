@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
 import { broadcastCommand } from './commands/broadcast.ts';
+import { pipelineCommand } from './commands/pipeline.ts';
 import { demoCommand } from './commands/demo.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
@@ -27,7 +28,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { bestOf, broadcast, concat, failureReport, majorityVote, OrderedJsonlWriter, statistics, structuredMerge, subpool, topK, type PromptResult, type SwarmPool } from '../../core/index.ts';
+import { broadcast, failureReport, OrderedJsonlWriter, subpool, type SwarmPool } from '../../core/index.ts';
+import { AGGREGATES, type AggregateName } from '../aggregates.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
@@ -9,23 +10,13 @@ import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts
 
 interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompt: string;
-  aggregate?: keyof typeof AGGREGATES;
+  aggregate?: AggregateName;
   k: number;
   sample?: number;
   slice?: [number, number | undefined];
   out?: string;
   quiet?: boolean;
 }
-
-/** What `--aggregate` prints: raw text for concat and best-of, JSON for the rest. Best-of and top-k score by length. */
-const AGGREGATES = {
-  vote: (rs: PromptResult[]) => JSON.stringify(majorityVote(rs)),
-  concat: (rs: PromptResult[]) => concat(rs),
-  'best-of': (rs: PromptResult[]) => bestOf(rs, (r) => r.text.length)?.text ?? '',
-  'top-k': (rs: PromptResult[], k: number) => JSON.stringify(topK(rs, k, (r) => r.text.length).map((r) => ({ endpoint: r.endpoint, text: r.text }))),
-  merge: (rs: PromptResult[]) => JSON.stringify(structuredMerge(rs)),
-  stats: (rs: PromptResult[]) => JSON.stringify(statistics(rs)),
-};
 
 export function broadcastCommand(): Command {
   const cmd = new Command('broadcast')

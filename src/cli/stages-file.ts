@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import type { PromptResult, Stage } from '../core/index.ts';
+import { AGGREGATE_NAMES, AGGREGATES, type AggregateName } from './aggregates.ts';
+import { CliError } from './exit.ts';
+import { printable } from './format.ts';
+
+/** Problems listed before the rest are counted. */
+const LISTED = 20;
+
+/**
+ * Pipeline stages from JSON: `[{"name", "template" (with {input}), "agents", "keep" (a regex an answer
+ * must match), "transform" (an aggregator: vote, concat, best-of, top-k, merge, stats)}]` or
+ * `{"stages": [...]}`. Every problem is named by stage, all at once; a bad file is bad input (exit 2).
+ */
+export async function readStages(path: string): Promise<Stage[]> {
+  const shown = printable(path);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CliError(`${shown}: ${code ? `cannot read it (${code})` : `not valid JSON (${(err as Error).message})`}`);
+  }
+  const list = Array.isArray(raw) ? raw : (raw as { stages?: unknown } | null)?.stages;
+  if (!Array.isArray(list) || !list.length) throw new CliError(`${shown}: expected a non-empty JSON list of stages (or {"stages": [...]})`);
+  const problems: string[] = [];
+  const stages = list.map((spec: unknown, i): Stage => {
+    const at = `${shown}: stage ${i + 1}`;
+    const s = (spec ?? {}) as Record<string, unknown>;
+    if (typeof s.template !== 'string' || !s.template.includes('{input}')) problems.push(`${at}: "template" must be a string containing {input}`);
+    const agents = s.agents ?? 1;
+    if (!Number.isInteger(agents) || (agents as number) < 1) problems.push(`${at}: "agents" must be a whole number of at least 1`);
+    let keep: RegExp | undefined;
+    if (s.keep !== undefined) {
+      try {
+        keep = new RegExp(String(s.keep));
+      } catch (err) {
+        problems.push(`${at}: "keep" is not a regular expression (${(err as Error).message})`);
+      }
+    }
+    const transform = s.transform as AggregateName | undefined;
+    if (transform !== undefined && !AGGREGATE_NAMES.includes(transform)) problems.push(`${at}: "transform" must be one of ${AGGREGATE_NAMES.join(', ')}`);
+    return {
+      name: typeof s.name === 'string' ? s.name : `stage ${i + 1}`,
+      template: String(s.template),
+      agents: agents as number,
+      ...(keep ? { filter: (r: PromptResult) => keep.test(r.text) } : {}),
+      ...(transform && AGGREGATES[transform] ? { transform: (rs: PromptResult[]) => AGGREGATES[transform](rs) } : {}),
+    };
+  });
+  if (problems.length) {
+    const more = problems.length > LISTED ? [`… and ${problems.length - LISTED} more`] : [];
+    throw new CliError([...problems.slice(0, LISTED), ...more].map(printable).join('\n'));
+  }
+  return stages;
+}
