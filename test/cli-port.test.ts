@@ -92,3 +92,29 @@ describe('swarm pipeline', () => {
     }
   });
 });
+
+describe('swarm blackboard', () => {
+  it('each section\'s role= endpoints add their entries round after round, until an entry matches; a bad config is exit 2', async () => {
+    const { dir, cleanup } = await tempDir();
+    const sim = await startSim(dir, 'hosts', 2);
+    try {
+      const [first, second] = sim.lines;
+      const hostfile = await writeText(dir, 'board.hostfile', `${first}\trole=hypotheses\n${second}\trole=critiques\n`);
+      const config = await writeText(dir, 'board.json', JSON.stringify({ sections: ['hypotheses', 'critiques'], prompt: 'As {section} (round entries so far: {board})', maxRounds: 5, until: 'As critiques' }));
+      const r = await runCli(['blackboard', '--hostfile', hostfile, '--config', config, '--max-tokens', '200', '--json', '--quiet']);
+      assert.equal(r.code, 0, r.stderr);
+      const outcome = JSON.parse(r.stdout);
+      assert.equal(outcome.rounds, 1, 'the first critique matches "until": one round');
+      assert.equal(outcome.board.hypotheses.length, 1);
+      assert.match(outcome.board.critiques[0], /^completion: As critiques .*## hypotheses\n- completion: As hypotheses/s, 'the critique saw the hypothesis on the board');
+
+      const bad = await writeText(dir, 'bad.json', JSON.stringify({ sections: [], prompt: 'no board', until: '(' }));
+      const refused = await runCli(['blackboard', '--hostfile', hostfile, '--config', bad]);
+      assert.equal(refused.code, 2);
+      assert.equal(refused.stderr.trim().split('\n').length, 3, refused.stderr);
+    } finally {
+      await sim.stop();
+      await cleanup();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
+import { blackboardCommand } from './commands/blackboard.ts';
 import { broadcastCommand } from './commands/broadcast.ts';
 import { pipelineCommand } from './commands/pipeline.ts';
 import { demoCommand } from './commands/demo.ts';
@@ -28,7 +29,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

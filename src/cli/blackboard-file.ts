@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import { fillTemplate, type BlackboardInput, type Board } from '../core/index.ts';
+import { CliError } from './exit.ts';
+import { printable } from './format.ts';
+
+/**
+ * A blackboard session from JSON: `{"sections": ["hypotheses", "critiques"], "prompt": "…{section}…{board}…",
+ * "maxRounds": 5, "until": "regex"}` — each section's `role=` endpoints answer the prompt with {section}
+ * its name and {board} every entry so far; the session ends early once an entry matches `until`.
+ * Every problem is named, all at once; a bad file is bad input (exit 2).
+ */
+export async function readBlackboard(path: string): Promise<BlackboardInput> {
+  const shown = printable(path);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CliError(`${shown}: ${code ? `cannot read it (${code})` : `not valid JSON (${(err as Error).message})`}`);
+  }
+  const c = (raw ?? {}) as Record<string, unknown>;
+  const problems: string[] = [];
+  const sections = c.sections;
+  if (!Array.isArray(sections) || !sections.length || !sections.every((s) => typeof s === 'string' && /^[\w.-]+$/.test(s))) {
+    problems.push(`${shown}: "sections" must be a non-empty list of role names (letters, digits, . _ -)`);
+  }
+  if (typeof c.prompt !== 'string' || !c.prompt.includes('{board}')) problems.push(`${shown}: "prompt" must be a string containing {board} (and may contain {section})`);
+  const rounds = c.maxRounds ?? 10;
+  if (!Number.isInteger(rounds) || (rounds as number) < 1 || (rounds as number) > 1000) problems.push(`${shown}: "maxRounds" must be a whole number from 1 to 1,000`);
+  let until: RegExp | undefined;
+  if (c.until !== undefined) {
+    try {
+      until = new RegExp(String(c.until));
+    } catch (err) {
+      problems.push(`${shown}: "until" is not a regular expression (${(err as Error).message})`);
+    }
+  }
+  if (problems.length) throw new CliError(problems.map(printable).join('\n'));
+  const template = c.prompt as string;
+  return {
+    sections: sections as string[],
+    prompt: (section, board) => fillTemplate(template, { section, board: boardText(board) }),
+    maxRounds: rounds as number,
+    ...(until ? { converged: (board: Readonly<Board>) => Object.values(board).some((entries) => entries.some((e) => until.test(e))) } : {}),
+  };
+}
+
+/** The board as a prompt sees it: each section's entries under its name. */
+export function boardText(board: Readonly<Board>): string {
+  return Object.entries(board)
+    .map(([section, entries]) => `## ${section}\n${entries.map((e) => `- ${e}`).join('\n') || '(empty)'}`)
+    .join('\n\n');
+}
