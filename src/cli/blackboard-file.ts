@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { fillTemplate, type BlackboardInput, type Board } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
+import { configRegex, readJsonFile } from './json-file.ts';
 
 /**
  * A blackboard session from JSON: `{"sections": ["hypotheses", "critiques"], "prompt": "…{section}…{board}…",
@@ -11,13 +11,7 @@ import { printable } from './format.ts';
  */
 export async function readBlackboard(path: string): Promise<BlackboardInput> {
   const shown = printable(path);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`${shown}: ${code ? `cannot read it (${code})` : `not valid JSON (${(err as Error).message})`}`);
-  }
+  const raw = await readJsonFile(path);
   const c = (raw ?? {}) as Record<string, unknown>;
   const problems: string[] = [];
   const sections = c.sections;
@@ -27,14 +21,7 @@ export async function readBlackboard(path: string): Promise<BlackboardInput> {
   if (typeof c.prompt !== 'string' || !c.prompt.includes('{board}')) problems.push(`${shown}: "prompt" must be a string containing {board} (and may contain {section})`);
   const rounds = c.maxRounds ?? 10;
   if (!Number.isInteger(rounds) || (rounds as number) < 1 || (rounds as number) > 1000) problems.push(`${shown}: "maxRounds" must be a whole number from 1 to 1,000`);
-  let until: RegExp | undefined;
-  if (c.until !== undefined) {
-    try {
-      until = new RegExp(String(c.until));
-    } catch (err) {
-      problems.push(`${shown}: "until" is not a regular expression (${(err as Error).message})`);
-    }
-  }
+  const until = configRegex(c.until, shown, 'until', problems);
   if (problems.length) throw new CliError(problems.map(printable).join('\n'));
   const template = c.prompt as string;
   return {

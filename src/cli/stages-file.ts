@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import type { PromptResult, Stage } from '../core/index.ts';
 import { AGGREGATE_NAMES, AGGREGATES, type AggregateName } from './aggregates.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
+import { configRegex, readJsonFile } from './json-file.ts';
 
 /** Problems listed before the rest are counted. */
 const LISTED = 20;
@@ -14,13 +14,7 @@ const LISTED = 20;
  */
 export async function readStages(path: string): Promise<Stage[]> {
   const shown = printable(path);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`${shown}: ${code ? `cannot read it (${code})` : `not valid JSON (${(err as Error).message})`}`);
-  }
+  const raw = await readJsonFile(path);
   const list = Array.isArray(raw) ? raw : (raw as { stages?: unknown } | null)?.stages;
   if (!Array.isArray(list) || !list.length) throw new CliError(`${shown}: expected a non-empty JSON list of stages (or {"stages": [...]})`);
   const problems: string[] = [];
@@ -30,14 +24,7 @@ export async function readStages(path: string): Promise<Stage[]> {
     if (typeof s.template !== 'string' || !s.template.includes('{input}')) problems.push(`${at}: "template" must be a string containing {input}`);
     const agents = s.agents ?? 1;
     if (!Number.isInteger(agents) || (agents as number) < 1) problems.push(`${at}: "agents" must be a whole number of at least 1`);
-    let keep: RegExp | undefined;
-    if (s.keep !== undefined) {
-      try {
-        keep = new RegExp(String(s.keep));
-      } catch (err) {
-        problems.push(`${at}: "keep" is not a regular expression (${(err as Error).message})`);
-      }
-    }
+    const keep = configRegex(s.keep, at, 'keep', problems);
     const transform = s.transform as AggregateName | undefined;
     if (transform !== undefined && !AGGREGATE_NAMES.includes(transform)) problems.push(`${at}: "transform" must be one of ${AGGREGATE_NAMES.join(', ')}`);
     return {

@@ -1,18 +1,12 @@
 import { Command } from 'commander';
-import { blackboard, OrderedJsonlWriter } from '../../core/index.ts';
+import { blackboard } from '../../core/index.ts';
 import { boardText, readBlackboard } from '../blackboard-file.ts';
-import { printable } from '../format.ts';
-import { claimStop, exitCode } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
-import { checkOutPath } from '../output.ts';
-import { watchRun } from '../progress.ts';
-import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
+import { runPattern, type PatternFlags } from '../pattern-run.ts';
+import { addReachOptions } from '../swarm.ts';
 
-interface BlackboardFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface BlackboardFlags extends PatternFlags {
   config: string;
-  json?: boolean;
-  out?: string;
-  quiet?: boolean;
 }
 
 export function blackboardCommand(): Command {
@@ -28,21 +22,11 @@ export function blackboardCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BlackboardFlags) => {
     const session = await readBlackboard(flags.config);
-    if (flags.out) await checkOutPath(flags.out, [['--config', flags.config], ['--hostfile', flags.hostfile]]);
-    const stop = claimStop();
-    const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
-    if (!swarm) return;
-    const run = blackboard(swarm.pool, session, runOptions(flags));
-    const report = await watchRun(run, 'blackboard', Boolean(flags.quiet), stop);
-    await swarm.close();
-    if (flags.out) {
-      const writer = new OrderedJsonlWriter(flags.out);
-      for (const r of report.results) writer.add(r);
-      await writer.close(report.results.length);
-    }
-    const outcome = report.outcome;
-    if (outcome) process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${boardText(outcome.board)}\n`);
-    else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no board')}\n`);
-    process.exitCode = exitCode(stop, Boolean(outcome) && report.summary.ok > 0);
+    await runPattern(flags, {
+      label: 'blackboard',
+      input: ['--config', flags.config],
+      start: (pool) => blackboard(pool, session, runOptions(flags)),
+      text: (outcome) => boardText(outcome.board),
+    });
   });
 }

@@ -1,20 +1,14 @@
 import { Command } from 'commander';
-import { OrderedJsonlWriter, pipeline } from '../../core/index.ts';
-import { printable } from '../format.ts';
-import { claimStop, exitCode } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
-import { checkOutPath } from '../output.ts';
-import { watchRun } from '../progress.ts';
+import { pipeline } from '../../core/index.ts';
+import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
+import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { readStages } from '../stages-file.ts';
-import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { addReachOptions } from '../swarm.ts';
 
-interface PipelineFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface PipelineFlags extends PatternFlags {
   stages: string;
   input: string;
   consecutive?: boolean;
-  json?: boolean;
-  out?: string;
-  quiet?: boolean;
 }
 
 export function pipelineCommand(): Command {
@@ -32,23 +26,11 @@ export function pipelineCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: PipelineFlags) => {
     const stages = await readStages(flags.stages);
-    if (flags.out) await checkOutPath(flags.out, [['--stages', flags.stages], ['--hostfile', flags.hostfile]]);
-    const stop = claimStop();
-    const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
-    if (!swarm) return;
-    const run = pipeline(swarm.pool, { stages, input: flags.input, reuseAgents: !flags.consecutive }, runOptions(flags));
-    const report = await watchRun(run, 'pipeline', Boolean(flags.quiet), stop);
-    await swarm.close();
-    if (flags.out) {
-      const writer = new OrderedJsonlWriter(flags.out);
-      for (const r of report.results) writer.add(r);
-      await writer.close(report.results.length);
-    }
-    const outcome = report.outcome;
-    if (outcome) {
-      const text = typeof outcome.output === 'string' ? outcome.output : JSON.stringify(outcome.output);
-      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${text}\n`);
-    } else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no output')}\n`);
-    process.exitCode = exitCode(stop, Boolean(outcome) && report.summary.ok > 0);
+    await runPattern(flags, {
+      label: 'pipeline',
+      input: ['--stages', flags.stages],
+      start: (pool) => pipeline(pool, { stages, input: flags.input, reuseAgents: !flags.consecutive }, runOptions(flags)),
+      text: (outcome) => (typeof outcome.output === 'string' ? outcome.output : JSON.stringify(outcome.output)),
+    });
   });
 }

@@ -1,0 +1,45 @@
+import { OrderedJsonlWriter, type Run, type SwarmPool } from '../core/index.ts';
+import { printable } from './format.ts';
+import { claimStop, exitCode } from './interrupt.ts';
+import { runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
+import { checkOutPath } from './output.ts';
+import { watchRun } from './progress.ts';
+import { openUnlessStopped, type ReachFlags } from './swarm.ts';
+
+export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+  json?: boolean;
+  out?: string;
+  quiet?: boolean;
+}
+
+/** A pattern command's run, given its validated input file (`[flag, path]`, never overwritten by --out). */
+export interface PatternRun<T> {
+  label: string;
+  input: [flag: string, path: string];
+  start(pool: SwarmPool): Run<T>;
+  /** The outcome as printed without --json. */
+  text(outcome: T): string;
+}
+
+/**
+ * The shape every multi-step pattern command shares: open the swarm (Ctrl-C safe), run, every answer
+ * to --out as JSONL, the outcome to stdout (text, or JSON with --json), exit 0 only with an outcome
+ * and at least one answer.
+ */
+export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Promise<void> {
+  if (flags.out) await checkOutPath(flags.out, [p.input, ['--hostfile', flags.hostfile]]);
+  const stop = claimStop();
+  const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
+  if (!swarm) return;
+  const report = await watchRun(p.start(swarm.pool), p.label, Boolean(flags.quiet), stop);
+  await swarm.close();
+  if (flags.out) {
+    const writer = new OrderedJsonlWriter(flags.out);
+    for (const r of report.results) writer.add(r);
+    await writer.close(report.results.length);
+  }
+  const outcome = report.outcome;
+  if (outcome !== undefined) process.stdout.write(`${flags.json ? JSON.stringify(outcome) : p.text(outcome)}\n`);
+  else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no outcome')}\n`);
+  process.exitCode = exitCode(stop, outcome !== undefined && report.summary.ok > 0);
+}
