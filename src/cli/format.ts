@@ -72,8 +72,8 @@ function slowest(results: readonly PromptResult[]): string[] {
   ];
 }
 
-/** Two summaries side by side (batched vs individual), with the ratios that matter. */
-export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, string]): string {
+/** Two arms side by side; `times` is how many times faster the first arm was (the core's `speedup`). */
+export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, string], times: number): string {
   const ra = summaryRows(a);
   const rb = summaryRows(b);
   const w0 = ra.reduce((m, [k]) => Math.max(m, k.length), 0);
@@ -82,6 +82,6 @@ export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, 
   ra.forEach(([k, v], i) => lines.push(`  ${k.padEnd(w0)}  ${v.padEnd(w1)}  ${rb[i]![1]}`));
   lines.push('');
   lines.push(`  ${labels[0]} sent ${int(a.httpRequests)} HTTP requests where ${labels[1]} sent ${int(b.httpRequests)} (${(b.httpRequests / Math.max(1, a.httpRequests)).toFixed(1)}× fewer)`);
-  lines.push(`  ${labels[0]} took ${(a.wallMs / b.wallMs).toFixed(2)}× the wall time of ${labels[1]} (${(b.wallMs / a.wallMs).toFixed(2)}× speed-up)`);
+  lines.push(`  ${labels[0]} took ${(1 / times).toFixed(2)}× the wall time of ${labels[1]} (${times.toFixed(2)}× speed-up, median wall times)`);
   return lines.join('\n');
 }
