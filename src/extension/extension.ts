@@ -55,9 +55,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     tree.show(c);
     statusBar.show(c);
   });
-  const connectCommands = () => import('./commands/connect.ts');
-  const runCommands = () => import('./commands/run.ts');
-  const endpointActions = () => import('./commands/endpoint-actions.ts');
+  const onDemand = () => import('./on-demand.ts');
 
   const command = (id: string, run: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
   context.subscriptions.push(
@@ -70,12 +68,12 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     registerPanelSerializer(() => panel.get()),
     vscode.window.registerTreeDataProvider('swarmLab.endpoints', tree),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
-    command('swarmLab.connect', async (uri?: vscode.Uri) => (await connectCommands()).connect(services, uri)),
-    command('swarmLab.connectRemote', async (path?: string) => (await connectCommands()).connectRemote(services, path)),
-    command('swarmLab.disconnect', async () => (await connectCommands()).disconnect(services)),
-    command('swarmLab.reconnect', async () => (await connectCommands()).reconnect(services)),
+    command('swarmLab.connect', async (uri?: vscode.Uri) => (await onDemand()).connect(services, uri)),
+    command('swarmLab.connectRemote', async (path?: string) => (await onDemand()).connectRemote(services, path)),
+    command('swarmLab.disconnect', async () => (await onDemand()).disconnect(services)),
+    command('swarmLab.reconnect', async () => (await onDemand()).reconnect(services)),
     command('swarmLab.refresh', () => session.connection?.refresh()),
-    command('swarmLab.waitForServers', async (args?: { intervalSeconds?: number }) => (await import('./commands/wait.ts')).waitForServers(services, args)),
+    command('swarmLab.waitForServers', async (args?: { intervalSeconds?: number }) => (await onDemand()).waitForServers(services, args)),
     command('swarmLab.showUnhealthyOnly', () => tree.showUnhealthyOnly(true)),
     command('swarmLab.showAllEndpoints', () => tree.showUnhealthyOnly(false)),
     command('swarmLab.sortEndpoints', (order?: EndpointSort) => sortEndpoints(tree, order)),
@@ -84,16 +82,16 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       void vscode.commands.executeCommand('workbench.view.extension.swarmLab');
     }),
     command('swarmLab.openPanel', async () => void (await panel.get()).open()),
-    command('swarmLab.scatter', async (args?: ScatterArgs) => (await runCommands()).scatter(services, await panel.get(), args)),
-    command('swarmLab.treeReduce', async (args?: TreeReduceArgs) => (await runCommands()).treeReduceCommand(services, await panel.get(), args)),
-    command('swarmLab.compare', async (args?: CompareArgs) => (await runCommands()).compare(services, await panel.get(), args)),
-    command('swarmLab.startSimulator', async (args?: { count?: number }) => (await import('./commands/simulator.ts')).startSimulator(services, args)),
+    command('swarmLab.scatter', async (args?: ScatterArgs) => (await onDemand()).scatter(services, await panel.get(), args)),
+    command('swarmLab.treeReduce', async (args?: TreeReduceArgs) => (await onDemand()).treeReduceCommand(services, await panel.get(), args)),
+    command('swarmLab.compare', async (args?: CompareArgs) => (await onDemand()).compare(services, await panel.get(), args)),
+    command('swarmLab.startSimulator', async (args?: { count?: number }) => (await onDemand()).startSimulator(services, args)),
     command('swarmLab.setApiKey', (value?: string) => setApiKey(services, value)),
     command('swarmLab.showLog', () => log.show()),
     command('swarmLab.cancelRun', () => runs.cancel()),
-    command('swarmLab.copyUrl', async (row?: { view: EndpointView }) => (await endpointActions()).copyUrl(row)),
-    command('swarmLab.openMetrics', async (row?: { view: EndpointView }) => (await endpointActions()).openMetrics(services, row)),
-    command('swarmLab.toggleExclude', async (row?: { view: EndpointView }) => (await endpointActions()).toggleExclude(services, row)),
+    command('swarmLab.copyUrl', async (row?: { view: EndpointView }) => (await onDemand()).copyUrl(row)),
+    command('swarmLab.openMetrics', async (row?: { view: EndpointView }) => (await onDemand()).openMetrics(services, row)),
+    command('swarmLab.toggleExclude', async (row?: { view: EndpointView }) => (await onDemand()).toggleExclude(services, row)),
     keys.onDidChange(() => void keys.get().then((key) => session.connection?.setApiKey(key))),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('swarmLab.hostfilePatterns') && void publishHostfileContext()),
   );
@@ -113,7 +111,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       state: () => panel.loaded?.state ?? { open: false, visible: false, ready: false },
       messages: () => panel.loaded?.messages() ?? [],
       receive: async (message) => (await panel.get()).receive(message),
-      exportRun: async (id, format, path) => (await import('./panel/run-export.ts')).exportRun((await panel.get()).history, id, format, path),
+      exportRun: async (id, format, path) => (await onDemand()).exportRun((await panel.get()).history, id, format, path),
       renameRun: async (id, label) => (await panel.get()).history.rename(id, label),
       deleteRun: async (id) => (await panel.get()).history.delete(id),
     },

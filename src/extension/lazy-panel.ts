@@ -10,7 +10,7 @@ export class LazyPanel implements vscode.Disposable {
   constructor(private readonly services: Services) {}
 
   get(): Promise<PanelHost> {
-    this.loading ??= import('./panel/panel-host.ts').then(({ PanelHost }) => (this.made = new PanelHost(this.services)));
+    this.loading ??= import('./on-demand.ts').then(({ PanelHost }) => (this.made = new PanelHost(this.services)));
     return this.loading;
   }
 

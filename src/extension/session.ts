@@ -25,7 +25,7 @@ export class Session implements vscode.Disposable {
     await this.close();
     const s = settings();
     // Loaded on first connect: the pool and its HTTP stack are no part of activation.
-    const { SwarmConnection } = await import('./connection.ts');
+    const { SwarmConnection } = await import('./on-demand.ts');
     const connection = new SwarmConnection(source, endpoints, poolOptions(s, await this.keys.get()), tunnel, onDispose);
     this.current = connection;
     tunnel?.on('down', (why) => {
