@@ -4,10 +4,27 @@ import { copyFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
+const extension = { ...common, format: 'cjs', external: ['vscode'], minify: true };
+
+/**
+ * The extension in two files, so activation reads and runs only what it needs (commands registered,
+ * the tree, the status bar, the CodeLens): src/extension/on-demand.ts, what commands load on first
+ * use, becomes dist/extension-lazy.cjs, and its `import()` a `require` of that file.
+ */
+const onDemandApart = {
+  name: 'on-demand-apart',
+  setup(b) {
+    b.onResolve({ filter: /\/on-demand\.ts$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports on-demand.ts statically: use import()`);
+      return { path: './extension-lazy.cjs', external: true };
+    });
+  },
+};
 
 await Promise.all([
   build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', format: 'esm', packages: 'external' }),
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], minify: true }),
+  build({ ...extension, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', plugins: [onDemandApart], supported: { 'dynamic-import': false } }),
+  build({ ...extension, entryPoints: ['src/extension/on-demand.ts'], outfile: 'dist/extension-lazy.cjs' }),
   // The panel's front end (webview/): browser IIFE + its CSS, and the codicon font its icons need.
   build({ entryPoints: ['webview/main.ts'], outfile: 'dist/webview/panel.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }).then(() =>
     Promise.all(['codicon.css', 'codicon.ttf'].map((f) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`))),

@@ -70,6 +70,14 @@ const IDLE_2 = /^Swarm 2\/2( · \d+\.\d\d s)?$/;
 type Row = Awaited<ReturnType<typeof endpointRows>>[number];
 const allHealthy = (n: number) => (rows: Row[]) => rows.length === n && rows.every((r) => r.description.startsWith('healthy'));
 
+/** The summary row heading the Endpoints view: `3 healthy · 0 degraded · 0 down`. */
+const SUMMARY = /^\d+ healthy · \d+ degraded · \d+ down$/;
+
+/** The endpoint rows below the summary row, once `ok`. */
+async function endpointsBelowSummary(page: Page, ok: (rows: Row[]) => boolean, timeoutMs?: number): Promise<Row[]> {
+  return (await endpointRows(page, (r) => r.length > 0 && SUMMARY.test(r[0]!.label) && ok(r.slice(1)), timeoutMs)).slice(1);
+}
+
 /** Scatter results files (`<stamp>-scatter.jsonl`) in the runs folder of `workspace`. */
 function runFiles(workspace: string): string[] {
   const dir = join(workspace, '.swarm', 'runs');
@@ -181,7 +189,8 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
   test('1. Explorer → "Connect to Hostfile": one healthy row per endpoint, status bar "Swarm 3/3"', { timeout: 60_000 }, () =>
     step('1-connect', () => page, () => wb, async () => {
       await connectFromExplorer(page, 'swarm.hostfile');
-      const rows = await endpointRows(page, allHealthy(3));
+      const rows = await endpointsBelowSummary(page, allHealthy(3));
+      assert.match((await endpointRows(page, (r) => r.length > 0))[0]!.label, /^3 healthy · 0 degraded · 0 down$/, 'the summary row heads the tree');
       assert.deepEqual(
         rows.map((r) => r.label),
         main.endpoints,
@@ -207,7 +216,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
     step('2-scatter', () => page, () => wb, async () => {
       if ((await swarmStatusText(page))?.startsWith('Swarm 3/3') !== true) {
         await connectFromExplorer(page, 'swarm.hostfile');
-        await endpointRows(page, allHealthy(3));
+        await endpointsBelowSummary(page, allHealthy(3));
       }
       await openFromExplorer(page, 'questions.prompts.txt');
       const before = runFiles(workspace);
@@ -248,7 +257,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
   test('3. a long run is cancelled by clicking the status bar: 10 lines, the fast endpoint\'s "ok", the rest "cancelled"', { timeout: 60_000 }, () =>
     step('3-cancel', () => page, () => wb, async () => {
       await connectFromExplorer(page, 'mixed.hostfile');
-      const rows = await endpointRows(page, (r) => allHealthy(2)(r) && r[0]!.label === fast.endpoints[0]);
+      const rows = await endpointsBelowSummary(page, (r) => allHealthy(2)(r) && r[0]!.label === fast.endpoints[0]);
       assert.deepEqual(
         rows.map((r) => r.label),
         [fast.endpoints[0], stuck.endpoints[0]],
@@ -308,7 +317,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       const prompt = page.locator('.quick-input-widget .quick-input-message, .quick-input-widget .quick-input-title');
       await prompt.filter({ hasText: /simulat/i }).first().waitFor({ state: 'visible', timeout: 10_000 });
       await quickInputType(page, '2');
-      const rows = await endpointRows(page, allHealthy(2));
+      const rows = await endpointsBelowSummary(page, allHealthy(2));
       assert.ok(allHealthy(2)(rows), JSON.stringify(rows));
       assert.match((await pollUntil(() => swarmStatusText(page), (t) => IDLE_2.test(t ?? ''), 10_000)) ?? '', IDLE_2);
       const hostfile = join(workspace, '.swarm', 'simulator.hostfile');
@@ -353,7 +362,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       let rows: Row[] = [];
       let noMasterSince: number | undefined;
       for (const deadline = Date.now() + 25_000; ; ) {
-        rows = await endpointRows(p, allHealthy(2), 500);
+        rows = await endpointsBelowSummary(p, allHealthy(2), 500);
         if (allHealthy(2)(rows)) break;
         const master = liveSshOnPort(sshd.port).some((a) => /\s-M(\s|$)/.test(a));
         if (master || sshd.logins() === logins) noMasterSince = undefined;
@@ -376,7 +385,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       assert.equal(sshd.logins() - logins, 1, 'exactly one SSH login');
       assert.ok(liveSshOnPort(sshd.port).length >= 1, 'the ssh master runs while connected');
       await p.locator('.notifications-toasts .notification-list-item-message', { hasText: /connecting/ }).waitFor({ state: 'hidden', timeout: 10_000 });
-      const tip = await hoverText(p, p.locator('.part.sidebar .pane-body .monaco-list-row').first(), /reached\svia/);
+      const tip = await hoverText(p, p.locator('.part.sidebar .pane-body .monaco-list-row').nth(1), /reached\svia/);
       assert.match(tip, new RegExp(`^${cluster.endpoints[0]!.replace(/\./g, '\\.')} — healthy`));
       assert.match(tip, /reached via: ssh forward 127\.0\.0\.1:\d+/);
       await screenshot(p, shot('5-ssh-connected-light'));

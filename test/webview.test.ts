@@ -969,7 +969,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const evil = PAYLOADS.join(' ');
     const p = await panel();
     const { page } = p;
-    const evilEndpoints = [{ id: `<img src=x onerror="window.__pwned='ep'">:8000`, status: '<b>healthy</b>', model: '<script>x()</script>', tags: { '<i>k</i>': '<img src=y onerror=alert(1)>' } }];
+    const evilEndpoints = [{ id: `<img src=x onerror="window.__pwned='ep'">:8000`, status: '<b>healthy</b>' as 'up', model: '<script>x()</script>', tags: { '<i>k</i>': '<img src=y onerror=alert(1)>' } }];
     await host(page, {
       type: 'init',
       state: initState({ endpoints: evilEndpoints, source: `<img src=z onerror="window.__pwned='src'">`, history: [record('evil', '2026-11-02T10:20:00.000Z', { label: PAYLOADS[0]!, file: PAYLOADS[1]! })] }),

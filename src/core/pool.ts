@@ -26,6 +26,9 @@ export interface EndpointState {
   reason: string | null;
   /** null until looked up, or when the server has no usable `/v1/models`. */
   models: ServedModel[] | null;
+  /** Run requests it answered, and failed (after retries), over this pool's life: its failure rate. */
+  answered: number;
+  failures: number;
 }
 
 /** An endpoint taking part in one run, with what the run needs to size requests for it. */
@@ -112,6 +115,8 @@ export class SwarmPool {
       status: 'unknown',
       reason: null,
       models: null,
+      answered: 0,
+      failures: 0,
     }));
     this.breakers = this.states.map(() => new Breaker(this.options.coolDown));
     this.clients = this.states.map((s) => {
@@ -145,9 +150,9 @@ export class SwarmPool {
     return () => this.events.off('status', listener);
   }
 
-  /** Records that an endpoint (or the tunnel to it) failed; its later prompts go elsewhere. */
+  /** Records that an endpoint (or the tunnel to it) failed outside a run (a health check, the tunnel); its later prompts go elsewhere. */
   markDown(slot: number, failure: RequestFailure): void {
-    this.failed(slot, failure);
+    this.bench(slot, failure);
   }
 
   /** Whether a run may send to this endpoint now: `probe` means one request may test a benched one. */
@@ -170,12 +175,18 @@ export class SwarmPool {
 
   /** A generation request went through: the endpoint is healthy (again). */
   succeeded(slot: number): void {
+    this.states[slot]!.answered++;
     this.breakers[slot]!.succeeded();
     this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
   failed(slot: number, failure: RequestFailure): void {
+    this.states[slot]!.failures++;
+    this.bench(slot, failure);
+  }
+
+  private bench(slot: number, failure: RequestFailure): void {
     this.breakers[slot]!.failed(failure, performance.now());
     const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown ? 'down' : 'degraded';
     this.setStatus(this.states[slot]!, status, failure.message);

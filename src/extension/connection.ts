@@ -1,33 +1,43 @@
 import * as vscode from 'vscode';
-import {
-  checkHealth,
-  endpointId,
-  readLoad,
-  RequestFailure,
-  SwarmPool,
-  type Endpoint,
-  type EndpointHealthReport,
-  type EndpointLoad,
-  type PoolOptions,
-  type Route,
-  type Tunnel,
-} from '../core/index.ts';
-
-export type EndpointStatus = 'unknown' | 'healthy' | 'booting' | 'unhealthy' | 'down' | 'tunnel-down';
+import type { Endpoint } from '../core/endpoint.ts';
+import { recordHealth } from '../core/endpoint-health.ts';
+import { viewStatus, type EndpointStatus } from '../core/endpoint-status.ts';
+import { checkHealth, type EndpointHealthReport } from '../core/health.ts';
+import type { Route } from '../core/http/endpoint-client.ts';
+import { RequestFailure } from '../core/http/failure.ts';
+import { readLoad, type EndpointLoad } from '../core/load.ts';
+import type { PoolOptions } from '../core/options.ts';
+import { SwarmPool } from '../core/pool.ts';
+import type { Tunnel } from '../core/tunnels/tunnel.ts';
+import { waitForHealthy } from '../core/wait.ts';
+import { throttle } from './throttle.ts';
 
 /** One row of the Endpoints tree: always the real compute node, whatever route reaches it. */
 export interface EndpointView {
   id: string;
   endpoint: Endpoint;
+  /** The pool's health of it, as every view shows it. */
   status: EndpointStatus;
   model: string | null;
   maxModelLen: number | null;
   latencyMs: number | null;
   load: EndpointLoad | null;
+  /** Why it is not up (the pool's reason: ECONNREFUSED, the server's 500 message, …). */
   error: string | null;
   excluded: boolean;
   /** How it is reached: `ssh forward 127.0.0.1:41234`, `socks …`, or null when direct. */
   via: string | null;
+  /** Run requests it answered and failed (after retries): its failure rate. */
+  answered: number;
+  failures: number;
+}
+
+/** What the last health check saw of an endpoint besides its health (kept when a later one could not ask). */
+interface Probe {
+  model: string | null;
+  maxModelLen: number | null;
+  latencyMs: number | null;
+  load: EndpointLoad | null;
 }
 
 /** Where a connected swarm came from, for titles and the status bar tooltip. */
@@ -37,16 +47,23 @@ export interface SwarmSource {
 }
 
 /**
- * A connected swarm: the endpoints, the pool over their routes, the tunnel if any, and the
- * health of each endpoint refreshed on an interval. Everything about HTTP stays in the core.
+ * A connected swarm: the endpoints, the pool over their routes, the tunnel if any. Endpoint health
+ * has one home, the pool's endpoint states: runs write there as they go, and so do the health checks
+ * made here on an interval. The views read it; `onDidChange` tells them when it moved.
  */
 export class SwarmConnection implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private readonly views: EndpointView[];
+  /** A thousand endpoints failing within a second make a handful of redraws, not a thousand. */
+  private readonly paced = throttle(() => this.changed.fire(), 100);
+  private readonly probes: Probe[];
+  private readonly excludedIds = new Set<string>();
+  private readonly closing = new AbortController();
+  private waiting = false;
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private pool: SwarmPool;
+  private unsubscribe: () => void;
 
   constructor(
     readonly source: SwarmSource,
@@ -56,22 +73,11 @@ export class SwarmConnection implements vscode.Disposable {
     private readonly disposeExtra: () => Promise<void> = async () => {},
   ) {
     this.pool = this.makePool(poolOptions);
-    this.views = endpoints.map((endpoint) => ({
-      id: endpointId(endpoint),
-      endpoint,
-      status: 'unknown',
-      model: null,
-      maxModelLen: null,
-      latencyMs: null,
-      load: null,
-      error: null,
-      excluded: false,
-      via: tunnel?.routes.get(endpointId(endpoint))?.via ?? null,
-    }));
+    this.unsubscribe = this.pool.onStatus(() => this.paced.call());
+    this.probes = endpoints.map(() => ({ model: null, maxModelLen: null, latencyMs: null, load: null }));
     tunnel?.on('down', (why) => {
-      for (const s of this.pool.endpoints) this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
-      for (const v of this.views) Object.assign(v, { status: 'tunnel-down', error: `reconnecting… (${why})`, load: null });
-      this.changed.fire();
+      for (const s of this.pool.endpoints) this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down, reconnecting… (${why})`));
+      for (const p of this.probes) p.load = null;
     });
     // Back up: the endpoints it cut off are looked at afresh (runs waiting on the route carry on by themselves).
     tunnel?.on('up', () => {
@@ -85,23 +91,35 @@ export class SwarmConnection implements vscode.Disposable {
     return this.pool;
   }
 
+  /** Every endpoint as the views show it, read from the pool's states now. */
   get snapshot(): readonly EndpointView[] {
-    return this.views;
+    return this.pool.endpoints.map((s, slot) => {
+      const excluded = this.excludedIds.has(s.id);
+      return {
+        id: s.id,
+        endpoint: s.endpoint,
+        status: viewStatus(s.status, this.waiting),
+        ...this.probes[slot]!,
+        error: s.reason,
+        excluded,
+        via: this.tunnel?.routes.get(s.id)?.via ?? null,
+        answered: s.answered,
+        failures: s.failures,
+      };
+    });
   }
 
   get healthy(): number {
-    return this.views.filter((v) => v.status === 'healthy').length;
+    return this.pool.endpoints.filter((s) => s.status === 'up').length;
   }
 
   get excluded(): string[] {
-    return this.views.filter((v) => v.excluded).map((v) => v.id);
+    return [...this.excludedIds];
   }
 
   toggleExclude(id: string): void {
-    const view = this.views.find((v) => v.id === id);
-    if (!view) return;
-    view.excluded = !view.excluded;
-    this.changed.fire();
+    if (!this.excludedIds.delete(id)) this.excludedIds.add(id);
+    this.announce();
   }
 
   /** A new key means new request headers: a fresh pool on the same routes. */
@@ -110,6 +128,8 @@ export class SwarmConnection implements vscode.Disposable {
     const old = this.pool;
     this.poolOptions = { ...this.poolOptions, apiKey };
     this.pool = this.makePool(this.poolOptions);
+    this.unsubscribe();
+    this.unsubscribe = this.pool.onStatus(() => this.paced.call());
     await old.close();
     await this.refresh();
   }
@@ -128,24 +148,57 @@ export class SwarmConnection implements vscode.Disposable {
   }
 
   private async doRefresh(): Promise<void> {
-    const reports = await checkHealth(this.pool);
-    const loads = await Promise.all(reports.map((r, slot) => (r.status === 'healthy' ? readLoad(this.pool, slot) : null)));
-    reports.forEach((report, slot) => this.apply(this.views[slot]!, report, loads[slot] ?? null));
-    this.changed.fire();
+    const pool = this.pool;
+    const reports = await checkHealth(pool, this.closing.signal);
+    const loads = await Promise.all(reports.map((r, slot) => (r.status === 'healthy' ? readLoad(pool, slot) : null)));
+    if (pool === this.pool && !this.closing.signal.aborted) this.record(reports, loads);
   }
 
-  private apply(view: EndpointView, report: EndpointHealthReport, load: EndpointLoad | null): void {
-    const wasUp = view.status === 'healthy' || view.status === 'unhealthy';
-    // vLLM listens only once its engine is up: refused before ever answering means booting, after means down.
-    const status: EndpointStatus = report.status === 'down' && !wasUp && view.status !== 'down' ? 'booting' : report.status;
-    Object.assign(view, {
-      status,
-      model: report.models[0]?.id ?? view.model,
-      maxModelLen: report.models[0]?.maxModelLen ?? view.maxModelLen,
-      latencyMs: report.latencyMs,
-      load,
-      error: report.error,
+  /**
+   * `Swarm: Wait for Servers`: health rounds until every endpoint is up (or `healthTimeoutMs` after
+   * the first one was); meanwhile endpoints not answering yet show `booting` rather than `down`.
+   * Returns how many are up.
+   */
+  async waitForServers(options: { intervalMs: number; healthTimeoutMs: number; signal: AbortSignal; onRound: (healthy: number, total: number) => void }): Promise<number> {
+    this.waiting = true;
+    this.announce();
+    const pool = this.pool;
+    const signal = AbortSignal.any([options.signal, this.closing.signal]);
+    try {
+      await waitForHealthy(pool, {
+        intervalMs: options.intervalMs,
+        healthTimeoutMs: options.healthTimeoutMs,
+        signal,
+        onRound: (_healthy, total, reports) => {
+          // A round cut short by the cancel reports every endpoint failing: that says nothing of them.
+          if (pool === this.pool && !signal.aborted) this.record(reports);
+          options.onRound(this.healthy, total);
+        },
+      });
+    } finally {
+      this.waiting = false;
+      this.announce();
+    }
+    return this.healthy;
+  }
+
+  /** A round of health checks into the pool's states; what else they saw into the probes. */
+  private record(reports: readonly EndpointHealthReport[], loads?: ReadonlyArray<EndpointLoad | null>): void {
+    recordHealth(this.pool, reports);
+    reports.forEach((report, slot) => {
+      const probe = this.probes[slot]!;
+      probe.model = report.models[0]?.id ?? probe.model;
+      probe.maxModelLen = report.models[0]?.maxModelLen ?? probe.maxModelLen;
+      probe.latencyMs = report.latencyMs;
+      if (loads) probe.load = loads[slot] ?? null;
     });
+    this.announce();
+  }
+
+  /** Tells the views now (not on the throttle's next beat): whoever awaited a refresh reads it done. */
+  private announce(): void {
+    this.paced.call();
+    this.paced.flush();
   }
 
   startPolling(intervalSeconds: number): void {
@@ -155,6 +208,9 @@ export class SwarmConnection implements vscode.Disposable {
 
   async dispose(): Promise<void> {
     clearInterval(this.timer);
+    this.closing.abort();
+    this.paced.cancel();
+    this.unsubscribe();
     this.changed.dispose();
     await this.pool.close();
     await this.tunnel?.close();

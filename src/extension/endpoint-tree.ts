@@ -1,32 +1,46 @@
 import * as vscode from 'vscode';
-import type { EndpointStatus, EndpointView, SwarmConnection } from './connection.ts';
+import { failureRate, STATUS_ORDER, type EndpointStatus } from '../core/endpoint-status.ts';
+import type { EndpointView, SwarmConnection } from './connection.ts';
+import type { RunTracker } from './run-tracker.ts';
+import { STATUS_LABELS } from './status-labels.ts';
 
-type Node = { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
+type Node = { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
+
+export type EndpointSort = 'hostfile' | 'name' | 'status' | 'failure-rate';
 
 const ICONS: Record<EndpointStatus, [string, string]> = {
-  healthy: ['pass-filled', 'testing.iconPassed'],
+  up: ['pass-filled', 'testing.iconPassed'],
   booting: ['loading~spin', 'charts.yellow'],
-  unhealthy: ['warning', 'list.warningForeground'],
+  degraded: ['warning', 'list.warningForeground'],
   down: ['error', 'testing.iconFailed'],
   'tunnel-down': ['debug-disconnect', 'testing.iconFailed'],
   unknown: ['circle-large-outline', 'disabledForeground'],
+  excluded: ['circle-slash', 'disabledForeground'],
 };
 
-const LABELS: Record<EndpointStatus, string> = {
-  healthy: 'healthy',
-  booting: 'booting',
-  unhealthy: 'unhealthy',
-  down: 'down',
-  'tunnel-down': 'tunnel down',
-  unknown: 'checking…',
-};
+/** The context key the view title's filter buttons follow (VS Code's convention for toggles). */
+const FILTER_KEY = 'swarmLab.endpoints.unhealthyOnly';
 
-/** The Endpoints view: a row per endpoint, grouped by `role=` tag when the hostfile has tags. */
+/**
+ * The Endpoints view: a summary row (how many healthy, degraded, down), then a row per endpoint,
+ * grouped by `role=` tag when the hostfile has tags; filterable to the unhealthy ones and sortable
+ * by name, status or failure rate — what a thousand endpoints need. It reads the connection's one
+ * health model and redraws when that moves or a run counts requests.
+ */
 export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private connection: SwarmConnection | undefined;
   private subscription: vscode.Disposable | undefined;
+  private readonly runsSubscription: vscode.Disposable;
+  private unhealthyOnly = false;
+  private order: EndpointSort = 'hostfile';
+
+  constructor(runs: RunTracker) {
+    // Failure counts grow during a run without a status change; the tracker paces its news.
+    this.runsSubscription = runs.onDidChange(() => this.connection && this.changed.fire(undefined));
+    void vscode.commands.executeCommand('setContext', FILTER_KEY, false);
+  }
 
   show(connection: SwarmConnection | undefined): void {
     this.subscription?.dispose();
@@ -35,21 +49,57 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     this.changed.fire(undefined);
   }
 
+  /** The view title's filter toggle: only endpoints that are not healthy, or all again. */
+  showUnhealthyOnly(on: boolean): void {
+    this.unhealthyOnly = on;
+    void vscode.commands.executeCommand('setContext', FILTER_KEY, on);
+    this.changed.fire(undefined);
+  }
+
+  sortBy(order: EndpointSort): void {
+    this.order = order;
+    this.changed.fire(undefined);
+  }
+
+  get sort(): EndpointSort {
+    return this.order;
+  }
+
+  /** What the view shows now, rows flattened in order (tests read it through the extension's API). */
+  get rows(): Array<{ label: string; description: string }> {
+    const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => [n, ...(n.kind === 'group' ? flat(this.getChildren(n)) : [])]);
+    return flat(this.getChildren()).map((n) => {
+      const item = this.getTreeItem(n);
+      return { label: String(item.label), description: String(item.description ?? '') };
+    });
+  }
+
   getChildren(node?: Node): Node[] {
     if (node?.kind === 'group') return node.members.map((view) => ({ kind: 'endpoint', view }));
     if (node || !this.connection) return [];
-    const views = this.connection.snapshot;
+    const all = this.connection.snapshot;
+    const views = sorted(this.unhealthyOnly ? all.filter((v) => v.status !== 'up') : all, this.order);
+    const summary: Node = { kind: 'summary', ...summarize(all, this.unhealthyOnly ? views.length : null) };
     const roles = [...new Set(views.map((v) => v.endpoint.tags.role).filter((r): r is string => Boolean(r)))];
-    if (!roles.length) return views.map((view) => ({ kind: 'endpoint', view }));
+    if (!roles.length) return [summary, ...views.map((view): Node => ({ kind: 'endpoint', view }))];
     const groups: Node[] = roles.map((role) => ({ kind: 'group', role, members: views.filter((v) => v.endpoint.tags.role === role) }));
     const untagged = views.filter((v) => !v.endpoint.tags.role);
     if (untagged.length) groups.push({ kind: 'group', role: '(no role)', members: untagged });
-    return groups;
+    return [summary, ...groups];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'summary') {
+      const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+      item.id = 'summary';
+      item.iconPath = new vscode.ThemeIcon('pulse');
+      item.tooltip = node.tooltip;
+      if (node.filter) item.description = node.filter;
+      item.contextValue = 'summary';
+      return item;
+    }
     if (node.kind === 'group') {
-      const healthy = node.members.filter((m) => m.status === 'healthy').length;
+      const healthy = node.members.filter((m) => m.status === 'up').length;
       const item = new vscode.TreeItem(`role=${node.role}`, vscode.TreeItemCollapsibleState.Expanded);
       item.description = `${healthy}/${node.members.length} healthy`;
       item.contextValue = 'group';
@@ -59,37 +109,80 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     const v = node.view;
     const item = new vscode.TreeItem(v.id, vscode.TreeItemCollapsibleState.None);
     item.id = `endpoint:${v.id}`;
-    const [icon, color] = v.excluded ? ['circle-slash', 'disabledForeground'] : ICONS[v.status];
+    const [icon, color] = ICONS[v.excluded ? 'excluded' : v.status];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
     item.description = describe(v);
-    item.tooltip = tooltip(v);
     item.contextValue = v.excluded ? 'endpoint.excluded' : 'endpoint';
+    return item;
+  }
+
+  /** Tooltips are built on hover only: a thousand rows need not make a thousand of them per redraw. */
+  resolveTreeItem(item: vscode.TreeItem, node: Node): vscode.TreeItem {
+    if (node.kind === 'endpoint') item.tooltip = tooltip(node.view);
     return item;
   }
 
   dispose(): void {
     this.subscription?.dispose();
+    this.runsSubscription.dispose();
     this.changed.dispose();
   }
 }
 
-/** Most telling first, as the sidebar cuts the end off: status, live load (when busy), model, context, latency. */
+/** `18 healthy · 1 degraded · 1 down` (statuses with none left out; healthy, degraded and down always said). */
+function summarize(views: readonly EndpointView[], shown: number | null): { text: string; filter: string | null; tooltip: string } {
+  const counts = new Map<EndpointStatus, number>();
+  for (const v of views) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
+  const always = new Set<EndpointStatus>(['up', 'degraded', 'down']);
+  const parts = [...STATUS_ORDER].reverse().filter((s) => always.has(s) || counts.get(s)).map((s) => `${counts.get(s) ?? 0} ${STATUS_LABELS[s]}`);
+  const excluded = views.filter((v) => v.excluded).length;
+  const text = parts.join(' · ');
+  const filter = shown === null ? null : `showing ${shown} not healthy`;
+  const lines = [`${views.length} endpoints: ${text}`];
+  if (excluded) lines.push(`${excluded} excluded from runs`);
+  if (filter) lines.push(`Filter on: ${filter}.`);
+  return { text, filter, tooltip: lines.join('\n') };
+}
+
+function sorted(views: readonly EndpointView[], order: EndpointSort): EndpointView[] {
+  const byName = (a: EndpointView, b: EndpointView) => a.id.localeCompare(b.id, undefined, { numeric: true });
+  const rank = (v: EndpointView) => STATUS_ORDER.indexOf(v.status);
+  const rate = (v: EndpointView) => failureRate(v) ?? -1;
+  switch (order) {
+    case 'hostfile':
+      return [...views];
+    case 'name':
+      return [...views].sort(byName);
+    case 'status':
+      return [...views].sort((a, b) => rank(a) - rank(b) || byName(a, b));
+    case 'failure-rate':
+      return [...views].sort((a, b) => rate(b) - rate(a) || byName(a, b));
+  }
+}
+
+const percent = (rate: number) => `${(rate * 100).toFixed(rate > 0 && rate < 0.1 ? 1 : 0)} %`;
+
+/** Most telling first, as the sidebar cuts the end off: status, failures, live load (when busy), model, context, latency. */
 function describe(v: EndpointView): string {
-  const parts = [v.excluded ? 'excluded' : LABELS[v.status]];
+  const parts = [v.excluded ? 'excluded' : STATUS_LABELS[v.status]];
+  const rate = failureRate(v);
+  if (v.failures && rate !== null) parts.push(`${percent(rate)} failed`);
   if (v.load && v.load.running + v.load.waiting > 0) parts.push(`${v.load.running} run · ${v.load.waiting} wait`);
   if (v.model) parts.push(v.model);
   if (v.maxModelLen) parts.push(`${Math.round(v.maxModelLen / 1024)}k`);
-  if (v.latencyMs !== null && v.status === 'healthy') parts.push(`${v.latencyMs.toFixed(0)} ms`);
+  if (v.latencyMs !== null && v.status === 'up') parts.push(`${v.latencyMs.toFixed(0)} ms`);
   return parts.join(' · ');
 }
 
 function tooltip(v: EndpointView): vscode.MarkdownString {
   const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**${v.id}** — ${v.excluded ? 'excluded from runs' : LABELS[v.status]}\n\n`);
+  md.appendMarkdown(`**${v.id}** — ${v.excluded ? 'excluded from runs' : STATUS_LABELS[v.status]}\n\n`);
+  const rate = failureRate(v);
   const rows: Array<[string, string | null]> = [
     ['model', v.model],
     ['max context', v.maxModelLen?.toLocaleString('en-US') ?? null],
     ['latency', v.latencyMs === null ? null : `${v.latencyMs.toFixed(1)} ms`],
+    ['requests', rate === null ? null : `${v.answered.toLocaleString('en-US')} answered, ${v.failures.toLocaleString('en-US')} failed (${percent(rate)})`],
     ['in flight', v.load ? `${v.load.running} running, ${v.load.waiting} waiting` : null],
     ['KV cache', v.load?.kvCacheUsage === null || !v.load ? null : `${(v.load.kvCacheUsage * 100).toFixed(0)} %`],
     ['tags', Object.entries(v.endpoint.tags).map(([k, val]) => `${k}=${val}`).join(' ') || null],

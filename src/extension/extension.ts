@@ -1,16 +1,12 @@
 import * as vscode from 'vscode';
 import type { HostMessage } from '../panel/protocol.ts';
 import { PromptSetCodeLens } from './codelens.ts';
-import { connect, connectRemote, disconnect, reconnect } from './commands/connect.ts';
-import { copyUrl, openMetrics, toggleExclude } from './commands/endpoint-actions.ts';
-import { compare, scatter, treeReduceCommand } from './commands/run.ts';
-import { startSimulator } from './commands/simulator.ts';
+import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts';
 import type { EndpointView } from './connection.ts';
-import { EndpointTree } from './endpoint-tree.ts';
+import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
 import { publishHostfileContext } from './hostfiles.ts';
-import { PanelHost } from './panel/panel-host.ts';
+import { LazyPanel } from './lazy-panel.ts';
 import { registerPanelSerializer } from './panel/panel-serializer.ts';
-import { exportRun } from './panel/run-export.ts';
 import { RunTracker } from './run-tracker.ts';
 import { ApiKeyStore } from './secrets.ts';
 import type { Services } from './services.ts';
@@ -19,7 +15,15 @@ import { SwarmStatusBar } from './status-bar.ts';
 
 /** What the extension hands to other extensions and to its tests: read-only views of its state (and the panel's wire, for tests). */
 export interface SwarmLabApi {
-  snapshot(): { connected: boolean; source: string | null; endpoints: EndpointView[]; running: boolean; statusBar: SwarmStatusBar['state'] };
+  snapshot(): {
+    connected: boolean;
+    source: string | null;
+    endpoints: EndpointView[];
+    running: boolean;
+    statusBar: SwarmStatusBar['state'];
+    /** The Endpoints view's rows as shown (summary row first), and its sort. */
+    tree: { rows: EndpointTree['rows']; sort: EndpointSort };
+  };
   /** The panel's host side, for tests: what it posted, and the webview's side played by hand. */
   panel: {
     state(): { open: boolean; visible: boolean; ready: boolean };
@@ -34,19 +38,24 @@ export interface SwarmLabApi {
   };
 }
 
+/**
+ * Registers commands, the Endpoints view, the status bar and the CodeLens, nothing more: what the
+ * commands do (the pool and its HTTP stack, SSH, runs, the panel) loads on their first use.
+ */
 export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const log = vscode.window.createOutputChannel('Swarm Lab', { log: true });
   const keys = new ApiKeyStore(context.secrets);
   const session = new Session(keys, log);
   const runs = new RunTracker();
   const services: Services = { context, log, keys, session, runs };
-  const panel = new PanelHost(services);
-  const tree = new EndpointTree();
+  const panel = new LazyPanel(services);
+  const tree = new EndpointTree(runs);
   const statusBar = new SwarmStatusBar(runs);
   session.onDidChange((c) => {
     tree.show(c);
     statusBar.show(c);
   });
+  const onDemand = () => import('./on-demand.ts');
 
   const command = (id: string, run: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
   context.subscriptions.push(
@@ -56,25 +65,33 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     tree,
     statusBar,
     panel,
-    registerPanelSerializer(panel),
+    registerPanelSerializer(() => panel.get()),
     vscode.window.registerTreeDataProvider('swarmLab.endpoints', tree),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
-    command('swarmLab.connect', (uri?: vscode.Uri) => connect(services, uri)),
-    command('swarmLab.connectRemote', (path?: string) => connectRemote(services, path)),
-    command('swarmLab.disconnect', () => disconnect(services)),
-    command('swarmLab.reconnect', () => reconnect(services)),
+    command('swarmLab.connect', async (uri?: vscode.Uri) => (await onDemand()).connect(services, uri)),
+    command('swarmLab.connectRemote', async (path?: string) => (await onDemand()).connectRemote(services, path)),
+    command('swarmLab.disconnect', async () => (await onDemand()).disconnect(services)),
+    command('swarmLab.reconnect', async () => (await onDemand()).reconnect(services)),
     command('swarmLab.refresh', () => session.connection?.refresh()),
-    command('swarmLab.openPanel', () => void panel.open()),
-    command('swarmLab.scatter', (args?: Parameters<typeof scatter>[2]) => scatter(services, panel, args)),
-    command('swarmLab.treeReduce', (args?: Parameters<typeof treeReduceCommand>[2]) => treeReduceCommand(services, panel, args)),
-    command('swarmLab.compare', (args?: Parameters<typeof compare>[2]) => compare(services, panel, args)),
-    command('swarmLab.startSimulator', (args?: { count?: number }) => startSimulator(services, args)),
+    command('swarmLab.waitForServers', async (args?: { intervalSeconds?: number }) => (await onDemand()).waitForServers(services, args)),
+    command('swarmLab.showUnhealthyOnly', () => tree.showUnhealthyOnly(true)),
+    command('swarmLab.showAllEndpoints', () => tree.showUnhealthyOnly(false)),
+    command('swarmLab.sortEndpoints', (order?: EndpointSort) => sortEndpoints(tree, order)),
+    command('swarmLab.showSwarm', () => {
+      runs.acknowledge();
+      void vscode.commands.executeCommand('workbench.view.extension.swarmLab');
+    }),
+    command('swarmLab.openPanel', async () => void (await panel.get()).open()),
+    command('swarmLab.scatter', async (args?: ScatterArgs) => (await onDemand()).scatter(services, await panel.get(), args)),
+    command('swarmLab.treeReduce', async (args?: TreeReduceArgs) => (await onDemand()).treeReduceCommand(services, await panel.get(), args)),
+    command('swarmLab.compare', async (args?: CompareArgs) => (await onDemand()).compare(services, await panel.get(), args)),
+    command('swarmLab.startSimulator', async (args?: { count?: number }) => (await onDemand()).startSimulator(services, args)),
     command('swarmLab.setApiKey', (value?: string) => setApiKey(services, value)),
     command('swarmLab.showLog', () => log.show()),
     command('swarmLab.cancelRun', () => runs.cancel()),
-    command('swarmLab.copyUrl', (row?: { view: EndpointView }) => copyUrl(row)),
-    command('swarmLab.openMetrics', (row?: { view: EndpointView }) => openMetrics(services, row)),
-    command('swarmLab.toggleExclude', (row?: { view: EndpointView }) => toggleExclude(services, row)),
+    command('swarmLab.copyUrl', async (row?: { view: EndpointView }) => (await onDemand()).copyUrl(row)),
+    command('swarmLab.openMetrics', async (row?: { view: EndpointView }) => (await onDemand()).openMetrics(services, row)),
+    command('swarmLab.toggleExclude', async (row?: { view: EndpointView }) => (await onDemand()).toggleExclude(services, row)),
     keys.onDidChange(() => void keys.get().then((key) => session.connection?.setApiKey(key))),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('swarmLab.hostfilePatterns') && void publishHostfileContext()),
   );
@@ -88,16 +105,30 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       endpoints: session.connection ? [...session.connection.snapshot] : [],
       running: Boolean(runs.running),
       statusBar: statusBar.state,
+      tree: { rows: tree.rows, sort: tree.sort },
     }),
     panel: {
-      state: () => panel.state,
-      messages: () => panel.messages(),
-      receive: (message) => panel.receive(message),
-      exportRun: (id, format, path) => exportRun(panel.history, id, format, path),
-      renameRun: (id, label) => panel.history.rename(id, label),
-      deleteRun: (id) => panel.history.delete(id),
+      state: () => panel.loaded?.state ?? { open: false, visible: false, ready: false },
+      messages: () => panel.loaded?.messages() ?? [],
+      receive: async (message) => (await panel.get()).receive(message),
+      exportRun: async (id, format, path) => (await onDemand()).exportRun((await panel.get()).history, id, format, path),
+      renameRun: async (id, label) => (await panel.get()).history.rename(id, label),
+      deleteRun: async (id) => (await panel.get()).history.delete(id),
     },
   };
+}
+
+const SORTS: Array<{ label: string; order: EndpointSort }> = [
+  { label: 'Hostfile order', order: 'hostfile' },
+  { label: 'Name', order: 'name' },
+  { label: 'Status (worst first)', order: 'status' },
+  { label: 'Failure rate (highest first)', order: 'failure-rate' },
+];
+
+/** `Sort Endpoints…` in the view title: a quick pick, or the order given (tests). */
+async function sortEndpoints(tree: EndpointTree, order?: EndpointSort): Promise<void> {
+  const pick = order ?? (await vscode.window.showQuickPick(SORTS.map((s) => ({ ...s, picked: s.order === tree.sort })), { title: 'Swarm: sort endpoints by' }))?.order;
+  if (pick) tree.sortBy(pick);
 }
 
 /** `Swarm: Set API Key`: stored in SecretStorage (never in settings or logs); empty clears it. */

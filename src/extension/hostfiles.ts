@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { hostfileFromText, HostfileError, type Endpoint } from '../core/index.ts';
+import type { Endpoint } from '../core/endpoint.ts';
+import { hostfileFromText, HostfileError } from '../core/hostfile/index.ts';
 import { hostfileGlobs, settings } from './settings.ts';
 
 /** The workspace's hostfiles, for the palette's quick pick and the explorer menu's `when` clause. */

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Run, RunReport } from '../core/index.ts';
 import type { Services } from './services.ts';
+import { STATUS_LABELS } from './status-labels.ts';
 import { throttle } from './throttle.ts';
 
 /**
@@ -11,7 +12,7 @@ export function watchRun<T>(services: Services, run: Run<T>, title: string, tota
   services.runs.track(run, title, total);
   const tag = `[${title}]`;
   run.on('warning', (w) => services.log.warn(`${tag} ${w}`));
-  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${tag} ${e.endpoint} ${e.status}: ${e.reason ?? ''}`));
+  run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${tag} ${e.endpoint} ${STATUS_LABELS[e.status]}: ${e.reason ?? ''}`));
   run.on('result', (r) => r.status === 'failed' && services.log.error(`${tag} prompt #${r.index} on ${r.endpoint ?? '(no endpoint)'}: ${r.error}`));
   return run;
 }

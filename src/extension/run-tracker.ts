@@ -2,12 +2,22 @@ import * as vscode from 'vscode';
 import type { Run, RunProgress, RunSummary } from '../core/index.ts';
 import { throttle } from './throttle.ts';
 
+/** How the last run ended; `seen` once the user clicked its mark away. */
+export interface FinishedRun {
+  label: string;
+  summary: RunSummary;
+  error: string | null;
+  cancelled: boolean;
+  seen: boolean;
+  comparison?: string;
+}
+
 /** The run in progress (at most one shown at a time) and the last one finished, for the status bar and Cancel. */
 export class RunTracker implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private current: { run: Run<unknown>; label: string; progress: RunProgress; startedAt: number; total: number } | undefined;
-  private last: { label: string; summary: RunSummary; error: string | null; cancelled: boolean; comparison?: string } | undefined;
+  private last: FinishedRun | undefined;
 
   /** The run going; `total` is the prompts known at launch (the core's count may lag it). */
   get running(): { label: string; progress: RunProgress; startedAt: number; total: number } | undefined {
@@ -20,8 +30,15 @@ export class RunTracker implements vscode.Disposable {
     this.changed.fire();
   }
 
-  get finished(): { label: string; summary: RunSummary; error: string | null; cancelled: boolean; comparison?: string } | undefined {
+  get finished(): FinishedRun | undefined {
     return this.last;
+  }
+
+  /** The user looked at how the last run ended (clicked the status bar): its mark may go. */
+  acknowledge(): void {
+    if (!this.last || this.last.seen) return;
+    this.last.seen = true;
+    this.changed.fire();
   }
 
   /** Follows a run until it is done; progress updates are throttled to a few a second. */
@@ -38,7 +55,7 @@ export class RunTracker implements vscode.Disposable {
     void run.done.then((report) => {
       paced.cancel();
       if (this.current === entry) this.current = undefined;
-      this.last = { label, summary: report.summary, error: report.error, cancelled: report.cancelled };
+      this.last = { label, summary: report.summary, error: report.error, cancelled: report.cancelled, seen: false };
       void vscode.commands.executeCommand('setContext', 'swarmLab.running', Boolean(this.current));
       this.changed.fire();
     });

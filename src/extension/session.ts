@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
-import type { Endpoint, Tunnel } from '../core/index.ts';
-import { SwarmConnection, type SwarmSource } from './connection.ts';
+import type { Endpoint } from '../core/endpoint.ts';
+import type { Tunnel } from '../core/tunnels/tunnel.ts';
+import type { SwarmConnection, SwarmSource } from './connection.ts';
 import type { ApiKeyStore } from './secrets.ts';
 import { poolOptions, settings } from './settings.ts';
 
@@ -23,6 +24,8 @@ export class Session implements vscode.Disposable {
   async open(source: SwarmSource, endpoints: readonly Endpoint[], tunnel?: Tunnel, onDispose?: () => Promise<void>): Promise<SwarmConnection> {
     await this.close();
     const s = settings();
+    // Loaded on first connect: the pool and its HTTP stack are no part of activation.
+    const { SwarmConnection } = await import('./on-demand.ts');
     const connection = new SwarmConnection(source, endpoints, poolOptions(s, await this.keys.get()), tunnel, onDispose);
     this.current = connection;
     tunnel?.on('down', (why) => {

@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
-import { summaryRows } from '../core/index.ts';
+import { summaryRows } from '../core/summary.ts';
 import type { SwarmConnection } from './connection.ts';
+import { STATUS_LABELS } from './status-labels.ts';
 import type { RunTracker } from './run-tracker.ts';
 
 /**
- * `Swarm 18/20` when idle (tooltip: the endpoints down); `3,412/10,000 · 12.4 s` during a run
- * (click to cancel); the last run's wall time after it (the figures and comparison on hover).
+ * `Swarm 18/20` when idle (tooltip: the endpoints not healthy); `Swarm 3,412/10,000 · 12.4 s` during
+ * a run (click to cancel); the last run's wall time after it (the figures and comparison on hover),
+ * with a mark when it failed or was cancelled until the next run or a click.
  */
 export class SwarmStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('swarmLab.status', vscode.StatusBarAlignment.Left, 50);
@@ -59,21 +61,21 @@ export class SwarmStatusBar implements vscode.Disposable {
     }
     const finished = this.runs.finished;
     const total = c.snapshot.length;
-    // A run that failed or was cancelled says so until the next one.
-    const mark = finished?.cancelled ? ' $(circle-slash)' : finished?.error || finished?.summary.failed ? ' $(error)' : '';
+    // A run that failed or was cancelled says so until the next one, or until clicked.
+    const mark = !finished || finished.seen ? '' : finished.cancelled ? ' $(circle-slash)' : finished.error || finished.summary.failed ? ' $(error)' : '';
     const reconnecting = c.tunnel && c.snapshot.some((v) => v.status === 'tunnel-down') ? ' $(sync~spin) reconnecting…' : '';
     this.item.text = `$(server-environment) Swarm ${c.healthy}/${total}${reconnecting}${finished ? ` · ${(finished.summary.wallMs / 1000).toFixed(2)} s${mark}` : ''}`;
     // A plain-text tooltip: what a screen reader reads out, without markdown escapes.
     const lines = [`${c.source.label}: ${c.healthy} of ${total} endpoints healthy`];
-    const notHealthy = c.snapshot.filter((v) => v.status !== 'healthy');
-    if (notHealthy.length) lines.push(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${v.status})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
+    const notHealthy = c.snapshot.filter((v) => v.status !== 'up');
+    if (notHealthy.length) lines.push(`Not healthy: ${notHealthy.slice(0, 10).map((v) => `${v.id} (${STATUS_LABELS[v.status]})`).join(', ')}${notHealthy.length > 10 ? ', …' : ''}`);
     if (finished) {
       const ended = finished.cancelled ? ' (cancelled)' : finished.error ? ` (failed: ${finished.error})` : finished.summary.failed ? ` (${finished.summary.failed} prompts failed)` : '';
       lines.push('', `Last run, ${finished.label}${ended}:`, ...summaryRows(finished.summary).map(([k, v]) => `  ${k}: ${v}`));
       if (finished.comparison) lines.push('', finished.comparison);
     }
     this.item.tooltip = lines.join('\n');
-    this.item.command = 'workbench.view.extension.swarmLab';
+    this.item.command = 'swarmLab.showSwarm';
     this.item.show();
   }
 

@@ -9,6 +9,7 @@
  */
 import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
 import type { PromptResult, RunSummary } from '../core/index.ts';
+import type { EndpointStatus } from '../core/endpoint-status.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce';
 
@@ -54,8 +55,8 @@ export interface RunRequest {
 
 export interface EndpointInfo {
   id: string;
-  /** The connection's view of it (the one health model of issue 11 §8 is still to come). */
-  status: string;
+  /** The pool's health of it (core's one status union), `excluded` when taken out of runs. */
+  status: EndpointStatus;
   model: string | null;
   tags: Record<string, string>;
 }

@@ -12,7 +12,8 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
 const packaged = spawnSync('npm', ['run', '--silent', 'package'], { cwd: ROOT, encoding: 'utf8' });
 if (packaged.status !== 0) throw new Error(`npm run package failed:\n${packaged.stdout}${packaged.stderr}`);
 console.log('\nVS Code extension');
-console.log(`  bundle dist/extension.cjs ${kb(statSync(join(ROOT, 'dist', 'extension.cjs')).size)} · swarm-lab.vsix ${kb(statSync(join(ROOT, 'swarm-lab.vsix')).size)}`);
+const size = (file: string) => kb(statSync(join(ROOT, file)).size);
+console.log(`  bundle dist/extension.cjs ${size('dist/extension.cjs')} (activation) + dist/extension-lazy.cjs ${size('dist/extension-lazy.cjs')} (first command) · swarm-lab.vsix ${size('swarm-lab.vsix')}`);
 
 if (!codeServerAvailable) {
   console.log('  activation: n/a (code-server not installed: scripts/install-code-server.sh)');

@@ -4,9 +4,9 @@ import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ReduceView, Re
 type RunSummary = RunRecord['summary'];
 
 export const ENDPOINTS: EndpointInfo[] = [
-  { id: 'gpu01:8000', status: 'healthy', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x1' } },
-  { id: 'gpu02:8000', status: 'healthy', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x2' } },
-  { id: 'gpu03:8000', status: 'healthy', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x2' } },
+  { id: 'gpu01:8000', status: 'up', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x1' } },
+  { id: 'gpu02:8000', status: 'up', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x2' } },
+  { id: 'gpu03:8000', status: 'up', model: 'llama-3.1-8b', tags: { role: 'chat', rack: 'x2' } },
   { id: 'gpu04:8000', status: 'down', model: null, tags: { role: 'embed', rack: 'x1' } },
 ];
 

@@ -28,7 +28,7 @@ function connection(app: App) {
       <button type="button" class="link" id="connect-hostfile" @click=${() => void app.ask('connect', { simulator: false })}>Connect to Hostfile</button> or
       <button type="button" class="link" id="connect-simulator" @click=${() => void app.ask('connect', { simulator: true })}>Start Local Simulator</button></span
     >`;
-  const healthy = app.state.endpoints.filter((e) => e.status === 'healthy' || e.status === 'ok').length;
+  const healthy = app.state.endpoints.filter((e) => e.status === 'up').length;
   return html`<span class="conn" data-state="on" title=${app.state.source ?? ''}
     ><vscode-icon name="plug"></vscode-icon> ${app.state.endpoints.length} endpoint${app.state.endpoints.length === 1 ? '' : 's'}${healthy && healthy !== app.state.endpoints.length ? ` (${healthy} healthy)` : ''}${app.state.source ? html` · <span class="muted">${app.state.source}</span>` : nothing}</span
   >`;

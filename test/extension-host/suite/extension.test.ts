@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import * as vscode from 'vscode';
+import type { Endpoint } from '../../../src/core/endpoint.ts';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SimOptions } from '../../../src/sim/options.ts';
 import { writeHostfile } from '../../../src/core/hostfile/write.ts';
@@ -44,6 +46,23 @@ async function connectTo(cluster: SimCluster | SimCluster[], name = 'test.hostfi
   return uri;
 }
 
+/** A loopback port nothing listens on (taken from the OS, then let go). */
+async function closedPort(): Promise<Endpoint> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return { host: '127.0.0.1', port, tags: {} };
+}
+
+async function connectToEndpoints(endpoints: Endpoint[], name = 'test.hostfile'): Promise<void> {
+  const uri = await writeFile(name, writeHostfile(endpoints));
+  assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), true);
+}
+
+const statusOf = (id: string) => api.snapshot().endpoints.find((e) => e.id === id);
+const idOf = (e: Endpoint) => `${e.host}:${e.port}`;
+
 async function readLines(uri: vscode.Uri): Promise<Array<Record<string, any>>> {
   const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
   return text.trim().split('\n').map((l) => JSON.parse(l));
@@ -68,6 +87,8 @@ describe('Swarm Lab in the extension host', function () {
 
   afterEach(async () => {
     await vscode.commands.executeCommand('swarmLab.disconnect');
+    await vscode.commands.executeCommand('swarmLab.showAllEndpoints');
+    await vscode.commands.executeCommand('swarmLab.sortEndpoints', 'hostfile');
     await vscode.workspace.getConfiguration('swarmLab').update('batching', undefined, vscode.ConfigurationTarget.Workspace);
     await vscode.commands.executeCommand('swarmLab.setApiKey', '');
     await Promise.all(clusters.splice(0).map((c) => c.close()));
@@ -86,7 +107,7 @@ describe('Swarm Lab in the extension host', function () {
     await connectTo(cluster);
     const snap = api.snapshot();
     assert.equal(snap.connected, true);
-    assert.deepEqual(snap.endpoints.map((e) => [e.id, e.status, e.model, e.maxModelLen]), cluster.endpoints.map((e) => [`${e.host}:${e.port}`, 'healthy', 'sim-chat', 4096]));
+    assert.deepEqual(snap.endpoints.map((e) => [e.id, e.status, e.model, e.maxModelLen]), cluster.endpoints.map((e) => [`${e.host}:${e.port}`, 'up', 'sim-chat', 4096]));
     assert.match(snap.statusBar.text, /Swarm 3\/3/);
   });
 
@@ -143,6 +164,99 @@ describe('Swarm Lab in the extension host', function () {
     assert.equal(denied.summary.ok, 0);
   });
 
+  it('a refused port is down, not booting: its row, the summary row and the status bar say so', async () => {
+    const live = await sim(2);
+    const gone = await closedPort();
+    await connectToEndpoints([live.endpoints[0]!, gone, live.endpoints[1]!]);
+    const row = statusOf(idOf(gone))!;
+    assert.equal(row.status, 'down');
+    assert.match(row.error ?? '', /ECONNREFUSED/);
+    const snap = api.snapshot();
+    assert.deepEqual(snap.tree.rows.map((r) => r.label), ['2 healthy · 0 degraded · 1 down', ...[live.endpoints[0]!, gone, live.endpoints[1]!].map(idOf)]);
+    assert.match(snap.tree.rows[2]!.description, /^down/);
+    assert.match(snap.statusBar.text, /Swarm 2\/3/);
+    assert.match(snap.statusBar.tooltip, new RegExp(`Not healthy: ${idOf(gone)} \\(down\\)`));
+    // A run leaves it out, and it stays down (no spinner, no "booting").
+    const outcome = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts: ['a', 'b', 'c'], batch: false, open: false });
+    assert.equal(outcome.summary.ok, 3);
+    assert.equal(statusOf(idOf(gone))!.status, 'down');
+  });
+
+  it('an endpoint answering HTTP 500 turns degraded with its failure rate as a run meets it; a healthy /health does not clear it', async () => {
+    const good = await sim(1);
+    const sick = await sim(1, { faultRate: 1, faultStatus: 500 });
+    await connectTo([good, sick]);
+    const sickId = idOf(sick.endpoints[0]!);
+    assert.equal(statusOf(sickId)!.status, 'up', '/health answers 200: healthy until a run says otherwise');
+    const outcome = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts: ['a', 'b', 'c', 'd'], batch: false, open: false });
+    assert.equal(outcome.summary.ok, 4, 'its prompts failed over');
+    await until(() => statusOf(sickId)?.status === 'degraded', 'the 500s to show');
+    const row = statusOf(sickId)!;
+    assert.equal(row.answered, 0);
+    assert.ok(row.failures >= 1, `failures: ${row.failures}`);
+    assert.match(row.error ?? '', /500|Simulated fault/);
+    await until(() => api.snapshot().tree.rows.some((r) => r.label === sickId && /^degraded · 100 % failed/.test(r.description)), 'the failure rate in the tree');
+    assert.equal(api.snapshot().tree.rows[0]!.label, '1 healthy · 1 degraded · 0 down');
+    await vscode.commands.executeCommand('swarmLab.refresh');
+    assert.equal(statusOf(sickId)!.status, 'degraded', 'a sick vLLM still answers /health: only a request that goes through clears it');
+  });
+
+  it('an endpoint whose /health answers 500 is degraded after the health check', async () => {
+    const good = await sim(1);
+    const sick = await sim(1, { healthStatus: 500 });
+    await connectTo([good, sick]);
+    const row = statusOf(idOf(sick.endpoints[0]!))!;
+    assert.equal(row.status, 'degraded');
+    assert.match(row.error ?? '', /\/health answered 500/);
+    sick.servers[0]!.setFaults({ healthStatus: 200 });
+    await vscode.commands.executeCommand('swarmLab.refresh');
+    assert.equal(statusOf(idOf(sick.endpoints[0]!))!.status, 'up', 'what a health check found, a health check clears');
+  });
+
+  it('filters the tree to the endpoints not healthy and back, and sorts it by name, status or failure rate', async () => {
+    const live = await sim(2);
+    const gone = await closedPort();
+    const hostfile = [live.endpoints[1]!, gone, live.endpoints[0]!];
+    await connectToEndpoints(hostfile);
+    const labels = () => api.snapshot().tree.rows.map((r) => r.label);
+    assert.deepEqual(labels(), ['2 healthy · 0 degraded · 1 down', ...hostfile.map(idOf)]);
+    await vscode.commands.executeCommand('swarmLab.showUnhealthyOnly');
+    assert.deepEqual(labels(), ['2 healthy · 0 degraded · 1 down', idOf(gone)], 'the summary still counts all');
+    assert.equal(api.snapshot().tree.rows[0]!.description, 'showing 1 not healthy');
+    await vscode.commands.executeCommand('swarmLab.showAllEndpoints');
+    assert.equal(labels().length, 4);
+    await vscode.commands.executeCommand('swarmLab.sortEndpoints', 'status');
+    assert.equal(labels()[1], idOf(gone), 'worst first');
+    await vscode.commands.executeCommand('swarmLab.sortEndpoints', 'name');
+    const byName = hostfile.map(idOf).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    assert.deepEqual(labels().slice(1), byName);
+    assert.equal(api.snapshot().tree.sort, 'name');
+  });
+
+  it('Wait for Servers shows a refused endpoint as booting until it comes up', async () => {
+    const late = await closedPort();
+    await connectToEndpoints([late]);
+    assert.equal(statusOf(idOf(late))!.status, 'down');
+    const waited = vscode.commands.executeCommand<number>('swarmLab.waitForServers', { intervalSeconds: 0.05 });
+    await until(() => statusOf(idOf(late))?.status === 'booting', 'booting while waiting');
+    clusters.push(await startSimCluster(1, { ttftMs: 0, tpotMs: 0 }, late.port));
+    assert.equal(await waited, 1);
+    assert.equal(statusOf(idOf(late))!.status, 'up');
+    assert.match(api.snapshot().statusBar.text, /Swarm 1\/1/);
+  });
+
+  it('a run with failed prompts leaves a mark on the status bar until it is clicked', async () => {
+    const cluster = await sim(1, { faultRate: 1 });
+    await connectTo(cluster);
+    const outcome = await vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts: ['a'], batch: false, open: false });
+    assert.equal(outcome.summary.failed, 1);
+    await until(() => / · [\d.]+ s \$\(error\)$/.test(api.snapshot().statusBar.text), 'the error mark');
+    assert.match(api.snapshot().statusBar.text, /\$\(server-environment\) Swarm 0\/1 /, 'the endpoint that failed it is not counted healthy');
+    assert.equal(api.snapshot().statusBar.command, 'swarmLab.showSwarm');
+    await vscode.commands.executeCommand('swarmLab.showSwarm');
+    await until(() => !api.snapshot().statusBar.text.includes('$(error)'), 'the mark to go on click');
+  });
+
   it('refuses a bad hostfile, naming file and line, and stays disconnected', async () => {
     const uri = await writeFile('bad.hostfile', 'good-host\t8000\nbad_host\t8000\nx\t0\n');
     assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), false);
@@ -166,7 +280,7 @@ describe('Swarm Lab in the extension host', function () {
     assert.equal(await vscode.commands.executeCommand('swarmLab.startSimulator', { count: 2 }), true);
     const snap = api.snapshot();
     assert.equal(snap.endpoints.length, 2);
-    assert.ok(snap.endpoints.every((e) => e.status === 'healthy'));
+    assert.ok(snap.endpoints.every((e) => e.status === 'up'));
     const hostfile = new TextDecoder().decode(await vscode.workspace.fs.readFile(workspaceFile('.swarm/simulator.hostfile')));
     assert.equal(hostfile.trim().split('\n').length, 2);
     await vscode.commands.executeCommand('swarmLab.disconnect');

@@ -133,7 +133,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const m = mark();
     const cluster = await sim(2, { model: 'sim-panel' });
     await connectTo(cluster);
-    const update = await until(() => ofType(since(m), 'endpoints').find((e) => e.connected && e.endpoints.every((x) => x.status === 'healthy')), 'healthy endpoints');
+    const update = await until(() => ofType(since(m), 'endpoints').find((e) => e.connected && e.endpoints.every((x) => x.status === 'up')), 'healthy endpoints');
     assert.deepEqual(update.endpoints.map((e) => [e.id, e.model]), cluster.endpoints.map((e) => [`${e.host}:${e.port}`, 'sim-panel']));
     assert.ok(since(m).filter((x) => x.type === 'endpoints').length <= 4, 'endpoint updates are throttled');
   });
