@@ -16,7 +16,7 @@ import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
-import { comparison, comparisonStarted, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
+import { comparison, comparisonStarted, CONTEXT, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
@@ -83,6 +83,8 @@ describe('webview: pure parts', () => {
       pattern: 'tree-reduce', prompts: [], template: c.template, items: ['a', 'b'], reducePrompt: 'merge {responses}', fanin: 2, tags: [], batch: false,
     });
     assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
+    assert.equal(buildRunRequest({ ...c, stream: true }).stream, true);
+    assert.equal(buildRunRequest({ ...broadcast, stream: true }).stream, undefined, 'broadcast is not streamed');
   });
 
   it('filters results by failures, text, regex and endpoint, in input order', () => {
@@ -436,8 +438,53 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
 
     await host(page, finished('r1', { summary: summary({ prompts: 30, ok: 29, failed: 1 }) }));
     await page.locator('#run-figures').waitFor();
-    assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3.*E2EL p99\s*2\.35 s/s);
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3/s);
+    assert.deepEqual(await page.locator('#latency-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from<Element>(tr.children).map((c) => c.textContent!.trim()).join(' '))), ['E2EL 1.80 s 1.75 s 2.20 s 2.35 s'], 'unstreamed: E2EL only');
     assert.match(await page.locator('#run-status').textContent() ?? '', /done/);
+    await assertClean(p);
+  });
+
+  it('a streamed run: TTFT and TPOT per prompt, E2EL/TTFT/TPOT/ITL mean and percentiles; the Stream toggle asks for it', async () => {
+    const p = await panel('dark', { width: 1280, height: 800 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('s1', 4, 'streamed · 4 prompts', { context: { ...CONTEXT, params: { batch: true, stream: true, tags: [] } } }));
+    await page.locator('#results-table').waitFor();
+    // Prompt i: sent at 10 + i, first token 40 ms later, 30 + i tokens, done at 110 + 2i (row()).
+    const rows = Array.from({ length: 4 }, (_, i) => row(i, { timings: { queuedMs: 1, sentMs: 10 + i, firstByteMs: 20 + i, firstTokenMs: 50 + i, doneMs: 110 + 2 * i } }));
+    await host(page, { type: 'runProgress', runId: 's1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 200, results: rows });
+    await page.locator('#progress-done', { hasText: '4' }).waitFor();
+    assert.deepEqual(await cellTexts(page, 'ttft'), ['40 ms', '40 ms', '40 ms', '40 ms']);
+    assert.deepEqual(await cellTexts(page, 'tpot'), ['2.1 ms', '2.0 ms', '2.0 ms', '2.0 ms'], '(done − first token) / (tokens − 1)');
+    assert.ok(await page.locator('#results-table .rt-th.c-ttft').isVisible(), 'the TTFT heading shows at 1,280 px');
+    const stats = (mean: number) => ({ meanMs: mean, medianMs: mean + 1, p90Ms: mean + 2, p99Ms: mean + 3 });
+    await host(page, finished('s1', { summary: summary({ streamed: true, prompts: 4, ok: 4, failed: 0, e2el: stats(100), ttft: stats(40), tpot: stats(2), itl: stats(3) }) }));
+    await page.locator('#latency-table tbody tr[data-metric="ITL"]').waitFor();
+    assert.deepEqual(await page.locator('#latency-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from<Element>(tr.children).map((c) => c.textContent!.trim()).join(' '))), [
+      'E2EL 100 ms 101 ms 102 ms 103 ms',
+      'TTFT 40 ms 41 ms 42 ms 43 ms',
+      'TPOT 2.0 ms 3.0 ms 4.0 ms 5.0 ms',
+      'ITL 3.0 ms 4.0 ms 5.0 ms 6.0 ms',
+    ]);
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /batched · streamed/);
+    await shot(page, 'results-streamed-1280');
+    await page.setViewportSize({ width: 630, height: 800 });
+    await page.waitForFunction(() => !document.querySelector('#results-table .rt-th.c-ttft')?.checkVisibility());
+    await shot(page, 'results-streamed-630');
+    await page.setViewportSize({ width: 400, height: 800 });
+    await shot(page, 'results-streamed-400');
+
+    await tab(page, 'compose');
+    await page.locator('#stream').click();
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor').evaluate((el) => {
+      (el as HTMLElement & { value: string }).value = 'hi';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await clearSent(page);
+    await page.locator('#run').click();
+    const req = (await nextSent(page, 'request', 'run')) as Extract<PanelMessage, { method: 'run' }>;
+    assert.equal(req.params.request.stream, true);
     await assertClean(p);
   });
 

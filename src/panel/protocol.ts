@@ -48,6 +48,8 @@ export interface RunRequest {
   extra?: Record<string, unknown>;
   /** Batch prompting (scatter and map). */
   batch: boolean;
+  /** Stream answers: the core then measures TTFT, TPOT and ITL (and counts each prompt's tokens, batched too). */
+  stream?: boolean;
   /** Run batched and individual on the same prompts, alternating, and compare. */
   compare?: { rounds: number; cacheSalt: boolean };
 }
@@ -83,7 +85,7 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
-  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
+  params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */

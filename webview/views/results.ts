@@ -2,6 +2,7 @@
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
+import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
 
@@ -35,16 +36,29 @@ function figures(app: App) {
     ['HTTP requests', int(s.httpRequests)],
     ['prompts/s', rate(s.promptThroughput, '/s')],
     ['output tok/s', rate(s.outputTokenThroughput, '/s')],
-    ['E2EL mean', ms(s.e2el?.meanMs)],
-    ['E2EL median', ms(s.e2el?.medianMs)],
-    ['E2EL p99', ms(s.e2el?.p99Ms)],
-    ['mode', s.mode],
+    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`],
     ['model', s.model ?? '—'],
   ];
   return html`<dl class="figures" id="run-figures">
-    ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
-  </dl>`;
+      ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
+    </dl>
+    <table class="latency-table" id="latency-table" aria-label="Latencies of the successful prompts">
+      <thead>
+        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num">${stat}</th>`)}</tr>
+      </thead>
+      <tbody>
+        ${latencyMetrics(s).map(
+          (m) => html`<tr data-metric=${m.label}>
+            <th scope="row">${m.label}</th>
+            ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
+
+/** Live, the run's parameters say it; finished, its summary. */
+const streamed = (app: App) => Boolean(app.state.run?.summary?.streamed ?? app.state.run?.context?.params.stream);
 
 export function resultsView(app: App) {
   const f = app.state.ui.filter;
@@ -88,7 +102,7 @@ export function resultsView(app: App) {
     <swarm-results-table
       id="results-table"
       .actions=${tableActions(app)}
-      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, streamed: streamed(app), version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
     ></swarm-results-table>
   </div>`;
 }

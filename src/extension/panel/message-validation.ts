@@ -75,6 +75,7 @@ export function runRequest(value: unknown): RunRequest {
     tags: tags(r.tags ?? []),
     batch: bool(r.batch ?? true, 'batch'),
   };
+  if (r.stream !== undefined && bool(r.stream, 'stream')) out.stream = true;
   if (r.template !== undefined) out.template = string(r.template, 'template');
   if (r.items !== undefined) out.items = list(r.items, 'items').map((v, i) => string(v, `items[${i}]`));
   if (r.prompt !== undefined) out.prompt = string(r.prompt, 'prompt');

@@ -202,6 +202,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
     model: options.model ?? served,
     params: {
       batch: request.batch,
+      ...(options.stream ? { stream: true } : {}),
       tags: request.tags,
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
