@@ -511,6 +511,12 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('#run-figures').textContent() ?? '', /prompts\s*5 ok · 0 failed · 5 cancelled/);
     assert.deepEqual((await cellTexts(page, 'status')).slice(4, 7), ['ok', 'cancelled', 'cancelled']);
     await shot(page, 'results-cancelled');
+    // A finished run with cancelled prompts offers to run the rest (failed ones: none here).
+    assert.equal(await page.locator('#continue-run [data-action="continue-failed"]').count(), 0);
+    await clearSent(page);
+    await page.locator('#continue-run [data-action="continue-remaining"]', { hasText: 'Run remaining (5)' }).click();
+    const cont = (await nextSent(page, 'request', 'continueRun')) as Extract<PanelMessage, { method: 'continueRun' }>;
+    assert.deepEqual(cont.params, { id: 'c9', only: 'remaining' });
 
     // Reopened from history (or shown after the webview missed the end): still cancelled.
     await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), resultsJsonl: jsonl(rows) });
@@ -525,6 +531,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#run-status[data-state="failed"]').waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /4 \/ 4 · 1 ok · 3 failed · .* · failed: every endpoint serving llama is down/);
     await page.locator('.notice[data-kind="error"]', { hasText: 'Run failed: every endpoint serving llama is down' }).waitFor();
+    await page.locator('#continue-run [data-action="continue-failed"]', { hasText: 'Rerun failed (3)' }).waitFor();
     await assertClean(p);
   });
 
@@ -892,6 +899,10 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await clearSent(page);
     await run2.locator('[data-action="rerun"]').click();
     assert.deepEqual((await nextSent(page, 'request', 'rerun')).params, { id: 'run-2' });
+    // run-2 lost 2 prompts; the tree-reduce run-1 is no prompt-per-row run: nothing to continue.
+    await run2.locator('[data-action="continue-failed"]', { hasText: 'Rerun failed (2)' }).click();
+    assert.deepEqual((await nextSent(page, 'request', 'continueRun')).params, { id: 'run-2', only: 'failed' });
+    assert.equal(await page.locator('#history-table tr[data-run="run-1"] [data-action^="continue-"]').count(), 0);
     await run2.locator('[data-action="export-csv"]').click();
     const exported = await answer(page, 'exportRun', '/work/exp/run-2.csv');
     assert.deepEqual(exported.params, { id: 'run-2', format: 'csv' });

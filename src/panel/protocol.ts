@@ -180,6 +180,11 @@ export interface Requests {
   run: { params: { request: RunRequest }; result: { runId: string } };
   /** Runs a saved run again, on the hostfile it ran on. */
   rerun: { params: { id: string }; result: { runId: string } };
+  /**
+   * A new run of a saved scatter or map run's failed prompts ("Rerun failed") or cancelled ones
+   * ("Run remaining"), its answers merged into a copy of that run's results, in input order.
+   */
+  continueRun: { params: { id: string; only: 'failed' | 'remaining' }; result: { runId: string } };
   openRun: { params: { id: string }; result: OpenedRun };
   exportRun: { params: { id: string; format: 'jsonl' | 'csv' }; result: string | null };
   /** The host asks for the new name; answers it (null if the user cancelled). History follows. */

@@ -8,7 +8,9 @@ import type { RunRecord } from '../../src/panel/protocol.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import type { RunsComparison } from '../view-state.ts';
 import { figure, int, when } from '../lib/format.ts';
+import { continuable } from '../lib/continue.ts';
 import { latencyFigures } from '../lib/latency.ts';
+import { continueButtons } from './continue-buttons.ts';
 
 type Check = HTMLElement & { checked: boolean };
 type RunSummary = RunRecord['summary'];
@@ -172,6 +174,7 @@ export function historyView(app: App) {
                 <td class="actions">
                   <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
                   <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
+                  ${continueButtons(app, r.id, continuable(r))}
                   <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
                   <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
                   <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>

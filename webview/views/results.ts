@@ -2,7 +2,9 @@
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
+import { continuable } from '../lib/continue.ts';
 import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
+import { continueButtons } from './continue-buttons.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
 
@@ -66,8 +68,11 @@ export function resultsView(app: App) {
   const shown = view ? view.length : app.state.store.length;
   const endpoints = app.state.store.endpoints();
   if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
+  const run = app.state.run;
+  const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
   return html`<div class="results" id="results">
     ${figures(app)}
+    ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}
     <div class="filters toolbar" role="search">
       <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
         <vscode-option value="all" ?selected=${f.mode === 'all'}>All</vscode-option>
