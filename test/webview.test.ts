@@ -843,6 +843,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const flaky = comparison(2, 6);
     for (const r of flaky.rounds) Object.assign(r.summary, r.arm === 'batched' ? { ok: 4, failed: 2, wallMs: 500 } : { wallMs: 1500 });
     for (const r of flaky.rounds) if (r.arm === 'batched') r.summary.endpoints = r.summary.endpoints.map((e, i) => (i === 1 ? { ...e, ok: e.ok - 2, failed: 2 } : e));
+    // Its request to gpu02 failed whole (the core's RequestSpan counts a request's failed prompts).
+    for (const r of flaky.rounds) if (r.arm === 'batched') r.requests = r.requests.map((q) => (q.endpoint === 'gpu02:8000' ? { ...q, failed: 2, error: 'HTTP 500: <b>overloaded</b>' } : q));
     await host(page, comparisonStarted('cmp-2', 6, 'compare with a flaky endpoint', 2));
     await page.locator('#compare-of', { hasText: 'compare with a flaky endpoint' }).waitFor({ state: 'attached' });
     assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from its own rounds');
@@ -860,6 +862,21 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /2 prompts failed/, 'the timeline says its arm lost prompts');
     assert.equal(await page.locator('#compare-figures tr[data-figure="prompts failed"] td.best.arm-individual, #compare-figures tr[data-figure="prompts failed"] td.best').count(), 1);
     await shot(page, 'compare-failures');
+    // The failed request is drawn hatched red, with a legend; hovering it says how it ended, as text.
+    assert.deepEqual((await page.locator('#timeline-legend li').allTextContents()).map((t) => t.trim()), ['batched request', 'individual request', 'failed request (1 in this round)']);
+    const chart = page.locator('swarm-chart[data-chart="timeline-batched"]');
+    await chart.scrollIntoViewIfNeeded();
+    const over = (await chart.locator('.u-over').boundingBox())!;
+    const xMax = Math.max(...flaky.rounds.filter((r) => r.round === 0).flatMap((r) => r.requests.map((q) => q.doneMs)));
+    const bar = flaky.rounds[0]!.requests.find((q) => q.endpoint === 'gpu02:8000')!;
+    await page.mouse.move(over.x + (over.width * (bar.sentMs + bar.doneMs)) / 2 / xMax, over.y + over.height / 2);
+    const tip = chart.locator('.chart-tip:not([hidden])');
+    await tip.waitFor();
+    assert.equal(await tip.textContent(), 'gpu02:8000 · 6.0 ms → 960 ms (954 ms) · 2 prompts · failed: HTTP 500: <b>overloaded</b>');
+    assert.equal(await tip.locator('b').count(), 0, 'the error is text');
+    await shot(page, 'compare-failed-request-tooltip');
+    await page.mouse.move(over.x + 2, over.y + over.height - 2);
+    await chart.locator('.chart-tip[hidden]').waitFor({ state: 'attached' });
 
     // Cancelled between arms: the run ends with its record, cancelled, and says so.
     await host(page, comparisonStarted('cmp-3', 6, 'compare again', 2));
