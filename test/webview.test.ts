@@ -488,6 +488,39 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('an open row shows the request that carried its prompt: URL, body from the run\'s parameters, its place in a batch, cache_salt; as text', async () => {
+    const p = await panel('dark', { width: 900, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const params = { batch: true, maxTokens: 64, temperature: 0.2, seed: 7, extra: { reasoning_effort: 'low', cache_salt: 'salt-1' }, tags: [] };
+    await host(page, started('b1', 4, 'batched · 4 prompts', { context: { ...CONTEXT, params } }));
+    // Prompts 0, 1 and 3 went in one request to gpu01 (same send time); prompt 2 alone to gpu02.
+    const at = (i: number, endpoint: string, sentMs: number, over = {}) => row(i, { endpoint, timings: { queuedMs: 1, sentMs, firstByteMs: null, firstTokenMs: null, doneMs: sentMs + 90 }, ...over });
+    const rows = [at(0, 'gpu01:8000', 5), at(1, 'gpu01:8000', 5), at(2, 'gpu02:8000', 6), at(3, 'gpu01:8000', 5, { prompt: '<img src=x onerror=alert(1)> what?' })];
+    await host(page, { type: 'runProgress', runId: 'b1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 100, results: rows });
+    await host(page, finished('b1', { context: { ...CONTEXT, params }, summary: summary({ prompts: 4, ok: 4, failed: 0 }) }));
+    await page.locator('#run-figures').waitFor();
+    await page.locator('#results-table .rt-scroll').focus();
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
+    await open.locator('.vl-sent > summary').click();
+    const text = await open.locator('.vl-sent pre').textContent();
+    assert.equal(
+      text,
+      [
+        'POST http://gpu01:8000/v1/completions',
+        'This prompt was item 3 of 3 in the request\'s "prompt" list; the other 2 are left out below.',
+        'cache_salt: salt-1',
+        '',
+        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'] }, null, 2),
+      ].join('\n'),
+    );
+    assert.equal(await open.locator('.vl-sent img').count(), 0, 'the prompt is text');
+    await shot(page, 'results-request-sent');
+    await assertClean(p);
+  });
+
   it('a cancelled run says it was cancelled and counts its cancelled prompts; a failed run says why', async () => {
     const p = await panel();
     const { page } = p;

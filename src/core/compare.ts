@@ -26,6 +26,8 @@ export interface ArmRound {
   requests: RequestSpan[];
   /** End-to-end latency of every successful prompt, ms. */
   latenciesMs: number[];
+  /** The `cache_salt` its requests carried, when salted. */
+  cacheSalt?: string;
 }
 
 export interface Comparison {
@@ -87,7 +89,8 @@ export function compareBatching(pool: SwarmPool, prompts: ReadonlyArray<string |
         current = run;
         onArm?.(run, arm, round);
         const report = await run.done;
-        const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results) };
+        const salt = cacheSalt ? (extra?.cache_salt as string) : undefined;
+        const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results), ...(salt ? { cacheSalt: salt } : {}) };
         await onArmDone?.(figures, report.results);
         if (report.cancelled) return { ...out, cancelled: true, error: 'cancelled' };
         out.rounds.push(figures);

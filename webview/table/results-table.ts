@@ -5,6 +5,7 @@
 import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
 import { int, ms, oneLine } from '../lib/format.ts';
+import { listPosition, requestSentText, type SentContext } from '../lib/request-sent.ts';
 import { latencyMs, type ResultsStore, type SortKey } from '../lib/results.ts';
 import { VirtualList } from './virtual-list.ts';
 
@@ -20,6 +21,8 @@ export interface ResultsTableData {
   desc: boolean;
   /** The run was streamed: TTFT and TPOT columns show. */
   streamed: boolean;
+  /** How its requests were made, for an open row's "Request sent". */
+  sent: SentContext;
 }
 
 export interface ResultsTableActions {
@@ -336,6 +339,13 @@ export class ResultsTable extends HTMLElement {
     ];
     d.append(el('div', 'vl-meta', meta.join('  ·  ')));
     if (Object.keys(r.input).length) d.append(el('div', 'vl-label', 'Input'), el('pre', 'vl-text', JSON.stringify(r.input, null, 2)));
+    if (this.data) {
+      const sent = el('details', 'vl-sent');
+      sent.open = old?.querySelector('details.vl-sent')?.hasAttribute('open') ?? false; // a redraw keeps it as the user left it
+      const place = this.data.sent.batched ? listPosition(this.data.store.rows, r) : null;
+      sent.append(el('summary', 'vl-label', 'Request sent'), el('pre', 'vl-text', requestSentText(r, this.data.sent, place)));
+      d.append(sent);
+    }
     const bar = el('div', 'vl-actions');
     bar.append(
       button('Copy prompt', 'copy-prompt', 'copy'),

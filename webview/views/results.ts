@@ -5,6 +5,7 @@ import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
 import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
 import { continueButtons } from './continue-buttons.ts';
+import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
 
@@ -62,6 +63,20 @@ function figures(app: App) {
 /** Live, the run's parameters say it; finished, its summary. */
 const streamed = (app: App) => Boolean(app.state.run?.summary?.streamed ?? app.state.run?.context?.params.stream);
 
+/** How the rows on show were requested (a comparison's are its first batched round's). */
+function sentContext(app: App): SentContext {
+  const run = app.state.run;
+  const c = app.state.comparison;
+  const first = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === 'batched' && r.round === 0) : undefined;
+  return {
+    batched: run?.kind === 'comparison' ? true : (run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false)),
+    streamed: streamed(app),
+    model: run?.summary?.model ?? run?.context?.model ?? null,
+    params: run?.context?.params ?? null,
+    cacheSalt: first?.cacheSalt ?? null,
+  };
+}
+
 export function resultsView(app: App) {
   const f = app.state.ui.filter;
   const { view, error } = app.state.store.filtered(f);
@@ -107,7 +122,7 @@ export function resultsView(app: App) {
     <swarm-results-table
       id="results-table"
       .actions=${tableActions(app)}
-      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, streamed: streamed(app), version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, streamed: streamed(app), sent: sentContext(app), version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
     ></swarm-results-table>
   </div>`;
 }
