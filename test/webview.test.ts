@@ -84,6 +84,20 @@ describe('webview: pure parts', () => {
     });
     assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
     assert.equal(buildRunRequest({ ...c, stream: true }).stream, true);
+    // The CLI's other generation parameters: each checked with one clear message, then sent as numbers and lists.
+    const params = { ...c, system: 'Be brief.', topP: '0.9', seed: '7', stopText: 'END\n\n###', n: '2', extraText: '{"reasoning_effort": "low"}' };
+    assert.equal(summarize(params, ENDPOINTS).problem, null);
+    assert.deepEqual(
+      (({ system, topP, seed, stop, n, extra }) => ({ system, topP, seed, stop, n, extra }))(buildRunRequest(params)),
+      { system: 'Be brief.', topP: 0.9, seed: 7, stop: ['END', '###'], n: 2, extra: { reasoning_effort: 'low' } },
+    );
+    for (const [patch, message] of [
+      [{ topP: '0' }, /top_p must be a number above 0, at most 1/],
+      [{ seed: '1.5' }, /Seed must be a whole number/],
+      [{ n: '17' }, /n must be a whole number from 1 to 16/],
+      [{ extraText: '[1]' }, /Extra fields must be a JSON object/],
+      [{ temperature: '3' }, /Temperature must be a number from 0 to 2/],
+    ] as const) assert.match(summarize({ ...params, ...patch }, ENDPOINTS).problem ?? '', message);
     assert.equal(buildRunRequest({ ...broadcast, stream: true }).stream, undefined, 'broadcast is not streamed');
   });
 
