@@ -214,8 +214,11 @@ async function assertClean(p: PanelPage): Promise<void> {
   assert.deepEqual(p.problems, [], 'no console error or warning, no uncaught exception');
 }
 
+/** Resolves once the page has painted what it had (the frame after the next one): no fixed delay. */
+const painted = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+
 async function shot(page: Page, name: string): Promise<void> {
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await painted(page);
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
@@ -444,7 +447,10 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       mo.observe(target.parentElement!.parentElement!, { subtree: true, characterData: true, childList: true });
       const H = (window as unknown as HostGlobal).__host;
       for (let i = 1; i <= 40; i++) H.post({ type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200 + i, results: [] });
-      await new Promise((r) => setTimeout(r, 300));
+      // Until the last one is drawn (1,240 ms), then one frame more for any draw still owed.
+      do await new Promise<void>((r) => requestAnimationFrame(() => r()));
+      while (!document.querySelector('#run-status')!.textContent.includes('1.24 s'));
+      await new Promise<void>((r) => requestAnimationFrame(() => r()));
       mo.disconnect();
       return n;
     });
@@ -855,7 +861,6 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const full = comparison(2, 6); // rounds in the order the arms ran: batched 0, individual 0, individual 1, batched 1
     const disabled = (id: string) => page.locator(id).evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled);
     const runState = () => page.locator('#run-status').getAttribute('data-state');
-    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
     await host(page, comparisonStarted('cmp-1', 6, 'compare 6 prompts', 2));
     /** One arm as the host sends it: armStarted, progress, armFinished with its figures. */
     const arm = async (i: number) => {
@@ -863,7 +868,15 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await host(page, { type: 'armStarted', runId: 'cmp-1', arm: figures.arm, round: figures.round });
       await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, results: Array.from({ length: 6 }, (_, k) => row(k)) });
       await host(page, { type: 'armFinished', runId: 'cmp-1', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
-      await settle();
+      // The panel has taken the arm in (its wall time column counts this round) and painted it.
+      await page.waitForFunction(
+        ([col, n]) => {
+          const td = document.querySelectorAll('#compare-figures tr[data-figure="wall time"] td')[col];
+          return n === 1 ? Boolean(td) && td.textContent.trim() !== '—' : Boolean(td?.querySelector(`.spread[title="min – max over ${n} rounds"]`));
+        },
+        [figures.arm === 'batched' ? 0 : 1, figures.round + 1] as const,
+      );
+      await painted(page);
       assert.equal(await runState(), 'running', `after the ${figures.arm} arm of round ${figures.round + 1}, the comparison still runs`);
       assert.equal(await disabled('#run'), true, 'Run waits for the whole comparison');
       assert.equal(await disabled('#cancel'), false, 'the comparison can be cancelled between arms');
@@ -964,7 +977,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await run2.locator('[data-action="rerun"]').click();
     assert.deepEqual((await nextSent(page, 'request', 'rerun')).params, { id: 'run-2' });
     // run-2 lost 2 prompts; the tree-reduce run-1 is no prompt-per-row run: nothing to continue.
-    await run2.locator('[data-action="continue-failed"]', { hasText: 'Rerun failed (2)' }).click();
+    await run2.locator('[data-action="continue-failed"][aria-label="Rerun failed (2)"]').click();
     assert.deepEqual((await nextSent(page, 'request', 'continueRun')).params, { id: 'run-2', only: 'failed' });
     assert.equal(await page.locator('#history-table tr[data-run="run-1"] [data-action^="continue-"]').count(), 0);
     await run2.locator('[data-action="export-csv"]').click();
@@ -1021,7 +1034,13 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
     };
     const openRuns = async () => (await sentMessages(page)).filter((m) => m.type === 'request' && m.method === 'openRun').map((m) => (m as { params: { id: string } }).params.id);
-    const kept = () => page.evaluate(() => new Promise((r) => setTimeout(r, 400))); // the state is saved 300 ms after a change
+    /** Until the state the panel saved (300 ms after a change) holds the run on show as `want` says. */
+    type Want = { id: string; rounds?: number; rows?: number; done?: number };
+    const kept = (want: Want) =>
+      page.waitForFunction((w: Want) => {
+        const s = ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string; done: number }; rows: unknown[] | null; comparison: { view: { rounds: unknown[] } } | null } } | undefined)?.saved;
+        return s?.view.id === w.id && (w.rounds === undefined || s.comparison?.view.rounds.length === w.rounds) && (w.rows === undefined || s.rows?.length === w.rows) && (w.done === undefined || s.view.done === w.done);
+      }, want);
     await host(page, { type: 'init', state: initState() });
     // Saved between a comparison's arms: one round of two.
     const full = comparison(2, 6);
@@ -1029,8 +1048,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'armStarted', runId: 'cmp-r', arm: 'batched', round: 0 });
     await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, results: [row(0), row(1), row(2)] });
     await host(page, { type: 'armFinished', runId: 'cmp-r', arm: 'batched', round: 0, figures: full.rounds[0]!, cancelled: false, error: null });
-    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string } } })?.saved?.view.id === 'cmp-r');
-    await kept();
+    await kept({ id: 'cmp-r', rounds: 1 });
 
     // It finished while the page was gone: history has its record.
     await reload();
@@ -1045,24 +1063,24 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('[data-view="compare"] .lead').textContent() ?? '', /2 rounds per arm/, 'the whole comparison, not the snapshot\'s one round');
 
     // Now the state holds the whole finished run: a reload asks for nothing.
-    await kept();
+    await kept({ id: 'cmp-r', rows: 6, rounds: 4 });
     await clearSent(page);
     await reload();
     await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    // init is handled (the header counts its endpoints): a reopen would have been asked for by now.
+    await page.locator('.conn[data-state="on"]', { hasText: '4 endpoints' }).waitFor();
     assert.deepEqual(await openRuns(), [], 'a whole finished run is shown from the state');
 
     // A run still going is not in history: the host resyncs it, nothing is asked for.
     await host(page, started('live-2', 4, 'still going'));
     await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, results: [row(0)] });
     await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
-    await kept();
+    await kept({ id: 'live-2', done: 1 });
     await reload();
     await host(page, { type: 'init', state: initState() });
     await host(page, started('live-2', 4, 'still going'));
-    await page.locator('#run-status[data-state="running"]').waitFor();
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    await page.locator('#run-status[data-state="running"]').waitFor(); // after init: a reopen would have been asked for by now
     assert.deepEqual(await openRuns(), []);
 
     // It finishes while the page is gone; back, the panel asks for it; a live run starts before the answer: the live run stays.
@@ -1072,7 +1090,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const stale = await nextSent(page, 'request', 'openRun');
     await host(page, started('live-3', 8, 'the next run'));
     await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, resultsJsonl: jsonl([row(0)]) } });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    // Messages are handled in order: once the live run's progress shows, the reply has been handled too.
+    await host(page, { type: 'runProgress', runId: 'live-3', done: 1, ok: 1, failed: 0, total: 8, elapsedMs: 10, results: [row(0)] });
+    await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
     assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
     assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
     await assertClean(p);
@@ -1129,7 +1149,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await tab(page, 'tree');
     await page.locator('#tree details.node summary').first().click();
     await tab(page, 'results');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+    await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
+    await painted(page);
 
     const verdict = await page.evaluate(() => {
       const all: Element[] = [];
