@@ -246,6 +246,10 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(oops.ok, false, 'a malformed run request is refused in its reply');
     const clash = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], extra: { model: 'other' } } });
     assert.deepEqual([clash.ok, /set by Swarm Lab itself/.test(clash.error ?? '')], [false, true], 'an extra field may not replace one Swarm Lab sets');
+    const which = await request('continueRun', { id: 'run-1', only: 'everything' });
+    assert.deepEqual([which.ok, which.error], [false, 'only must be "failed" or "remaining"']);
+    const streamed = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], stream: 'yes' } });
+    assert.deepEqual([streamed.ok, streamed.error], [false, 'stream must be true or false']);
   });
 
   it('saves a prompt set as *.prompts.jsonl, copies to the clipboard, opens text in an editor', async () => {
@@ -372,6 +376,18 @@ describe('the Swarm Lab panel (extension side)', function () {
     // The saved record says how the run ended, for when it is reopened.
     assert.deepEqual([finished.record.cancelled, finished.record.error], [true, null]);
     assert.deepEqual([finished.record.summary.ok, finished.record.summary.cancelled], [2, 2]);
+  });
+
+  it('a streamed batched run from the panel: TTFT, TPOT and ITL in its record, each prompt\'s tokens counted', async () => {
+    await connectTo(await sim(2, { ttftMs: 5, tpotMs: 1 }));
+    await openReady();
+    const said = await runFromPanel({ prompts: ['one', 'two', 'three', 'four'].map((prompt) => ({ prompt })), batch: true, stream: true });
+    const done = ofType(said, 'runFinished')[0]!;
+    const s = done.record.summary;
+    assert.deepEqual([s.streamed, s.mode, s.ok, done.record.context?.params.stream], [true, 'batched', 4, true]);
+    assert.ok(s.ttft && s.tpot && s.itl, 'TTFT, TPOT and ITL measured');
+    const rows = lines(done.record.file);
+    assert.ok(rows.every((r) => typeof r.completionTokens === 'number' && r.completionTokens > 0 && r.timings.firstTokenMs !== null), 'per-prompt tokens and first tokens, batched');
   });
 
   it('"Run remaining" of a cancelled run sends only its cancelled prompts, merged into a copy of its results in input order', async () => {
