@@ -496,6 +496,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
 
     await tab(page, 'compose');
     await page.locator('#stream').click();
+    await page.locator('#stream').scrollIntoViewIfNeeded();
+    await shot(page, 'compose-stream-400');
     await page.locator('#add-prompt').click();
     await page.locator('#prompt-editor').evaluate((el) => {
       (el as HTMLElement & { value: string }).value = 'hi';
