@@ -201,13 +201,14 @@ export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string):
 
 /**
  * The figures of a continued run's rows (kept and new): counts and latencies over all of them;
- * wall time, HTTP requests, tokens and ITL are this run's own (the core's summarize, fed its tally).
+ * wall time, HTTP requests, tokens, throughputs and ITL are this run's own (the core's summarize,
+ * fed its tally; kept prompts answered in another run's wall time count in no rate).
  */
 function mergedSummary(rows: readonly ResultRow[], own: RunRecord['summary']): RunRecord['summary'] {
   const usage = own.promptTokens === null ? new Map() : new Map([['run', { promptTokens: own.promptTokens, completionTokens: own.completionTokens ?? 0 }]]);
   const tally = { requests: new Map(own.endpoints.map((e) => [e.endpoint, e.requests])), usage, model: own.model };
   const merged = summarize(rows, tally, own.wallMs, { pattern: own.pattern, batch: own.mode === 'batched', stream: own.streamed });
-  return { ...merged, itl: own.itl };
+  return { ...merged, promptThroughput: own.promptThroughput, itl: own.itl };
 }
 
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
