@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT } from './helpers/cli.ts';
+import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
-import { activeTabLabel, openFromExplorer, swarmStatusText } from './helpers/ui-fixtures.ts';
+import { activeTabLabel, connectFromExplorer, openFromExplorer, swarmStatusText } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
@@ -72,6 +72,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
   let forget: () => void;
   let server: CodeServer | undefined;
   let wb: Workbench | undefined;
+  const sims: Sim[] = [];
   const timings: string[] = [];
   const t0 = Date.now();
   const lap = (what: string) => timings.push(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -89,6 +90,11 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await writeFile(join(workspace, 'README.md'), '# panel test\n'); // the explorer has a row to wait for
     await writeFile(join(workspace, 'big.prompts.txt'), Array.from({ length: 3000 }, (_, i) => `big question ${i}`).join('\n'));
     await writeFile(join(workspace, 'small.prompts.txt'), Array.from({ length: 30 }, (_, i) => `small question ${i}`).join('\n'));
+    // Three endpoints that answer and one that refuses every generation with HTTP 400 (the prompt's fault: no retry, no failover).
+    const simDir = join(dir, 'sims');
+    await mkdir(simDir);
+    sims.push(await startSim(simDir, 'good.hostfile', 3), await startSim(simDir, 'bad.hostfile', 1, ['--fault-rate', '1', '--fault-status', '400']));
+    await writeFile(join(workspace, 'flaky.hostfile'), `${sims.flatMap((x) => x.lines).join('\n')}\n`);
     server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
     wb = await openWorkbench(server, workspace, { viewport: { width: 1400, height: 900 } });
     lap('workbench open');
@@ -97,6 +103,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
   after(async () => {
     await wb?.close();
     await server?.stop();
+    await Promise.all(sims.map((x) => x.stop()));
     await rm(dir, { recursive: true, force: true });
     forget?.();
     console.log(`# panel UI timings: ${timings.join(' · ')}`);
@@ -215,5 +222,45 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     assert.equal(await shown.getByText('big question 7').count(), 0);
     lap('small run shown');
     await screenshot(page, join(SHOTS, 'panel-right-run.png'));
+  });
+
+  test('a comparison on a swarm with a failing endpoint: the run bar, the header and the verdict report each arm\'s failed prompts; the timeline draws the failed requests', { timeout: 240_000 }, async () => {
+    const page = wb!.page;
+    await connectFromExplorer(page, 'flaky.hostfile');
+    await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = panelFrame(page);
+    await until(() => app.locator('#endpoint-count').textContent(), (t) => /All 4 endpoints/.test(t ?? ''), 'the flaky swarm in the panel');
+    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    await tab('Compose').click();
+    await app.locator('vscode-radio[value="scatter"]').click();
+    if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
+    for (const prompt of PROMPTS) {
+      await app.locator('#add-prompt').click();
+      await app.locator('#prompt-editor textarea').fill(prompt);
+    }
+    await until(() => app.locator('#prompt-count').textContent(), (t) => t === String(PROMPTS.length), 'the prompt count');
+    if (!(await app.locator('#compare-toggle').evaluate((e) => (e as unknown as { checked: boolean }).checked))) await app.locator('#compare-toggle').click();
+    await app.locator('#rounds input').fill('2');
+    await app.locator('#run').click();
+    await until(() => app.locator('#compare-of').textContent(), (t) => /8 prompts · batched vs individual × 2/.test(t ?? ''), 'the comparison on show');
+    await until(() => app.locator('#run-status').getAttribute('data-state'), (st) => st === 'done', 'the comparison to end', 120_000);
+
+    // The prompts the bad endpoint took failed, in both arms (batched: its 2 of 8 each round).
+    const counts = ((await app.locator('#run-status .counts').textContent()) ?? '').replace(/\s+/g, ' ');
+    const lost = /2 rounds per arm · batched: (\d+) of 16 prompts failed · individual: (\d+) of 16 prompts failed/.exec(counts);
+    assert.ok(lost && Number(lost[1]) === 4 && Number(lost[2]) > 0, counts);
+    for (const [i, arm] of ['batched', 'individual'].entries()) {
+      const line = ((await app.locator(`#arm-losses li[data-arm="${arm}"]`).textContent()) ?? '').replace(/\s+/g, ' ');
+      assert.ok(line.includes(`${arm}: 2 rounds · ${lost![i + 1]} of 16 prompts failed`), line);
+    }
+    const verdict = (await app.locator('#verdict').textContent()) ?? '';
+    assert.match(verdict, /same wall time|but it lost prompts \(\d+ of 16 prompts failed\)/, `no arm is faster without saying what it lost: ${verdict}`);
+    const legend = ((await app.locator('#timeline-legend').textContent()) ?? '').replace(/\s+/g, ' ');
+    assert.ok(Number(/failed request \((\d+) in this round\)/.exec(legend)?.[1]) >= 2, `failed requests drawn in both arms: ${legend}`);
+    await runCommand(page, 'Notifications: Clear All Notifications'); // the earlier runs' toasts would cover the charts
+    await app.locator('#timeline-legend').scrollIntoViewIfNeeded();
+    await screenshot(page, join(SHOTS, 'panel-compare-failing-endpoint.png'));
+    lap('comparison with failures shown');
   });
 });

@@ -16,7 +16,7 @@ import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
-import { comparison, comparisonStarted, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
+import { comparison, comparisonStarted, CONTEXT, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
@@ -83,6 +83,22 @@ describe('webview: pure parts', () => {
       pattern: 'tree-reduce', prompts: [], template: c.template, items: ['a', 'b'], reducePrompt: 'merge {responses}', fanin: 2, tags: [], batch: false,
     });
     assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
+    assert.equal(buildRunRequest({ ...c, stream: true }).stream, true);
+    // The CLI's other generation parameters: each checked with one clear message, then sent as numbers and lists.
+    const params = { ...c, system: 'Be brief.', topP: '0.9', seed: '7', stopText: 'END\n\n###', n: '2', extraText: '{"reasoning_effort": "low"}' };
+    assert.equal(summarize(params, ENDPOINTS).problem, null);
+    assert.deepEqual(
+      (({ system, topP, seed, stop, n, extra }) => ({ system, topP, seed, stop, n, extra }))(buildRunRequest(params)),
+      { system: 'Be brief.', topP: 0.9, seed: 7, stop: ['END', '###'], n: 2, extra: { reasoning_effort: 'low' } },
+    );
+    for (const [patch, message] of [
+      [{ topP: '0' }, /top_p must be a number above 0, at most 1/],
+      [{ seed: '1.5' }, /Seed must be a whole number/],
+      [{ n: '17' }, /n must be a whole number from 1 to 16/],
+      [{ extraText: '[1]' }, /Extra fields must be a JSON object/],
+      [{ temperature: '3' }, /Temperature must be a number from 0 to 2/],
+    ] as const) assert.match(summarize({ ...params, ...patch }, ENDPOINTS).problem ?? '', message);
+    assert.equal(buildRunRequest({ ...broadcast, stream: true }).stream, undefined, 'broadcast is not streamed');
   });
 
   it('filters results by failures, text, regex and endpoint, in input order', () => {
@@ -198,8 +214,11 @@ async function assertClean(p: PanelPage): Promise<void> {
   assert.deepEqual(p.problems, [], 'no console error or warning, no uncaught exception');
 }
 
+/** Resolves once the page has painted what it had (the frame after the next one): no fixed delay. */
+const painted = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+
 async function shot(page: Page, name: string): Promise<void> {
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await painted(page);
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
@@ -428,7 +447,10 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       mo.observe(target.parentElement!.parentElement!, { subtree: true, characterData: true, childList: true });
       const H = (window as unknown as HostGlobal).__host;
       for (let i = 1; i <= 40; i++) H.post({ type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200 + i, results: [] });
-      await new Promise((r) => setTimeout(r, 300));
+      // Until the last one is drawn (1,240 ms), then one frame more for any draw still owed.
+      do await new Promise<void>((r) => requestAnimationFrame(() => r()));
+      while (!document.querySelector('#run-status')!.textContent.includes('1.24 s'));
+      await new Promise<void>((r) => requestAnimationFrame(() => r()));
       mo.disconnect();
       return n;
     });
@@ -436,8 +458,88 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
 
     await host(page, finished('r1', { summary: summary({ prompts: 30, ok: 29, failed: 1 }) }));
     await page.locator('#run-figures').waitFor();
-    assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3.*E2EL p99\s*2\.35 s/s);
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /wall time\s*2\.40 s.*HTTP requests\s*3/s);
+    assert.deepEqual(await page.locator('#latency-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from<Element>(tr.children).map((c) => c.textContent!.trim()).join(' '))), ['E2EL 1.80 s 1.75 s 2.20 s 2.35 s'], 'unstreamed: E2EL only');
     assert.match(await page.locator('#run-status').textContent() ?? '', /done/);
+    await assertClean(p);
+  });
+
+  it('a streamed run: TTFT and TPOT per prompt, E2EL/TTFT/TPOT/ITL mean and percentiles; the Stream toggle asks for it', async () => {
+    const p = await panel('dark', { width: 1280, height: 800 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('s1', 4, 'streamed · 4 prompts', { context: { ...CONTEXT, params: { batch: true, stream: true, tags: [] } } }));
+    await page.locator('#results-table').waitFor();
+    // Prompt i: sent at 10 + i, first token 40 ms later, 30 + i tokens, done at 110 + 2i (row()).
+    const rows = Array.from({ length: 4 }, (_, i) => row(i, { timings: { queuedMs: 1, sentMs: 10 + i, firstByteMs: 20 + i, firstTokenMs: 50 + i, doneMs: 110 + 2 * i } }));
+    await host(page, { type: 'runProgress', runId: 's1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 200, results: rows });
+    await page.locator('#progress-done', { hasText: '4' }).waitFor();
+    assert.deepEqual(await cellTexts(page, 'ttft'), ['40 ms', '40 ms', '40 ms', '40 ms']);
+    assert.deepEqual(await cellTexts(page, 'tpot'), ['2.1 ms', '2.0 ms', '2.0 ms', '2.0 ms'], '(done − first token) / (tokens − 1)');
+    assert.ok(await page.locator('#results-table .rt-th.c-ttft').isVisible(), 'the TTFT heading shows at 1,280 px');
+    const stats = (mean: number) => ({ meanMs: mean, medianMs: mean + 1, p90Ms: mean + 2, p99Ms: mean + 3 });
+    await host(page, finished('s1', { summary: summary({ streamed: true, prompts: 4, ok: 4, failed: 0, e2el: stats(100), ttft: stats(40), tpot: stats(2), itl: stats(3) }) }));
+    await page.locator('#latency-table tbody tr[data-metric="ITL"]').waitFor();
+    assert.deepEqual(await page.locator('#latency-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from<Element>(tr.children).map((c) => c.textContent!.trim()).join(' '))), [
+      'E2EL 100 ms 101 ms 102 ms 103 ms',
+      'TTFT 40 ms 41 ms 42 ms 43 ms',
+      'TPOT 2.0 ms 3.0 ms 4.0 ms 5.0 ms',
+      'ITL 3.0 ms 4.0 ms 5.0 ms 6.0 ms',
+    ]);
+    assert.match(await page.locator('#run-figures').textContent() ?? '', /batched · streamed/);
+    await shot(page, 'results-streamed-1280');
+    await page.setViewportSize({ width: 630, height: 800 });
+    await page.waitForFunction(() => !document.querySelector('#results-table .rt-th.c-ttft')?.checkVisibility());
+    await shot(page, 'results-streamed-630');
+    await page.setViewportSize({ width: 400, height: 800 });
+    await shot(page, 'results-streamed-400');
+
+    await tab(page, 'compose');
+    await page.locator('#stream').click();
+    await page.locator('#stream').scrollIntoViewIfNeeded();
+    await shot(page, 'compose-stream-400');
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor').evaluate((el) => {
+      (el as HTMLElement & { value: string }).value = 'hi';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await clearSent(page);
+    await page.locator('#run').click();
+    const req = (await nextSent(page, 'request', 'run')) as Extract<PanelMessage, { method: 'run' }>;
+    assert.equal(req.params.request.stream, true);
+    await assertClean(p);
+  });
+
+  it('an open row shows the request that carried its prompt: URL, body from the run\'s parameters, its place in a batch, cache_salt; as text', async () => {
+    const p = await panel('dark', { width: 900, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const params = { batch: true, maxTokens: 64, temperature: 0.2, seed: 7, extra: { reasoning_effort: 'low', cache_salt: 'salt-1' }, tags: [] };
+    await host(page, started('b1', 4, 'batched · 4 prompts', { context: { ...CONTEXT, params } }));
+    // Prompts 0, 1 and 3 went in one request to gpu01 (same send time); prompt 2 alone to gpu02.
+    const at = (i: number, endpoint: string, sentMs: number, over = {}) => row(i, { endpoint, timings: { queuedMs: 1, sentMs, firstByteMs: null, firstTokenMs: null, doneMs: sentMs + 90 }, ...over });
+    const rows = [at(0, 'gpu01:8000', 5), at(1, 'gpu01:8000', 5), at(2, 'gpu02:8000', 6), at(3, 'gpu01:8000', 5, { prompt: '<img src=x onerror=alert(1)> what?' })];
+    await host(page, { type: 'runProgress', runId: 'b1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 100, results: rows });
+    await host(page, finished('b1', { context: { ...CONTEXT, params }, summary: summary({ prompts: 4, ok: 4, failed: 0 }) }));
+    await page.locator('#run-figures').waitFor();
+    await page.locator('#results-table .rt-scroll').focus();
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
+    await open.locator('.vl-sent > summary').click();
+    const text = await open.locator('.vl-sent pre').textContent();
+    assert.equal(
+      text,
+      [
+        'POST http://gpu01:8000/v1/completions',
+        'This prompt was item 3 of 3 in the request\'s "prompt" list; the other 2 are left out below.',
+        'cache_salt: salt-1',
+        '',
+        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'] }, null, 2),
+      ].join('\n'),
+    );
+    assert.equal(await open.locator('.vl-sent img').count(), 0, 'the prompt is text');
+    await shot(page, 'results-request-sent');
     await assertClean(p);
   });
 
@@ -464,6 +566,12 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('#run-figures').textContent() ?? '', /prompts\s*5 ok · 0 failed · 5 cancelled/);
     assert.deepEqual((await cellTexts(page, 'status')).slice(4, 7), ['ok', 'cancelled', 'cancelled']);
     await shot(page, 'results-cancelled');
+    // A finished run with cancelled prompts offers to run the rest (failed ones: none here).
+    assert.equal(await page.locator('#continue-run [data-action="continue-failed"]').count(), 0);
+    await clearSent(page);
+    await page.locator('#continue-run [data-action="continue-remaining"]', { hasText: 'Run remaining (5)' }).click();
+    const cont = (await nextSent(page, 'request', 'continueRun')) as Extract<PanelMessage, { method: 'continueRun' }>;
+    assert.deepEqual(cont.params, { id: 'c9', only: 'remaining' });
 
     // Reopened from history (or shown after the webview missed the end): still cancelled.
     await host(page, { type: 'showRun', record: record('c9', '2026-11-02T10:40:00.000Z', { label: 'hung run', summary: sum }), resultsJsonl: jsonl(rows) });
@@ -478,6 +586,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#run-status[data-state="failed"]').waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /4 \/ 4 · 1 ok · 3 failed · .* · failed: every endpoint serving llama is down/);
     await page.locator('.notice[data-kind="error"]', { hasText: 'Run failed: every endpoint serving llama is down' }).waitFor();
+    await page.locator('#continue-run [data-action="continue-failed"]', { hasText: 'Rerun failed (3)' }).waitFor();
     await assertClean(p);
   });
 
@@ -754,7 +863,6 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const full = comparison(2, 6); // rounds in the order the arms ran: batched 0, individual 0, individual 1, batched 1
     const disabled = (id: string) => page.locator(id).evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled);
     const runState = () => page.locator('#run-status').getAttribute('data-state');
-    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
     await host(page, comparisonStarted('cmp-1', 6, 'compare 6 prompts', 2));
     /** One arm as the host sends it: armStarted, progress, armFinished with its figures. */
     const arm = async (i: number) => {
@@ -762,7 +870,15 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await host(page, { type: 'armStarted', runId: 'cmp-1', arm: figures.arm, round: figures.round });
       await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, results: Array.from({ length: 6 }, (_, k) => row(k)) });
       await host(page, { type: 'armFinished', runId: 'cmp-1', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
-      await settle();
+      // The panel has taken the arm in (its wall time column counts this round) and painted it.
+      await page.waitForFunction(
+        ([col, n]) => {
+          const td = document.querySelectorAll('#compare-figures tr[data-figure="wall time"] td')[col];
+          return n === 1 ? Boolean(td) && td.textContent.trim() !== '—' : Boolean(td?.querySelector(`.spread[title="min – max over ${n} rounds"]`));
+        },
+        [figures.arm === 'batched' ? 0 : 1, figures.round + 1] as const,
+      );
+      await painted(page);
       assert.equal(await runState(), 'running', `after the ${figures.arm} arm of round ${figures.round + 1}, the comparison still runs`);
       assert.equal(await disabled('#run'), true, 'Run waits for the whole comparison');
       assert.equal(await disabled('#cancel'), false, 'the comparison can be cancelled between arms');
@@ -789,6 +905,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const flaky = comparison(2, 6);
     for (const r of flaky.rounds) Object.assign(r.summary, r.arm === 'batched' ? { ok: 4, failed: 2, wallMs: 500 } : { wallMs: 1500 });
     for (const r of flaky.rounds) if (r.arm === 'batched') r.summary.endpoints = r.summary.endpoints.map((e, i) => (i === 1 ? { ...e, ok: e.ok - 2, failed: 2 } : e));
+    // Its request to gpu02 failed whole (the core's RequestSpan counts a request's failed prompts).
+    for (const r of flaky.rounds) if (r.arm === 'batched') r.requests = r.requests.map((q) => (q.endpoint === 'gpu02:8000' ? { ...q, failed: 2, error: 'HTTP 500: <b>overloaded</b>' } : q));
     await host(page, comparisonStarted('cmp-2', 6, 'compare with a flaky endpoint', 2));
     await page.locator('#compare-of', { hasText: 'compare with a flaky endpoint' }).waitFor({ state: 'attached' });
     assert.equal(await page.locator('#timeline-round').count(), 0, 'a new comparison starts from its own rounds');
@@ -806,6 +924,21 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /2 prompts failed/, 'the timeline says its arm lost prompts');
     assert.equal(await page.locator('#compare-figures tr[data-figure="prompts failed"] td.best.arm-individual, #compare-figures tr[data-figure="prompts failed"] td.best').count(), 1);
     await shot(page, 'compare-failures');
+    // The failed request is drawn hatched red, with a legend; hovering it says how it ended, as text.
+    assert.deepEqual((await page.locator('#timeline-legend li').allTextContents()).map((t) => t.trim()), ['batched request', 'individual request', 'failed request (1 in this round)']);
+    const chart = page.locator('swarm-chart[data-chart="timeline-batched"]');
+    await chart.scrollIntoViewIfNeeded();
+    const over = (await chart.locator('.u-over').boundingBox())!;
+    const xMax = Math.max(...flaky.rounds.filter((r) => r.round === 0).flatMap((r) => r.requests.map((q) => q.doneMs)));
+    const bar = flaky.rounds[0]!.requests.find((q) => q.endpoint === 'gpu02:8000')!;
+    await page.mouse.move(over.x + (over.width * (bar.sentMs + bar.doneMs)) / 2 / xMax, over.y + over.height / 2);
+    const tip = chart.locator('.chart-tip:not([hidden])');
+    await tip.waitFor();
+    assert.equal(await tip.textContent(), 'gpu02:8000 · 6.0 ms → 960 ms (954 ms) · 2 prompts · failed: HTTP 500: <b>overloaded</b>');
+    assert.equal(await tip.locator('b').count(), 0, 'the error is text');
+    await shot(page, 'compare-failed-request-tooltip');
+    await page.mouse.move(over.x + 2, over.y + over.height - 2);
+    await chart.locator('.chart-tip[hidden]').waitFor({ state: 'attached' });
 
     // Cancelled between arms: the run ends with its record, cancelled, and says so.
     await host(page, comparisonStarted('cmp-3', 6, 'compare again', 2));
@@ -845,6 +978,10 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await clearSent(page);
     await run2.locator('[data-action="rerun"]').click();
     assert.deepEqual((await nextSent(page, 'request', 'rerun')).params, { id: 'run-2' });
+    // run-2 lost 2 prompts; the tree-reduce run-1 is no prompt-per-row run: nothing to continue.
+    await run2.locator('[data-action="continue-failed"][aria-label="Rerun failed (2)"]').click();
+    assert.deepEqual((await nextSent(page, 'request', 'continueRun')).params, { id: 'run-2', only: 'failed' });
+    assert.equal(await page.locator('#history-table tr[data-run="run-1"] [data-action^="continue-"]').count(), 0);
     await run2.locator('[data-action="export-csv"]').click();
     const exported = await answer(page, 'exportRun', '/work/exp/run-2.csv');
     assert.deepEqual(exported.params, { id: 'run-2', format: 'csv' });
@@ -899,7 +1036,13 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
     };
     const openRuns = async () => (await sentMessages(page)).filter((m) => m.type === 'request' && m.method === 'openRun').map((m) => (m as { params: { id: string } }).params.id);
-    const kept = () => page.evaluate(() => new Promise((r) => setTimeout(r, 400))); // the state is saved 300 ms after a change
+    /** Until the state the panel saved (300 ms after a change) holds the run on show as `want` says. */
+    type Want = { id: string; rounds?: number; rows?: number; done?: number };
+    const kept = (want: Want) =>
+      page.waitForFunction((w: Want) => {
+        const s = ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string; done: number }; rows: unknown[] | null; comparison: { view: { rounds: unknown[] } } | null } } | undefined)?.saved;
+        return s?.view.id === w.id && (w.rounds === undefined || s.comparison?.view.rounds.length === w.rounds) && (w.rows === undefined || s.rows?.length === w.rows) && (w.done === undefined || s.view.done === w.done);
+      }, want);
     await host(page, { type: 'init', state: initState() });
     // Saved between a comparison's arms: one round of two.
     const full = comparison(2, 6);
@@ -907,8 +1050,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await host(page, { type: 'armStarted', runId: 'cmp-r', arm: 'batched', round: 0 });
     await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, results: [row(0), row(1), row(2)] });
     await host(page, { type: 'armFinished', runId: 'cmp-r', arm: 'batched', round: 0, figures: full.rounds[0]!, cancelled: false, error: null });
-    await page.waitForFunction(() => ((window as unknown as HostGlobal).__host.state as { saved?: { view: { id: string } } })?.saved?.view.id === 'cmp-r');
-    await kept();
+    await kept({ id: 'cmp-r', rounds: 1 });
 
     // It finished while the page was gone: history has its record.
     await reload();
@@ -923,24 +1065,24 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.match(await page.locator('[data-view="compare"] .lead').textContent() ?? '', /2 rounds per arm/, 'the whole comparison, not the snapshot\'s one round');
 
     // Now the state holds the whole finished run: a reload asks for nothing.
-    await kept();
+    await kept({ id: 'cmp-r', rows: 6, rounds: 4 });
     await clearSent(page);
     await reload();
     await host(page, { type: 'init', state: initState({ history: [rec, ...HISTORY] }) });
     await page.locator('[data-view="compare"]').waitFor({ state: 'visible' });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    // init is handled (the header counts its endpoints): a reopen would have been asked for by now.
+    await page.locator('.conn[data-state="on"]', { hasText: '4 endpoints' }).waitFor();
     assert.deepEqual(await openRuns(), [], 'a whole finished run is shown from the state');
 
     // A run still going is not in history: the host resyncs it, nothing is asked for.
     await host(page, started('live-2', 4, 'still going'));
     await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, results: [row(0)] });
     await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
-    await kept();
+    await kept({ id: 'live-2', done: 1 });
     await reload();
     await host(page, { type: 'init', state: initState() });
     await host(page, started('live-2', 4, 'still going'));
-    await page.locator('#run-status[data-state="running"]').waitFor();
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    await page.locator('#run-status[data-state="running"]').waitFor(); // after init: a reopen would have been asked for by now
     assert.deepEqual(await openRuns(), []);
 
     // It finishes while the page is gone; back, the panel asks for it; a live run starts before the answer: the live run stays.
@@ -950,7 +1092,9 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const stale = await nextSent(page, 'request', 'openRun');
     await host(page, started('live-3', 8, 'the next run'));
     await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, resultsJsonl: jsonl([row(0)]) } });
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+    // Messages are handled in order: once the live run's progress shows, the reply has been handled too.
+    await host(page, { type: 'runProgress', runId: 'live-3', done: 1, ok: 1, failed: 0, total: 8, elapsedMs: 10, results: [row(0)] });
+    await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
     assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
     assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
     await assertClean(p);
@@ -1007,7 +1151,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await tab(page, 'tree');
     await page.locator('#tree details.node summary').first().click();
     await tab(page, 'results');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+    await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();
+    await painted(page);
 
     const verdict = await page.evaluate(() => {
       const all: Element[] = [];

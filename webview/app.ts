@@ -185,6 +185,10 @@ export class App implements PanelApp {
     void request('rerun', { id }).catch((err: Error) => this.dispatch({ type: 'refused', error: err.message }));
   }
 
+  continueRun(id: string, only: 'failed' | 'remaining'): void {
+    void request('continueRun', { id, only }).catch((err: Error) => this.dispatch({ type: 'refused', error: err.message }));
+  }
+
   async exportRun(id: string, format: 'jsonl' | 'csv'): Promise<void> {
     const path = await this.ask('exportRun', { id, format });
     if (path) this.say(`Exported to ${path}.`);

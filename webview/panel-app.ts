@@ -34,6 +34,8 @@ export interface PanelApp {
   savePromptSet(): Promise<void>;
   openRun(id: string): Promise<void>;
   rerun(id: string): void;
+  /** A new run of a saved run's failed (or cancelled) prompts, merged back (continueRun). */
+  continueRun(id: string, only: 'failed' | 'remaining'): void;
   exportRun(id: string, format: 'jsonl' | 'csv'): Promise<void>;
   compareRuns(): Promise<void>;
   ask<M extends keyof Requests>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result'] | undefined>;

@@ -13,6 +13,9 @@ export interface RequestSpan {
   sentMs: number;
   doneMs: number;
   prompts: number;
+  /** Prompts of the request that failed, and the first one's error (absent when none did). */
+  failed?: number;
+  error?: string;
 }
 
 /** One arm's figures in one round. */
@@ -23,6 +26,8 @@ export interface ArmRound {
   requests: RequestSpan[];
   /** End-to-end latency of every successful prompt, ms. */
   latenciesMs: number[];
+  /** The `cache_salt` its requests carried, when salted. */
+  cacheSalt?: string;
 }
 
 export interface Comparison {
@@ -84,7 +89,8 @@ export function compareBatching(pool: SwarmPool, prompts: ReadonlyArray<string |
         current = run;
         onArm?.(run, arm, round);
         const report = await run.done;
-        const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results) };
+        const salt = cacheSalt ? (extra?.cache_salt as string) : undefined;
+        const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results), ...(salt ? { cacheSalt: salt } : {}) };
         await onArmDone?.(figures, report.results);
         if (report.cancelled) return { ...out, cancelled: true, error: 'cancelled' };
         out.rounds.push(figures);
@@ -111,12 +117,16 @@ export function requestSpans(results: readonly PromptResult[], arm: Arm): Reques
   for (const r of results) {
     if (r.timings.sentMs === null || r.endpoint === null) continue;
     const key = arm === 'batched' ? `${r.endpoint} ${r.timings.sentMs}` : String(r.index);
-    const span = spans.get(key);
+    let span = spans.get(key);
     if (span) {
       span.prompts++;
       span.doneMs = Math.max(span.doneMs, r.timings.doneMs);
     } else {
-      spans.set(key, { endpoint: r.endpoint, sentMs: r.timings.sentMs, doneMs: r.timings.doneMs, prompts: 1 });
+      spans.set(key, (span = { endpoint: r.endpoint, sentMs: r.timings.sentMs, doneMs: r.timings.doneMs, prompts: 1 }));
+    }
+    if (r.status === 'failed') {
+      span.failed = (span.failed ?? 0) + 1;
+      span.error ??= r.error ?? 'failed';
     }
   }
   return [...spans.values()].sort((a, b) => a.sentMs - b.sentMs);

@@ -381,7 +381,7 @@ class Dispatcher {
 
   promptError(flight: Flight, i: number, failure: RequestFailure): void {
     const slot = flight.group.slots[i]!;
-    if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, this.ctx.now(), flight.member.id, flight.group.attempts));
+    if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, this.ctx.now(), flight.member.id, flight.group.attempts, this.ctx.since(flight.startedAt)));
   }
 
   private succeeded(flight: Flight): void {
@@ -582,7 +582,7 @@ class Dispatcher {
 
   private failSlots(slots: readonly Slot[], flight: Flight, error: string): void {
     const at = this.plan.ctx.now();
-    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, flight.member.id, flight.group.attempts));
+    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, flight.member.id, flight.group.attempts, this.ctx.since(flight.startedAt)));
   }
 
   private failGroup(group: Group, error: string): void {

@@ -70,8 +70,8 @@ export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): 
   return prompts.map((p) => (typeof p === 'string' ? { prompt: p } : p));
 }
 
-/** A result for a prompt that got no answer: it failed, or the run was cancelled first. */
-export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0): PromptResult {
+/** A result for a prompt that got no answer: it failed (`sentMs`: its last request's send, when one was sent), or the run was cancelled first. */
+export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0, sentMs: number | null = null): PromptResult {
   return {
     index: slot.index,
     prompt: slot.prompt,
@@ -85,7 +85,7 @@ export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: 
     promptTokens: null,
     completionTokens: null,
     attempts,
-    timings: { queuedMs: slot.queuedMs, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs },
+    timings: { queuedMs: slot.queuedMs, sentMs, firstByteMs: null, firstTokenMs: null, doneMs },
     input: slot.input ?? {},
     ...(slot.level === undefined ? {} : { level: slot.level }),
   };

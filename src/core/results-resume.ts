@@ -5,6 +5,8 @@ import type { PromptInput } from './result.ts';
 /** A row of an earlier results file, as much as resuming needs of it. */
 export interface SavedRow extends RowPlace {
   ok: boolean;
+  /** As written (`ok`, `failed`, `cancelled`); null in a row without one. */
+  status: string | null;
   prompt: string | null;
   input: Record<string, unknown>;
 }
@@ -72,7 +74,7 @@ function parseRow(line: string, offset: number, length: number): SavedRow | null
   }
   if (!Number.isInteger(row?.index) || (row.index as number) < 0) return null;
   const input = row.input && typeof row.input === 'object' && !Array.isArray(row.input) ? (row.input as Record<string, unknown>) : {};
-  return { index: row.index as number, offset, length, ok: row.status === 'ok', prompt: typeof row.prompt === 'string' ? row.prompt : null, input };
+  return { index: row.index as number, offset, length, ok: row.status === 'ok', status: typeof row.status === 'string' ? row.status : null, prompt: typeof row.prompt === 'string' ? row.prompt : null, input };
 }
 
 /**
@@ -93,9 +95,10 @@ export function planResume(path: string, prompts: PromptInput[]): ResumePlan {
 
 /**
  * `--retry-failed`: the results file is the truth, rows carry their prompts; failed and cancelled
- * rows are sent again. The file must hold a row for every index (else there is no knowing the rest).
+ * rows are sent again (or those `retry` picks: the panel's "Rerun failed" and "Run remaining").
+ * The file must hold a row for every index (else there is no knowing the rest).
  */
-export function planRetryFailed(path: string): ResumePlan {
+export function planRetryFailed(path: string, retry: (row: SavedRow) => boolean = (row) => !row.ok): ResumePlan {
   const { rows, size } = readSavedRows(path);
   const prompts: PromptInput[] = new Array(rows.size);
   const keep: SavedRow[] = [];
@@ -105,8 +108,8 @@ export function planRetryFailed(path: string): ResumePlan {
     if (!row) throw new ResumeError(`${path}: no row for prompt ${i} (of ${rows.size}); complete it with --resume and the prompts file`);
     if (row.prompt === null) throw new ResumeError(`${path}:${i}: the row has no "prompt" (written by an older version?); use --resume with the prompts file`);
     prompts[i] = { prompt: row.prompt, input: row.input };
-    if (row.ok) keep.push(row);
-    else todo.push(i);
+    if (retry(row)) todo.push(i);
+    else keep.push(row);
   }
   if (!rows.size) throw new ResumeError(`${path}: no result rows`);
   return { prompts, todo, keep, size };

@@ -82,13 +82,11 @@ export class SummaryBuilder {
       if (r.status === 'ok') e.ok++;
       if (r.status === 'failed') e.failed++;
     }
-    const t = r.timings;
-    if (r.status !== 'ok' || t.sentMs === null) return;
-    this.e2el.push(t.doneMs - t.sentMs);
-    if (t.firstTokenMs === null) return;
-    this.ttft.push(t.firstTokenMs - t.sentMs);
-    // vLLM bench: TPOT = (latency − TTFT) / (output tokens − 1), for outputs of more than one token.
-    if (r.completionTokens !== null && r.completionTokens > 1) this.tpot.push((t.doneMs - t.firstTokenMs) / (r.completionTokens - 1));
+    if (r.status !== 'ok') return;
+    const l = promptLatencies(r);
+    if (l.e2el !== null) this.e2el.push(l.e2el);
+    if (l.ttft !== null) this.ttft.push(l.ttft);
+    if (l.tpot !== null) this.tpot.push(l.tpot);
   }
 
   finish(tally: Tally, wallMs: number): RunSummary {
@@ -129,6 +127,20 @@ export class SummaryBuilder {
     if (!e) this.perEndpoint.set(id, (e = { endpoint: id, prompts: 0, ok: 0, failed: 0, requests: 0 }));
     return e;
   }
+}
+
+/**
+ * One prompt's latencies, ms (null where not measured): E2EL from its request's send to its answer;
+ * streamed only, TTFT and TPOT as vLLM bench has them: TPOT = (latency − TTFT) / (output tokens − 1),
+ * for outputs of more than one token. The summary and the panel's per-prompt columns both use it.
+ */
+export function promptLatencies(r: PromptResult): { e2el: number | null; ttft: number | null; tpot: number | null } {
+  const t = r.timings;
+  if (t.sentMs === null) return { e2el: null, ttft: null, tpot: null };
+  const e2el = t.doneMs - t.sentMs;
+  if (t.firstTokenMs === null) return { e2el, ttft: null, tpot: null };
+  const tpot = r.completionTokens !== null && r.completionTokens > 1 ? (t.doneMs - t.firstTokenMs) / (r.completionTokens - 1) : null;
+  return { e2el, ttft: t.firstTokenMs - t.sentMs, tpot };
 }
 
 /** A summary of results already in hand. */

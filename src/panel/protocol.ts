@@ -49,6 +49,8 @@ export interface RunRequest {
   extra?: Record<string, unknown>;
   /** Batch prompting (scatter and map). */
   batch: boolean;
+  /** Stream answers: the core then measures TTFT, TPOT and ITL (and counts each prompt's tokens, batched too). */
+  stream?: boolean;
   /** Run batched and individual on the same prompts, alternating, and compare. */
   compare?: { rounds: number; cacheSalt: boolean };
 }
@@ -84,7 +86,7 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
-  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
+  params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */
@@ -179,6 +181,11 @@ export interface Requests {
   run: { params: { request: RunRequest }; result: { runId: string } };
   /** Runs a saved run again, on the hostfile it ran on. */
   rerun: { params: { id: string }; result: { runId: string } };
+  /**
+   * A new run of a saved scatter or map run's failed prompts ("Rerun failed") or cancelled ones
+   * ("Run remaining"), its answers merged into a copy of that run's results, in input order.
+   */
+  continueRun: { params: { id: string; only: 'failed' | 'remaining' }; result: { runId: string } };
   openRun: { params: { id: string }; result: OpenedRun };
   exportRun: { params: { id: string; format: 'jsonl' | 'csv' }; result: string | null };
   /** The host asks for the new name; answers it (null if the user cancelled). History follows. */

@@ -9,6 +9,8 @@ export interface ChartSpec {
   /** Accessible name of the chart (canvas has no text for screen readers). */
   label: string;
   make(width: number): { opts: Omit<uPlot.Options, 'width'>; data: uPlot.AlignedData };
+  /** What the point under the cursor is (css px in the plot area), as text; null: no tooltip. */
+  tip?(u: uPlot, left: number, top: number): string | null;
 }
 
 export class SwarmChart extends HTMLElement {
@@ -53,9 +55,36 @@ export class SwarmChart extends HTMLElement {
     if (this.plot && this.builtKey === spec.key) return;
     this.plot?.destroy();
     const { opts, data } = spec.make(width);
-    this.plot = new uPlot({ ...opts, width } as uPlot.Options, data, this);
+    const hooks = spec.tip ? { ...opts.hooks, setCursor: [...(opts.hooks?.setCursor ?? []), (u: uPlot) => this.showTip(u, spec)] } : opts.hooks;
+    this.plot = new uPlot({ ...opts, ...(hooks ? { hooks } : {}), width } as uPlot.Options, data, this);
     this.builtKey = spec.key;
     this.width = width;
+  }
+
+  /** The tooltip beside the cursor: text only (it may quote a server's error message). */
+  private showTip(u: uPlot, spec: ChartSpec): void {
+    let tip = this.querySelector<HTMLElement>(':scope > .chart-tip');
+    const { left, top } = u.cursor;
+    const text = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? spec.tip!(u, left, top) : null;
+    if (!text) {
+      tip?.setAttribute('hidden', '');
+      return;
+    }
+    if (!tip) {
+      tip = document.createElement('div');
+      tip.className = 'chart-tip';
+      tip.setAttribute('role', 'tooltip');
+      this.append(tip);
+    }
+    tip.textContent = text;
+    tip.removeAttribute('hidden');
+    const over = u.over.getBoundingClientRect();
+    const box = this.getBoundingClientRect();
+    // Left of the cursor in the chart's right half, so it stays inside the panel.
+    const x = over.left - box.left + left!;
+    tip.style.left = x > box.width / 2 ? '' : `${x + 12}px`;
+    tip.style.right = x > box.width / 2 ? `${box.width - x + 12}px` : '';
+    tip.style.top = `${over.top - box.top + top! + 14}px`;
   }
 }
 

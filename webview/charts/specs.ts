@@ -6,7 +6,7 @@
 import uPlot from 'uplot';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
 import { ms } from '../lib/format.ts';
-import { ARMS, endpointRows, histogram, inFlight, timelineLanes, type Arm } from '../lib/stats.ts';
+import { ARMS, endpointRows, histogram, inFlight, timelineLanes, type Arm, type Bar } from '../lib/stats.ts';
 import type { ChartSpec } from './chart.ts';
 
 export interface Theme {
@@ -14,6 +14,8 @@ export interface Theme {
   grid: string;
   font: string;
   arm: Record<Arm, string>;
+  /** Failed requests: this colour, hatched (colour alone would not tell them apart for everyone). */
+  failed: string;
   key: string;
 }
 
@@ -26,6 +28,7 @@ export function readTheme(): Theme {
     grid: v('--vscode-charts-lines', 'rgba(128,128,128,0.35)'),
     font: `11px ${family}`,
     arm: { batched: v('--vscode-charts-blue', '#3794ff'), individual: v('--vscode-charts-orange', '#d18616') },
+    failed: v('--vscode-charts-red', '#f14c4c'),
   };
   return { ...theme, key: JSON.stringify(theme) };
 }
@@ -51,7 +54,33 @@ function alpha(color: string, a: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 }
 
-/** Timeline of one arm's round: a lane per endpoint, a bar per HTTP request from send to done. */
+/** Diagonal stripes of `color` on a faint ground of it: the failed requests' fill. */
+function hatch(ctx: CanvasRenderingContext2D, color: string): CanvasPattern | string {
+  const size = Math.round(6 * uPlot.pxRatio);
+  const tile = document.createElement('canvas');
+  tile.width = tile.height = size;
+  const t = tile.getContext('2d');
+  if (!t) return color;
+  t.fillStyle = alpha(color, 0.3);
+  t.fillRect(0, 0, size, size);
+  t.strokeStyle = color;
+  t.lineWidth = Math.max(1, uPlot.pxRatio * 1.5);
+  t.beginPath();
+  for (const o of [-size, 0, size]) {
+    t.moveTo(o, size);
+    t.lineTo(o + size, 0);
+  }
+  t.stroke();
+  return ctx.createPattern(tile, 'repeat') ?? color;
+}
+
+/** What a timeline bar says on hover: its endpoint, times, prompts and how it ended. */
+export function barText(b: Bar): string {
+  const ended = b.failed ? `failed${b.failed < b.prompts ? ` (${b.failed} of ${b.prompts} prompts)` : ''}: ${b.error ?? ''}` : 'ok';
+  return `${b.endpoint} · ${ms(b.sentMs)} → ${ms(b.doneMs)} (${ms(b.doneMs - b.sentMs)}) · ${b.prompts} prompt${b.prompts === 1 ? '' : 's'} · ${ended}`;
+}
+
+/** Timeline of one arm's round: a lane per endpoint, a bar per HTTP request from send to done; failed ones hatched red. */
 export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, theme: Theme, lanesFor: readonly string[]): ChartSpec {
   const { bars, slots: slotCounts, endpoints: seen } = timelineLanes(round.requests);
   const endpoints = lanesFor.length ? [...lanesFor] : seen;
@@ -66,6 +95,13 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
   return {
     key: `timeline:${round.arm}:${round.round}:${shownAs}:${xMax}:${endpoints.join(',')}:${theme.key}`,
     label: `${round.arm} round ${shownAs}: ${round.requests.length} HTTP requests on ${seen.length} endpoints${round.summary.failed ? `, ${round.summary.failed} prompts failed` : ''}`,
+    tip: (u, left, top) => {
+      const x = u.posToVal(left, 'x');
+      const lane = endpoints[n - 1 - Math.floor(u.posToVal(top, 'y'))];
+      const slack = u.posToVal(left + 3, 'x') - x; // a 1 px bar is still hit
+      const hit = lane === undefined ? undefined : bars.find((b) => b.endpoint === lane && b.sentMs - slack <= x && x <= b.doneMs + slack);
+      return hit ? barText(hit) : null;
+    },
     make: () => ({
       opts: {
         height: Math.max(110, 26 * n + 48),
@@ -91,8 +127,8 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
               ctx.beginPath();
               ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
               ctx.clip();
-              ctx.fillStyle = alpha(color, 0.75);
-              ctx.strokeStyle = color;
+              const fill = alpha(color, 0.75);
+              const failedFill = hatch(ctx, theme.failed);
               ctx.lineWidth = 1;
               const font = theme.font.replace(/^(\d+)px/, (_m, px: string) => `${Math.round(Number(px) * uPlot.pxRatio)}px`);
               ctx.font = font;
@@ -108,13 +144,17 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
                 const x0 = u.valToPos(b.sentMs, 'x', true);
                 const x1 = u.valToPos(b.doneMs, 'x', true);
                 const w = Math.max(1, x1 - x0);
+                ctx.fillStyle = b.failed ? failedFill : fill;
                 ctx.fillRect(x0, y0, w, Math.max(1, y1 - y0));
+                if (b.failed) {
+                  ctx.strokeStyle = theme.failed;
+                  ctx.strokeRect(x0, y0, w, Math.max(1, y1 - y0));
+                }
                 if (b.prompts > 1 && w > 40 * uPlot.pxRatio && y1 - y0 > 10 * uPlot.pxRatio) {
                   ctx.fillStyle = theme.fg;
                   ctx.textAlign = 'left';
                   ctx.textBaseline = 'middle';
                   ctx.fillText(`${b.prompts} prompts`, x0 + 4 * uPlot.pxRatio, (y0 + y1) / 2);
-                  ctx.fillStyle = alpha(color, 0.75);
                 }
               }
               ctx.restore();

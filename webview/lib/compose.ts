@@ -29,6 +29,8 @@ export interface ComposeState {
   /** A JSON object of other request fields. */
   extraText: string;
   batch: boolean;
+  /** Stream answers (TTFT, TPOT, ITL measured). */
+  stream: boolean;
   compare: boolean;
   rounds: number;
   cacheSalt: boolean;
@@ -54,6 +56,7 @@ export function defaultCompose(): ComposeState {
     n: '',
     extraText: '',
     batch: true,
+    stream: false,
     compare: false,
     rounds: 3,
     cacheSalt: true,
@@ -179,7 +182,7 @@ export function extraFields(text: string): Record<string, unknown> | null {
   }
 }
 
-/** Batching (and so the comparison) exists for scatter and map only: the others run on the chat path. */
+/** Batching, streaming and the comparison exist for scatter and map only: the others run on the chat path, unstreamed. */
 export const canBatch = (pattern: Pattern) => pattern === 'scatter' || pattern === 'map';
 
 export function buildRunRequest(c: ComposeState): RunRequest {
@@ -216,6 +219,7 @@ export function buildRunRequest(c: ComposeState): RunRequest {
   if (c.n.trim()) request.n = Number(c.n);
   const extra = c.extraText.trim() ? extraFields(c.extraText) : null;
   if (extra) request.extra = extra;
+  if (c.stream && canBatch(c.pattern)) request.stream = true;
   if (c.compare && canBatch(c.pattern)) request.compare = { rounds: c.rounds, cacheSalt: c.cacheSalt };
   return request;
 }

@@ -2,12 +2,13 @@
  * The rows of the run on show, by input index, and the filtered view of them the table draws.
  * Pure: no DOM, so node tests it.
  */
+import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
 
 export type FilterMode = 'all' | 'failures' | 'ok';
 
 /** Columns the table sorts by ('' : input order). */
-export type SortKey = '' | 'latency' | 'tokens' | 'status' | 'endpoint';
+export type SortKey = '' | 'latency' | 'ttft' | 'tpot' | 'tokens' | 'status' | 'endpoint';
 
 export interface ResultFilter {
   mode: FilterMode;
@@ -28,6 +29,10 @@ function sortValue(r: ResultRow, key: Exclude<SortKey, ''>): number | string {
   switch (key) {
     case 'latency':
       return latencyMs(r) ?? Infinity;
+    case 'ttft':
+      return promptLatencies(r).ttft ?? Infinity;
+    case 'tpot':
+      return promptLatencies(r).tpot ?? Infinity;
     case 'tokens':
       return r.completionTokens ?? -1;
     case 'status':

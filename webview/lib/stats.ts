@@ -112,6 +112,9 @@ export interface Bar {
   sentMs: number;
   doneMs: number;
   prompts: number;
+  /** Prompts of the request that failed, and the first error (the core's RequestSpan). */
+  failed?: number;
+  error?: string;
 }
 
 /** Timeline bars per endpoint: each request takes the first free slot of its endpoint's lane. */

@@ -2,8 +2,10 @@
  * `<swarm-results-table>`: the run's responses in input order, virtualized (VirtualList). Every
  * prompt and answer goes in with textContent: model output is text, never markup.
  */
+import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
 import { int, ms, oneLine } from '../lib/format.ts';
+import { listPosition, requestSentText, type SentContext } from '../lib/request-sent.ts';
 import { latencyMs, type ResultsStore, type SortKey } from '../lib/results.ts';
 import { VirtualList } from './virtual-list.ts';
 
@@ -17,6 +19,10 @@ export interface ResultsTableData {
   run: string;
   sort: SortKey;
   desc: boolean;
+  /** The run was streamed: TTFT and TPOT columns show. */
+  streamed: boolean;
+  /** How its requests were made, for an open row's "Request sent". */
+  sent: SentContext;
 }
 
 export interface ResultsTableActions {
@@ -35,10 +41,14 @@ const COLUMNS: Array<[string, string, SortKey | null]> = [
   ['Endpoint', 'ep', 'endpoint'],
   ['Status', 'status', 'status'],
   ['Latency', 'lat', 'latency'],
+  // Streamed runs only (CSS hides them otherwise). Per-prompt ITL would equal TPOT: the core keeps
+  // inter-token gaps as the run's distribution (the summary's ITL), not per prompt.
+  ['TTFT', 'ttft', 'ttft'],
+  ['TPOT', 'tpot', 'tpot'],
   ['Tokens', 'tok', 'tokens'],
 ];
 /** Columns the user may drag wider or narrower (Response takes what is left). */
-const RESIZABLE = new Set(['idx', 'prompt', 'ep', 'status', 'lat', 'tok']);
+const RESIZABLE = new Set(['idx', 'prompt', 'ep', 'status', 'lat', 'ttft', 'tpot', 'tok']);
 const MIN_COLUMN_PX = 32;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -197,7 +207,8 @@ export class ResultsTable extends HTMLElement {
 
   private refresh(): void {
     if (!this.list || !this.data) return;
-    const { store, view, version, run, sort, desc } = this.data;
+    const { store, view, version, run, sort, desc, streamed } = this.data;
+    this.classList.toggle('streamed', streamed);
     for (const th of this.querySelectorAll<HTMLElement>('.rt-th')) {
       const key = th.querySelector<HTMLElement>('[data-sort]')?.dataset.sort;
       th.setAttribute('aria-sort', key && key === sort ? (desc ? 'descending' : 'ascending') : key === '' && !sort ? 'ascending' : 'none');
@@ -252,7 +263,7 @@ export class ResultsTable extends HTMLElement {
   private createRow(): HTMLElement {
     const row = el('div');
     const cells = el('div', 'rt-cells');
-    for (const name of ['idx', 'prompt', 'resp', 'ep', 'status', 'lat', 'tok']) {
+    for (const [, name] of COLUMNS) {
       const c = el('div', `rt-td c-${name}`);
       c.setAttribute('role', 'gridcell');
       if (name === 'ep') c.append(el('span', 'ep-host'), el('span', 'ep-port'));
@@ -266,7 +277,7 @@ export class ResultsTable extends HTMLElement {
     const index = this.indexAt(pos);
     const r = this.data?.store.rows[index];
     const c = row.firstElementChild!.children;
-    const [idx, prompt, resp, ep, status, lat, tok] = [c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!] as HTMLElement[];
+    const [idx, prompt, resp, ep, status, lat, ttft, tpot, tok] = [c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!, c[7]!, c[8]!] as HTMLElement[];
     // Prompts are numbered from 1 in every view (Compose, Results, the reduce tree).
     idx.textContent = r?.level !== undefined && r.level > 0 ? `${index + 1} · L${r.level}` : String(index + 1);
     row.classList.remove('s-ok', 's-failed', 's-cancelled', 's-pending');
@@ -277,6 +288,8 @@ export class ResultsTable extends HTMLElement {
       setEndpoint(ep, '');
       status.textContent = 'pending';
       lat.textContent = '';
+      ttft.textContent = '';
+      tpot.textContent = '';
       tok.textContent = '';
       row.title = '';
     } else {
@@ -286,8 +299,12 @@ export class ResultsTable extends HTMLElement {
       setEndpoint(ep, r.endpoint ?? '—');
       status.textContent = r.status;
       lat.textContent = ms(latencyMs(r));
+      const l = promptLatencies(r);
+      ttft.textContent = ms(l.ttft);
+      tpot.textContent = ms(l.tpot);
       tok.textContent = r.completionTokens === null ? '—' : int(r.completionTokens);
-      tok.title = `prompt ${r.promptTokens ?? '—'} · completion ${r.completionTokens ?? '—'}`;
+      // A batched request's usage covers its whole list: per prompt, only streaming counts tokens.
+      tok.title = r.completionTokens === null ? 'Not reported per prompt (batched usage covers the whole request); stream to count each prompt' : `prompt ${r.promptTokens ?? '—'} · completion ${r.completionTokens}`;
     }
     const detail = row.querySelector('.vl-detail');
     if (expanded && r) row.append(this.detail(r, detail));
@@ -314,6 +331,7 @@ export class ResultsTable extends HTMLElement {
       `endpoint ${r.endpoint ?? '—'}`,
       `latency ${ms(latencyMs(r))}`,
       `first byte ${t.firstByteMs === null || t.sentMs === null ? '—' : ms(t.firstByteMs - t.sentMs)}`,
+      ...(t.firstTokenMs === null ? [] : [`TTFT ${ms(promptLatencies(r).ttft)} · TPOT ${ms(promptLatencies(r).tpot)}`]),
       `queued ${ms(t.queuedMs)} · sent ${ms(t.sentMs)} · done ${ms(t.doneMs)} (since start)`,
       `tokens ${r.promptTokens ?? '—'} in · ${r.completionTokens ?? '—'} out`,
       `finish ${r.finishReason ?? '—'}`,
@@ -321,6 +339,13 @@ export class ResultsTable extends HTMLElement {
     ];
     d.append(el('div', 'vl-meta', meta.join('  ·  ')));
     if (Object.keys(r.input).length) d.append(el('div', 'vl-label', 'Input'), el('pre', 'vl-text', JSON.stringify(r.input, null, 2)));
+    if (this.data) {
+      const sent = el('details', 'vl-sent');
+      sent.open = old?.querySelector('details.vl-sent')?.hasAttribute('open') ?? false; // a redraw keeps it as the user left it
+      const place = this.data.sent.batched ? listPosition(this.data.store.rows, r) : null;
+      sent.append(el('summary', 'vl-label', 'Request sent'), el('pre', 'vl-text', requestSentText(r, this.data.sent, place)));
+      d.append(sent);
+    }
     const bar = el('div', 'vl-actions');
     bar.append(
       button('Copy prompt', 'copy-prompt', 'copy'),

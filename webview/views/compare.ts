@@ -146,8 +146,14 @@ export function compareView(app: App) {
       <p class="help">
         ${dense
           ? `${int(lanes.length)} endpoints: requests and prompts in flight over time, on a shared time axis (a lane per endpoint up to ${MAX_LANES}). Batching shows as a few requests carrying many prompts.`
-          : 'One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones.'}
+          : 'One bar per HTTP request, from send to done, on a shared time axis: batching shows as a few long bars, individual prompts as many short ones. Hover a bar for its times and status.'}
       </p>
+      ${dense
+        ? nothing
+        : html`<ul class="timeline-legend" id="timeline-legend" aria-label="Legend">
+            ${ARMS.map((a) => html`<li><span class="swatch arm-${a}" aria-hidden="true"></span>${a} request</li>`)}
+            <li><span class="swatch failed-request" aria-hidden="true"></span>failed request (${int(shown.reduce((n, r) => n + (r?.requests.filter((q) => q.failed).length ?? 0), 0))} in this round)</li>
+          </ul>`}
       ${shown.map((r) =>
         r
           ? html`<div class="timeline" data-arm=${r.arm}>

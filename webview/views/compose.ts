@@ -280,6 +280,12 @@ function endpointsPanel(app: App) {
         ? 'On: one /v1/completions request per endpoint carrying its list of prompts. Off: one /v1/chat/completions request per prompt.'
         : 'Broadcast and tree-reduce run on the chat path, one request per prompt.'}
     </p>
+    <vscode-checkbox id="stream" .checked=${batchable && c.stream} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ stream: checked(e) })}>Stream answers</vscode-checkbox>
+    <p class="help">
+      ${batchable
+        ? "Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL), and counts each prompt's tokens, batched too."
+        : 'Broadcast and tree-reduce are not streamed.'}
+    </p>
     <vscode-checkbox id="compare-toggle" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
       >Run both and compare (batched vs individual)</vscode-checkbox
     >

@@ -8,6 +8,9 @@ import type { RunRecord } from '../../src/panel/protocol.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import type { RunsComparison } from '../view-state.ts';
 import { figure, int, when } from '../lib/format.ts';
+import { continuable } from '../lib/continue.ts';
+import { latencyFigures } from '../lib/latency.ts';
+import { continueButtons } from './continue-buttons.ts';
 
 type Check = HTMLElement & { checked: boolean };
 type RunSummary = RunRecord['summary'];
@@ -20,9 +23,6 @@ const FIGURES: Array<{ label: string; unit: 'ms' | 'count' | 'rate'; pick: (s: R
   { label: 'HTTP requests', unit: 'count', pick: (s) => s.httpRequests },
   { label: 'prompts/s', unit: 'rate', pick: (s) => s.promptThroughput },
   { label: 'output tokens/s', unit: 'rate', pick: (s) => s.outputTokenThroughput },
-  { label: 'E2EL mean', unit: 'ms', pick: (s) => s.e2el?.meanMs },
-  { label: 'E2EL median', unit: 'ms', pick: (s) => s.e2el?.medianMs },
-  { label: 'E2EL p99', unit: 'ms', pick: (s) => s.e2el?.p99Ms },
 ];
 
 const SHOW_CHANGED = 100;
@@ -68,7 +68,7 @@ function runsComparison(app: App, rc: RunsComparison) {
         <tr><th scope="row">pattern · mode</th><td>${rc.a.pattern} · ${rc.a.mode}</td><td>${rc.b.pattern} · ${rc.b.mode}</td><td></td></tr>
         <tr data-figure="ran on"><th scope="row">ran on</th><td>${contextText(rc.a) || '—'}</td><td>${contextText(rc.b) || '—'}</td><td class="muted">${contextText(rc.a) !== contextText(rc.b) ? 'differs' : ''}</td></tr>
         <tr data-figure="status"><th scope="row">status</th><td>${ended(rc.a)}</td><td>${ended(rc.b)}</td><td></td></tr>
-        ${FIGURES.map((f) => {
+        ${[...FIGURES, ...latencyFigures(rc.a.summary, rc.b.summary).map((f) => ({ ...f, unit: 'ms' as const }))].map((f) => {
           const a = f.pick(rc.a.summary);
           const b = f.pick(rc.b.summary);
           return html`<tr data-figure=${f.label}>
@@ -114,6 +114,7 @@ export function contextText(r: RunRecord): string {
   const p = c.params;
   const params = [
     p.batch ? 'batched' : 'individual',
+    p.stream ? 'streamed' : '',
     p.maxTokens ? `max_tokens ${p.maxTokens}` : '',
     p.temperature !== undefined ? `temperature ${p.temperature}` : '',
     p.topP !== undefined ? `top_p ${p.topP}` : '',
@@ -173,6 +174,7 @@ export function historyView(app: App) {
                 <td class="actions">
                   <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
                   <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
+                  ${continueButtons(app, r.id, continuable(r), true)}
                   <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
                   <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
                   <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>

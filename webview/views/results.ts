@@ -2,6 +2,10 @@
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
+import { continuable } from '../lib/continue.ts';
+import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
+import { continueButtons } from './continue-buttons.ts';
+import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
 
@@ -35,15 +39,42 @@ function figures(app: App) {
     ['HTTP requests', int(s.httpRequests)],
     ['prompts/s', rate(s.promptThroughput, '/s')],
     ['output tok/s', rate(s.outputTokenThroughput, '/s')],
-    ['E2EL mean', ms(s.e2el?.meanMs)],
-    ['E2EL median', ms(s.e2el?.medianMs)],
-    ['E2EL p99', ms(s.e2el?.p99Ms)],
-    ['mode', s.mode],
+    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`],
     ['model', s.model ?? '—'],
   ];
   return html`<dl class="figures" id="run-figures">
-    ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
-  </dl>`;
+      ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
+    </dl>
+    <table class="latency-table" id="latency-table" aria-label="Latencies of the successful prompts">
+      <thead>
+        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num">${stat}</th>`)}</tr>
+      </thead>
+      <tbody>
+        ${latencyMetrics(s).map(
+          (m) => html`<tr data-metric=${m.label}>
+            <th scope="row">${m.label}</th>
+            ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
+
+/** Live, the run's parameters say it; finished, its summary. */
+const streamed = (app: App) => Boolean(app.state.run?.summary?.streamed ?? app.state.run?.context?.params.stream);
+
+/** How the rows on show were requested (a comparison's are its first batched round's). */
+function sentContext(app: App): SentContext {
+  const run = app.state.run;
+  const c = app.state.comparison;
+  const first = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === 'batched' && r.round === 0) : undefined;
+  return {
+    batched: run?.kind === 'comparison' ? true : (run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false)),
+    streamed: streamed(app),
+    model: run?.summary?.model ?? run?.context?.model ?? null,
+    params: run?.context?.params ?? null,
+    cacheSalt: first?.cacheSalt ?? null,
+  };
 }
 
 export function resultsView(app: App) {
@@ -52,8 +83,11 @@ export function resultsView(app: App) {
   const shown = view ? view.length : app.state.store.length;
   const endpoints = app.state.store.endpoints();
   if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
+  const run = app.state.run;
+  const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
   return html`<div class="results" id="results">
     ${figures(app)}
+    ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}
     <div class="filters toolbar" role="search">
       <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
         <vscode-option value="all" ?selected=${f.mode === 'all'}>All</vscode-option>
@@ -88,7 +122,7 @@ export function resultsView(app: App) {
     <swarm-results-table
       id="results-table"
       .actions=${tableActions(app)}
-      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
+      .tableData=${{ store: app.state.store, view, run: app.state.run?.id ?? '', sort: f.sort, desc: f.desc, streamed: streamed(app), sent: sentContext(app), version: `${app.state.store.version}:${view ? 'v' : 'all'}:${shown}:${JSON.stringify(f)}` }}
     ></swarm-results-table>
   </div>`;
 }

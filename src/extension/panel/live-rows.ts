@@ -11,9 +11,11 @@ export const PROGRESS_PER_SECOND = 5;
  * per result). Keeps every row, so a webview that comes back mid-run gets them all at once.
  */
 export class LiveRows {
-  readonly rows: ResultRow[] = [];
-  private pending: ResultRow[] = [];
+  readonly rows: ResultRow[];
+  private pending: ResultRow[];
   private readonly pace: Throttled;
+  /** Counts of the rows it started with (a continued run's kept rows). */
+  private readonly base = { done: 0, ok: 0, failed: 0 };
 
   constructor(
     private readonly runId: string,
@@ -21,8 +23,17 @@ export class LiveRows {
     /** Known at launch: the core may count some prompts only once they are made (reduce levels). */
     private readonly total: number,
     private readonly post: (message: HostMessage) => boolean,
+    kept: readonly ResultRow[] = [],
   ) {
+    this.rows = [...kept];
+    this.pending = [...kept];
+    for (const r of kept) {
+      this.base.done++;
+      if (r.status === 'ok') this.base.ok++;
+      if (r.status === 'failed') this.base.failed++;
+    }
     this.pace = throttle(() => this.send(this.pending.splice(0)), 1000 / PROGRESS_PER_SECOND);
+    if (kept.length) this.pace.call();
   }
 
   add(row: ResultRow): void {
@@ -46,6 +57,7 @@ export class LiveRows {
 
   private send(results: ResultRow[]): void {
     const p = this.run.progress;
-    this.post({ type: 'runProgress', runId: this.runId, done: p.done, ok: p.ok, failed: p.failed, total: Math.max(p.total, this.total), elapsedMs: p.elapsedMs, results });
+    const b = this.base;
+    this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results });
   }
 }

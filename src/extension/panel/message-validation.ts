@@ -31,7 +31,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
-const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
@@ -41,6 +41,9 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
       return { method: 'run', params: { request: runRequest(p.request) } };
     case 'rerun':
       return { method: 'rerun', params: { id: runId(p.id) } };
+    case 'continueRun':
+      if (p.only !== 'failed' && p.only !== 'remaining') throw new Error('only must be "failed" or "remaining"');
+      return { method: 'continueRun', params: { id: runId(p.id), only: p.only } };
     case 'connect':
       if (typeof p.simulator !== 'boolean') throw new Error('simulator must be true or false');
       return { method: 'connect', params: { simulator: p.simulator } };
@@ -75,6 +78,7 @@ export function runRequest(value: unknown): RunRequest {
     tags: tags(r.tags ?? []),
     batch: bool(r.batch ?? true, 'batch'),
   };
+  if (r.stream !== undefined && bool(r.stream, 'stream')) out.stream = true;
   if (r.template !== undefined) out.template = string(r.template, 'template');
   if (r.items !== undefined) out.items = list(r.items, 'items').map((v, i) => string(v, `items[${i}]`));
   if (r.prompt !== undefined) out.prompt = string(r.prompt, 'prompt');

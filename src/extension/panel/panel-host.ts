@@ -7,7 +7,8 @@ import { MessageRouter, type PanelHandlers } from './message-router.ts';
 import { PanelChannel } from './panel-channel.ts';
 import { copy, importFile, openInEditor, savePromptSet } from './prompt-requests.ts';
 import { diffRuns, exportRun } from './run-export.ts';
-import { RunHistory } from './run-history.ts';
+import { planContinuation, type Continuation } from './run-continuation.ts';
+import { RunHistory, type SavedRun } from './run-history.ts';
 import { openedRun, RunOrchestrator, type Launched } from './run-orchestrator.ts';
 import { LaunchError } from './run-request-plan.ts';
 import { SwarmPanel } from './swarm-panel.ts';
@@ -107,11 +108,24 @@ export class PanelHost implements vscode.Disposable {
     };
   }
 
+  /**
+   * A saved run runs again (in full or in part) on the swarm it ran on: on another one it is another
+   * experiment, so the user is asked rather than the two mixed silently.
+   */
+  private async onItsSwarm(saved: SavedRun, action: string): Promise<void> {
+    const hostfile = saved.record.context?.hostfile;
+    const now = this.services.session.connection?.source.label;
+    if (hostfile && now && hostfile !== now) {
+      const pick = await vscode.window.showWarningMessage(`Swarm: "${saved.record.label}" ran on ${hostfile}; ${now} is connected now.`, { modal: true }, `${action} on ${now}`);
+      if (!pick) throw new Error(`not run: it ran on ${hostfile}, ${now} is connected`);
+    }
+  }
+
   /** Starts a run the webview asked for; answers its id, or throws why it cannot start (the reply says so). */
-  private async start(request: RunRequest, label?: string): Promise<{ runId: string }> {
+  private async start(request: RunRequest, label?: string, continued?: Continuation): Promise<{ runId: string }> {
     if (this.runs.busy) throw new Error('a run is going; cancel it or wait for it to finish');
     try {
-      const going = await this.runs.launch({ request, ...(label ? { label } : {}) });
+      const going = await this.runs.launch({ request, ...(label ? { label } : {}), ...(continued ? { continued } : {}) });
       going.done.catch((err: Error) => {
         this.services.log.error(`panel run ${going.runId}: ${err.message}`);
         void vscode.window.showErrorMessage(`Swarm: ${err.message}`);
@@ -146,14 +160,14 @@ export class PanelHost implements vscode.Disposable {
         run: ({ request }) => this.start(request),
         rerun: async ({ id }) => {
           const saved = await this.history.load(id);
-          const hostfile = saved.record.context?.hostfile;
-          const now = this.services.session.connection?.source.label;
-          // A rerun on another swarm is another experiment: say so rather than mix them silently.
-          if (hostfile && now && hostfile !== now) {
-            const pick = await vscode.window.showWarningMessage(`Swarm: "${saved.record.label}" ran on ${hostfile}; ${now} is connected now.`, { modal: true }, `Rerun on ${now}`);
-            if (!pick) throw new Error(`not rerun: it ran on ${hostfile}, ${now} is connected`);
-          }
+          await this.onItsSwarm(saved, 'Rerun');
           return this.start(await this.history.rerunRequest(id), saved.record.label);
+        },
+        continueRun: async ({ id, only }) => {
+          const saved = await this.history.load(id);
+          await this.onItsSwarm(saved, only === 'failed' ? 'Rerun failed' : 'Run remaining');
+          const { request, label, continuation } = await planContinuation(this.history, saved, only);
+          return this.start(request, label, continuation);
         },
         importFile: () => importFile(),
         savePromptSet: ({ prompts }) => savePromptSet(prompts),

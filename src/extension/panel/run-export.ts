@@ -24,7 +24,8 @@ export function toCsv(rows: readonly ResultRow[]): string {
         r.prompt,
         r.text,
         r.error,
-        t.sentMs === null ? null : Math.round((t.doneMs - t.sentMs) * 1000) / 1000,
+        // E2EL as vLLM bench has it: answered prompts only (a failed one's sent_ms and done_ms still show).
+        r.status !== 'ok' || t.sentMs === null ? null : Math.round((t.doneMs - t.sentMs) * 1000) / 1000,
         t.sentMs,
         t.doneMs,
         r.promptTokens,

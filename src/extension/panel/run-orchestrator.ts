@@ -1,3 +1,4 @@
+import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
@@ -9,6 +10,7 @@ import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
+import type { Continuation } from './run-continuation.ts';
 import { RunRecorder } from './run-recorder.ts';
 import { LaunchError, prepare, runOptions, type Prepared } from './run-request-plan.ts';
 
@@ -18,6 +20,8 @@ export interface Launch {
   label?: string;
   /** From the palette: also a cancellable notification with this title. */
   notify?: string;
+  /** Some prompts of a saved run, merged back into a copy of its results (run-continuation.ts). */
+  continued?: Continuation;
 }
 
 /** A finished run as it was saved, with what the panel shows of it. */
@@ -85,6 +89,8 @@ export class RunOrchestrator {
     const file = await resultsFile(this.services.context.globalStorageUri, request.compare ? 'compare' : request.pattern);
     const runId = basename(file.uri.fsPath, '.jsonl');
     const eligible = eligibleEndpoints(connection, request.tags);
+    const continued = launch.continued;
+    if (continued) await copyFile(continued.from, file.uri.fsPath);
     const recorder = new RunRecorder(
       {
         type: 'runStarted',
@@ -92,15 +98,16 @@ export class RunOrchestrator {
         kind: request.compare ? 'comparison' : 'single',
         pattern: request.pattern,
         label: launch.label ?? prepared.label,
-        total: prepared.total(eligible),
+        total: continued ? continued.prompts.length : prepared.total(eligible),
         rounds: request.compare?.rounds ?? 1,
         startedAt: new Date().toISOString(),
         context: runContext(connection, request, options, eligible),
-        ...(prepared.prompts.length ? { prompts: prepared.prompts.map((p) => p.prompt) } : {}),
+        ...(continued ? { prompts: continued.prompts } : prepared.prompts.length ? { prompts: prepared.prompts.map((p) => p.prompt) } : {}),
         ...(request.compare ? { comparison: { cacheSalt: request.compare.cacheSalt, templatePaths: { ...TEMPLATE_PATHS } } } : {}),
       },
       this.history,
       this.post,
+      continued,
     );
     const entry = { recorder, cancel: () => {} };
     this.active.set(runId, entry);
@@ -121,12 +128,15 @@ export class RunOrchestrator {
 
   private async single(recorder: RunRecorder, launch: Launch, prepared: Prepared, options: RunOptions, uri: vscode.Uri, entry: { cancel(): void }): Promise<Omit<Launched, 'delivered'>> {
     const { request } = launch;
-    const { label, total } = recorder.started;
+    const { label } = recorder.started;
+    const total = launch.continued?.todo.length ?? recorder.started.total; // what this run sends
     const run = prepared.make(this.services.session.connection!.swarm, options);
     entry.cancel = () => run.cancel();
     recorder.follow(run, prepared.promptOf, uri.fsPath);
     const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
     await recorder.settle();
+    // A continued run's record describes its whole results file: the kept rows and its own.
+    if (launch.continued) report.summary = mergedSummary(recorder.rows, report.summary);
     const outcome = report.outcome as ReduceOutcome | undefined;
     const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
     const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
@@ -189,6 +199,18 @@ export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string):
   return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
 }
 
+/**
+ * The figures of a continued run's rows (kept and new): counts and latencies over all of them;
+ * wall time, HTTP requests, tokens, throughputs and ITL are this run's own (the core's summarize,
+ * fed its tally; kept prompts answered in another run's wall time count in no rate).
+ */
+function mergedSummary(rows: readonly ResultRow[], own: RunRecord['summary']): RunRecord['summary'] {
+  const usage = own.promptTokens === null ? new Map() : new Map([['run', { promptTokens: own.promptTokens, completionTokens: own.completionTokens ?? 0 }]]);
+  const tally = { requests: new Map(own.endpoints.map((e) => [e.endpoint, e.requests])), usage, model: own.model };
+  const merged = summarize(rows, tally, own.wallMs, { pattern: own.pattern, batch: own.mode === 'batched', stream: own.streamed });
+  return { ...merged, promptThroughput: own.promptThroughput, itl: own.itl };
+}
+
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
 function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>): number {
   return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
@@ -202,6 +224,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
     model: options.model ?? served,
     params: {
       batch: request.batch,
+      ...(options.stream ? { stream: true } : {}),
       tags: request.tags,
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),

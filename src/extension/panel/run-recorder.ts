@@ -1,5 +1,6 @@
 import { OrderedJsonlWriter, type PromptResult, type Run } from '../../core/index.ts';
 import type { ArmRound, HostMessage, ResultRow, RunMessage } from '../../panel/protocol.ts';
+import type { Continuation } from './run-continuation.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
 import { LiveRows } from './live-rows.ts';
 
@@ -20,6 +21,8 @@ export class RunRecorder {
     readonly started: Started,
     private readonly history: RunHistory,
     private readonly post: (message: HostMessage) => boolean,
+    /** A continued run: its prompt i is the run's prompt todo[i], written after the kept rows. */
+    private readonly continued?: Continuation,
   ) {
     this.say(started);
   }
@@ -36,12 +39,13 @@ export class RunRecorder {
   /** Follows `run` (the whole run, or one arm): each result, with its prompt, to `file` (when given) and to the panel. */
   follow(run: Run<unknown>, promptOf: (r: PromptResult) => string, file?: string, arm?: { arm: ArmRound['arm']; round: number }): void {
     if (arm) this.say({ type: 'armStarted', runId: this.runId, ...arm });
-    const live = new LiveRows(this.runId, run, this.started.total, this.post);
-    const writer = file ? new OrderedJsonlWriter(file) : undefined;
+    const c = this.continued;
+    const live = new LiveRows(this.runId, run, this.started.total, this.post, c?.kept);
+    const writer = file ? new OrderedJsonlWriter(file, c ? (i) => c.todo[i]! : undefined, undefined, c ? { rows: c.keep, size: c.size } : undefined) : undefined;
     run.on('result', (r) => {
       const row = { ...r, prompt: promptOf(r) };
-      writer?.add(row);
-      live.add(row);
+      writer?.add(row); // the writer maps the index itself
+      live.add(c ? { ...row, index: c.todo[r.index]! } : row);
     });
     this.live = live;
     this.writer = writer;

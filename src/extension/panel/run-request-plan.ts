@@ -32,6 +32,7 @@ export function runOptions(request: RunRequest): RunOptions {
     ...(request.stop?.length ? { stop: request.stop } : {}),
     ...(request.n !== undefined ? { n: request.n } : {}),
     ...(request.extra ? { extra: request.extra } : {}),
+    ...(request.stream ? { stream: true } : {}),
     tags: request.tags,
   };
 }

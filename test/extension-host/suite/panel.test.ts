@@ -246,6 +246,10 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(oops.ok, false, 'a malformed run request is refused in its reply');
     const clash = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], extra: { model: 'other' } } });
     assert.deepEqual([clash.ok, /set by Swarm Lab itself/.test(clash.error ?? '')], [false, true], 'an extra field may not replace one Swarm Lab sets');
+    const which = await request('continueRun', { id: 'run-1', only: 'everything' });
+    assert.deepEqual([which.ok, which.error], [false, 'only must be "failed" or "remaining"']);
+    const streamed = await request('run', { request: { pattern: 'scatter', prompts: [{ prompt: 'x' }], stream: 'yes' } });
+    assert.deepEqual([streamed.ok, streamed.error], [false, 'stream must be true or false']);
   });
 
   it('saves a prompt set as *.prompts.jsonl, copies to the clipboard, opens text in an editor', async () => {
@@ -372,6 +376,50 @@ describe('the Swarm Lab panel (extension side)', function () {
     // The saved record says how the run ended, for when it is reopened.
     assert.deepEqual([finished.record.cancelled, finished.record.error], [true, null]);
     assert.deepEqual([finished.record.summary.ok, finished.record.summary.cancelled], [2, 2]);
+  });
+
+  it('a streamed batched run from the panel: TTFT, TPOT and ITL in its record, each prompt\'s tokens counted', async () => {
+    await connectTo(await sim(2, { ttftMs: 5, tpotMs: 1 }));
+    await openReady();
+    const said = await runFromPanel({ prompts: ['one', 'two', 'three', 'four'].map((prompt) => ({ prompt })), batch: true, stream: true });
+    const done = ofType(said, 'runFinished')[0]!;
+    const s = done.record.summary;
+    assert.deepEqual([s.streamed, s.mode, s.ok, done.record.context?.params.stream], [true, 'batched', 4, true]);
+    assert.ok(s.ttft && s.tpot && s.itl, 'TTFT, TPOT and ITL measured');
+    const rows = lines(done.record.file);
+    assert.ok(rows.every((r) => typeof r.completionTokens === 'number' && r.completionTokens > 0 && r.timings.firstTokenMs !== null), 'per-prompt tokens and first tokens, batched');
+  });
+
+  it('"Run remaining" of a cancelled run sends only its cancelled prompts, merged into a copy of its results in input order', async () => {
+    const fast = await sim(1);
+    const stuck = await sim(1, { hang: true });
+    await connectTo([fast, stuck]);
+    await openReady();
+    let m = mark();
+    const reply = await request('run', { request: { pattern: 'scatter', prompts: ['a', 'b', 'c', 'd'].map((prompt) => ({ prompt })), tags: [], batch: false } });
+    assert.equal(reply.ok, true);
+    await until(() => ofType(since(m), 'runProgress').some((p) => p.done === 2), 'the fast half');
+    await api.panel.receive({ type: 'cancel' });
+    const first = (await until(() => ofType(since(m), 'runFinished')[0], 'runFinished')).record;
+    const before = readFileSync(join(runsFolder(), first.file), 'utf8');
+    assert.equal((await request('continueRun', { id: first.id, only: 'failed' })).error, `"${first.label}" has no failed prompts`);
+    // The stuck endpoint goes away: its prompts fail over to the one that answers.
+    await stuck.close();
+    clusters.splice(clusters.indexOf(stuck), 1);
+    m = mark();
+    const again = await request('continueRun', { id: first.id, only: 'remaining' });
+    assert.equal(again.ok, true, again.error);
+    const { runId } = again.value as { runId: string };
+    const done = await until(() => ofType(since(m), 'runFinished').find((f) => f.runId === runId), 'the continued run', 30_000);
+    const startedMsg = ofType(since(m), 'runStarted')[0]!;
+    assert.deepEqual([startedMsg.total, startedMsg.prompts], [4, ['a', 'b', 'c', 'd']], 'the panel shows the whole run');
+    const shown = ofType(since(m), 'runProgress').flatMap((p) => p.results.map((r) => r.index)).sort();
+    assert.deepEqual(shown, [0, 1, 2, 3], 'kept and new rows, each once');
+    const rows = lines(done.record.file);
+    assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), [[0, 'a', 'ok'], [1, 'b', 'ok'], [2, 'c', 'ok'], [3, 'd', 'ok']]);
+    assert.deepEqual([done.record.summary.prompts, done.record.summary.ok, done.record.summary.cancelled], [4, 4, 0], 'the record counts its whole results file');
+    assert.match(done.record.label, /2 remaining$/);
+    assert.equal(readFileSync(join(runsFolder(), first.file), 'utf8'), before, 'the cancelled run keeps its own results');
   });
 
   it('a comparison cancelled in its first arm still ends: armFinished (cancelled), then runFinished with its saved record', async () => {

@@ -1,0 +1,59 @@
+/**
+ * The request that carried a prompt, as the core builds it (its own chatBody/completionsBody) from
+ * the run's parameters: the endpoint URL, the body, where a batched prompt sat in its request's
+ * list, the cache_salt. Pure; the table shows it as text.
+ */
+import { chatBody, completionsBody } from '../../src/core/request-shapes.ts';
+import type { ResultRow, RunContext } from '../../src/panel/protocol.ts';
+
+export interface SentContext {
+  batched: boolean;
+  streamed: boolean;
+  /** The model the run used (as the servers reported it), else the one asked for. */
+  model: string | null;
+  /** Null for records saved before runs kept their parameters. */
+  params: RunContext['params'] | null;
+  /** A comparison's salt for the rows shown (its first batched round). */
+  cacheSalt: string | null;
+}
+
+/** A batched prompt's place in its request's list: the rows sent to the same endpoint at the same moment, in input order. */
+export function listPosition(rows: ReadonlyArray<ResultRow | undefined>, r: ResultRow): { position: number; of: number } | null {
+  if (r.endpoint === null || r.timings.sentMs === null) return null;
+  let position = 0;
+  let of = 0;
+  for (const x of rows) {
+    if (!x || x.endpoint !== r.endpoint || x.timings.sentMs !== r.timings.sentMs) continue;
+    of++;
+    if (x.index < r.index) position++;
+  }
+  return { position: position + 1, of };
+}
+
+const AUTO_MAX_TOKENS = -1;
+
+export function requestSentText(r: ResultRow, ctx: SentContext, place: { position: number; of: number } | null): string {
+  if (r.endpoint === null || r.timings.sentMs === null) return `Not sent${r.error ? `: ${r.error}` : ''}.`;
+  const p = ctx.params;
+  const salt = ctx.cacheSalt ?? (typeof p?.extra?.cache_salt === 'string' ? p.extra.cache_salt : null);
+  const gen = {
+    ...(p?.system ? { system: p.system } : {}),
+    ...(p?.temperature !== undefined ? { temperature: p.temperature } : {}),
+    ...(p?.topP !== undefined ? { topP: p.topP } : {}),
+    ...(p?.seed !== undefined ? { seed: p.seed } : {}),
+    ...(p?.stop?.length ? { stop: p.stop } : {}),
+    ...(p?.n !== undefined ? { n: p.n } : {}),
+    ...(p?.extra || salt ? { extra: { ...p?.extra, ...(salt ? { cache_salt: salt } : {}) } } : {}),
+  };
+  const model = ctx.model ?? '(the first model the endpoint serves)';
+  const maxTokens = p?.maxTokens ?? AUTO_MAX_TOKENS;
+  const body = ctx.batched ? completionsBody([r.prompt], gen, model, maxTokens, ctx.streamed) : chatBody(r.prompt, gen, model, maxTokens, ctx.streamed);
+  if (maxTokens === AUTO_MAX_TOKENS) body.max_tokens = '(sized for the endpoint from its max_model_len)';
+  const lines = [`POST http://${r.endpoint}/v1/${ctx.batched ? 'completions' : 'chat/completions'}`];
+  if (ctx.batched && place && place.of > 1) lines.push(`This prompt was item ${place.position} of ${place.of} in the request's "prompt" list; the other ${place.of - 1} are left out below.`);
+  if (salt) lines.push(`cache_salt: ${salt}`);
+  if (r.attempts > 1) lines.push(`${r.attempts} requests carried it (retries or failover); this is the last one's endpoint.`);
+  if (!p) lines.push('(The run kept no parameters: sampling fields are missing.)');
+  lines.push('', JSON.stringify(body, null, 2));
+  return lines.join('\n');
+}
