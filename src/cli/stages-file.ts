@@ -1,5 +1,5 @@
 import type { PromptResult, Stage } from '../core/index.ts';
-import { AGGREGATE_NAMES, AGGREGATES, type AggregateName } from './aggregates.ts';
+import { AGGREGATE_NAMES, aggregated, type AggregateName } from './aggregates.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 import { configRegex, readJsonFile } from './json-file.ts';
@@ -8,7 +8,7 @@ import { configRegex, readJsonFile } from './json-file.ts';
 const LISTED = 20;
 
 /**
- * Pipeline stages from JSON: `[{"name", "template" (with {input}), "agents", "keep" (a regex an answer
+ * Pipeline stages from JSON or YAML: `[{"name", "template" (with {input}), "agents", "keep" (a regex an answer
  * must match), "transform" (an aggregator: vote, concat, best-of, top-k, merge, stats)}]` or
  * `{"stages": [...]}`. Every problem is named by stage, all at once; a bad file is bad input (exit 2).
  */
@@ -32,7 +32,7 @@ export async function readStages(path: string): Promise<Stage[]> {
       template: String(s.template),
       agents: agents as number,
       ...(keep ? { filter: (r: PromptResult) => keep.test(r.text) } : {}),
-      ...(transform && AGGREGATES[transform] ? { transform: (rs: PromptResult[]) => AGGREGATES[transform](rs) } : {}),
+      ...(transform && AGGREGATE_NAMES.includes(transform) ? { transform: (rs: PromptResult[]) => aggregated(transform, rs) } : {}),
     };
   });
   if (problems.length) {
