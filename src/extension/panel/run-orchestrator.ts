@@ -1,7 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import { summarize, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
+import { subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { speedup } from '../../core/stats.ts';
 import type { ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
@@ -122,13 +122,13 @@ export class RunOrchestrator {
   private async single(recorder: RunRecorder, launch: Launch, prepared: Prepared, options: RunOptions, uri: vscode.Uri, entry: { cancel(): void }): Promise<Omit<Launched, 'delivered'>> {
     const { request } = launch;
     const { label, total } = recorder.started;
-    const run = prepared.make(this.services.session.connection!.swarm, options);
+    const run = prepared.make(routed(this.services.session.connection!.swarm, request), options);
     entry.cancel = () => run.cancel();
     recorder.follow(run, prepared.promptOf, uri.fsPath);
     const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
     await recorder.settle();
     const outcome = report.outcome as ReduceOutcome | undefined;
-    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
+    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : prepared.view?.(report);
     const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
     return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
   }
@@ -141,7 +141,7 @@ export class RunOrchestrator {
     let report: Thenable<RunReport<unknown>> | undefined;
     let lastArm: RunReport<unknown> | undefined;
     let firstRows: ResultRow[] = [];
-    const handle = compareBatching(this.services.session.connection!.swarm, prepared.prompts, {
+    const handle = compareBatching(routed(this.services.session.connection!.swarm, request), prepared.prompts, {
       ...options,
       rounds,
       cacheSalt,
@@ -187,6 +187,11 @@ export class RunOrchestrator {
 export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string): OpenedRun {
   const resultsJsonl = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
   return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
+}
+
+/** The connection's pool, routed as the request asks (the panel's routing choice). */
+function routed(pool: SwarmPool, request: RunRequest): SwarmPool {
+  return request.route ? subpool.routedBy(pool, request.route) : pool;
 }
 
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
