@@ -1,22 +1,7 @@
-import {
-  aggregate,
-  aggregateText,
-  blackboard,
-  boardText,
-  broadcast,
-  fanOutFanIn,
-  namedStage,
-  pipeline,
-  templatedSession,
-  type Aggregate,
-  type BlackboardOutcome,
-  type PipelineOutcome,
-  type PromptResult,
-  type ReducedOutcome,
-  type RunReport,
-} from '../../core/index.ts';
+import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type ReducedOutcome } from '../../core/index.ts';
 import { fillTemplate } from '../../core/plan.ts';
-import type { RunRequest, StepView } from '../../panel/protocol.ts';
+import type { RunRequest } from '../../panel/protocol.ts';
+import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps } from './pattern-steps.ts';
 import { clip, count, LaunchError, type Prepared } from './run-request-plan.ts';
 
 /**
@@ -41,12 +26,7 @@ export function preparePorted(request: RunRequest): Prepared {
         total: (endpoints) => endpoints,
         make: (pool, o) => broadcast(pool, prompt, o),
         promptOf: () => prompt,
-        view: (report) => {
-          const answers = report.results.filter((r) => r.ok);
-          if (!answers.length) return undefined;
-          const a = aggregate(name, report.results, p.k);
-          return { text: aggregateText(a), levels: [{ level: 0, label: `Answers · ${name}`, texts: answers.map((r) => r.text), aggregate: a }] };
-        },
+        view: (report) => broadcastSteps(name, report.results, p.k),
       };
     }
     case 'fan-out-fan-in': {
@@ -60,10 +40,7 @@ export function preparePorted(request: RunRequest): Prepared {
         total: (endpoints) => Math.min(workers ?? endpoints, endpoints) + 1,
         make: (pool, o) => fanOutFanIn(pool, { prompt, collectPrompt, ...(workers ? { workers } : {}) }, o),
         promptOf: (r) => (r.level ? `(collect) ${collectPrompt}` : prompt),
-        view: (report: RunReport<unknown>) => {
-          const out = report.outcome as ReducedOutcome | undefined;
-          return out && { text: out.text, levels: [{ level: 0, label: 'Workers', texts: out.answers }, { level: 1, label: 'Collector', texts: [out.text] }] };
-        },
+        view: (report) => (report.outcome ? fanOutSteps(report.outcome as ReducedOutcome) : undefined),
       };
     }
     case 'pipeline': {
@@ -82,15 +59,7 @@ export function preparePorted(request: RunRequest): Prepared {
         make: (pool, o) => pipeline(pool, { stages, input, reuseAgents: !p.consecutive }, o),
         // Each stage's prompt is its template filled with the output before it: known once that stage ran.
         promptOf: (r) => `(stage ${(r.level ?? 0) + 1}: ${String(r.input.stage ?? '')}) ${specs[r.level ?? 0]?.template ?? ''}`,
-        view: (report) => {
-          const out = report.outcome as PipelineOutcome | undefined;
-          if (!out) return undefined;
-          const levels = out.stages.map((s, i): StepView => {
-            const a = aggregates.get(i);
-            return { level: i, label: `Stage ${i + 1} · ${s.name} (${count(s.endpoints, 'agent')})`, texts: answersAt(report.results, i), ...(a ? { aggregate: a } : {}) };
-          });
-          return { text: textOf(out.output), levels };
-        },
+        view: (report) => (report.outcome ? pipelineSteps(report.outcome as PipelineOutcome, report.results, aggregates) : undefined),
       };
     }
     case 'blackboard': {
@@ -107,12 +76,7 @@ export function preparePorted(request: RunRequest): Prepared {
         total: (endpoints) => rounds * endpoints,
         make: (pool, o) => blackboard(pool, session, o),
         promptOf: (r) => fillTemplate(template, { section: String(r.input.section ?? ''), board: '(the board as it stood)' }),
-        view: (report) => {
-          const out = report.outcome as BlackboardOutcome | undefined;
-          if (!out) return undefined;
-          const levels = out.snapshots.map(({ round }): StepView => ({ level: round, label: `Round ${round}`, texts: roundEntries(report.results, round) }));
-          return { text: boardText(out.board), levels };
-        },
+        view: (report) => (report.outcome ? blackboardSteps(report.outcome as BlackboardOutcome, report.results) : undefined),
       };
     }
     default:
@@ -125,16 +89,6 @@ export function isPorted(request: RunRequest): boolean {
   return request.pattern === 'fan-out-fan-in' || request.pattern === 'pipeline' || request.pattern === 'blackboard' || (request.pattern === 'broadcast' && Boolean(request.patterns?.aggregate));
 }
 
-/** A step's answers that succeeded, in order. */
-function answersAt(results: readonly PromptResult[], level: number): string[] {
-  return results.filter((r) => r.ok && (r.level ?? 0) === level).map((r) => r.text);
-}
-
-/** A round's entries, each under its section's name. */
-function roundEntries(results: readonly PromptResult[], round: number): string[] {
-  return results.filter((r) => r.ok && r.level === round).map((r) => `[${String(r.input.section ?? '')}] ${r.text}`);
-}
-
 function regex(source: string, what: string): RegExp {
   try {
     return new RegExp(source);
@@ -142,5 +96,3 @@ function regex(source: string, what: string): RegExp {
     throw new LaunchError(`${what} is not a regular expression (${(err as Error).message})`);
   }
 }
-
-const textOf = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
