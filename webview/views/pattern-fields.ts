@@ -93,11 +93,15 @@ function pipelineFields(app: App) {
             <vscode-textfield id=${`stage-name-${i}`} .value=${s.name} @input=${(e: Event) => setStage(app, i, { name: value(e) })}></vscode-textfield>
             <vscode-label for=${`stage-agents-${i}`}>Agents</vscode-label>
             <vscode-textfield id=${`stage-agents-${i}`} type="number" min="1" .value=${String(s.agents)} @input=${(e: Event) => setStage(app, i, { agents: Number(value(e)) })}></vscode-textfield>
+          </div>
+          <vscode-form-group variant="vertical">
             <vscode-label for=${`stage-template-${i}`}>Template</vscode-label>
             <vscode-textarea id=${`stage-template-${i}`} rows="2" resize="vertical" monospace .value=${s.template} ?invalid=${!s.template.includes('{input}')}
               @input=${(e: Event) => setStage(app, i, { template: value(e) })}></vscode-textarea>
-            <vscode-label for=${`stage-keep-${i}`}>Keep answers matching</vscode-label>
-            <vscode-textfield id=${`stage-keep-${i}`} placeholder="every answer (a regular expression)" .value=${s.keep ?? ''} @input=${(e: Event) => setStage(app, i, { keep: value(e) || undefined })}></vscode-textfield>
+          </vscode-form-group>
+          <div class="params">
+            <vscode-label for=${`stage-keep-${i}`}>Keep</vscode-label>
+            <vscode-textfield id=${`stage-keep-${i}`} placeholder="every answer, or a regex" .value=${s.keep ?? ''} @input=${(e: Event) => setStage(app, i, { keep: value(e) || undefined })}></vscode-textfield>
             <vscode-label for=${`stage-transform-${i}`}>Output</vscode-label>
             <vscode-single-select id=${`stage-transform-${i}`} .value=${s.transform ?? ''}
               @change=${(e: Event) => setStage(app, i, { transform: (value(e) || undefined) as AggregateName | undefined })}>
