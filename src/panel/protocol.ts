@@ -87,7 +87,7 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
-  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
+  params: { batch: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra' | 'route'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */

@@ -217,6 +217,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
       ...(options.stop?.length ? { stop: options.stop } : {}),
       ...(options.n !== undefined ? { n: options.n } : {}),
       ...(options.extra ? { extra: options.extra } : {}),
+      ...(request.route ? { route: request.route } : {}),
     },
   };
 }
