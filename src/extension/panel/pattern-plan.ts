@@ -1,5 +1,4 @@
-import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type ReducedOutcome } from '../../core/index.ts';
-import { fillTemplate } from '../../core/plan.ts';
+import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type PromptResult, type ReducedOutcome } from '../../core/index.ts';
 import type { RunRequest } from '../../panel/protocol.ts';
 import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps } from './pattern-steps.ts';
 import { clip, count, LaunchError, type Prepared } from './run-request-plan.ts';
@@ -25,7 +24,7 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => endpoints,
         make: (pool, o) => broadcast(pool, prompt, o),
-        promptOf: () => prompt,
+        promptOf,
         view: (report) => broadcastSteps(name, report.results, p.k),
       };
     }
@@ -39,7 +38,7 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => Math.min(workers ?? endpoints, endpoints) + 1,
         make: (pool, o) => fanOutFanIn(pool, { prompt, collectPrompt, ...(workers ? { workers } : {}) }, o),
-        promptOf: (r) => (r.level ? `(collect) ${collectPrompt}` : prompt),
+        promptOf,
         view: (report) => (report.outcome ? fanOutSteps(report.outcome as ReducedOutcome) : undefined),
       };
     }
@@ -57,8 +56,7 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => specs.reduce((n, s) => n + Math.min(s.agents, endpoints), 0),
         make: (pool, o) => pipeline(pool, { stages, input, reuseAgents: !p.consecutive }, o),
-        // Each stage's prompt is its template filled with the output before it: known once that stage ran.
-        promptOf: (r) => `(stage ${(r.level ?? 0) + 1}: ${String(r.input.stage ?? '')}) ${specs[r.level ?? 0]?.template ?? ''}`,
+        promptOf,
         view: (report) => (report.outcome ? pipelineSteps(report.outcome as PipelineOutcome, report.results, aggregates) : undefined),
       };
     }
@@ -75,7 +73,7 @@ export function preparePorted(request: RunRequest): Prepared {
         // At most: each round asks every endpoint carrying a section's role once (fewer if it converges early).
         total: (endpoints) => rounds * endpoints,
         make: (pool, o) => blackboard(pool, session, o),
-        promptOf: (r) => fillTemplate(template, { section: String(r.input.section ?? ''), board: '(the board as it stood)' }),
+        promptOf,
         view: (report) => (report.outcome ? blackboardSteps(report.outcome as BlackboardOutcome, report.results) : undefined),
       };
     }
@@ -88,6 +86,9 @@ export function preparePorted(request: RunRequest): Prepared {
 export function isPorted(request: RunRequest): boolean {
   return request.pattern === 'fan-out-fan-in' || request.pattern === 'pipeline' || request.pattern === 'blackboard' || (request.pattern === 'broadcast' && Boolean(request.patterns?.aggregate));
 }
+
+/** Each step's prompt is made as the run goes (filled with the step before): the result carries it. */
+const promptOf = (r: PromptResult) => r.prompt;
 
 function regex(source: string, what: string): RegExp {
   try {
