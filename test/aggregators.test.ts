@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { bestOf, concat, failureReport, majorityVote, statistics, structuredMerge, topK, type AgentAnswer } from '../src/core/index.ts';
+import { afterEach, describe, it } from 'node:test';
+import { aggregate, aggregateText, bestOf, broadcast, concat, endpointId, failureReport, majorityVote, statistics, structuredMerge, topK, type AgentAnswer } from '../src/core/index.ts';
+import { Fixture } from './helpers/swarm.ts';
+
+const fx = new Fixture();
+afterEach(() => fx.close());
 
 /** Answers as a run returns them: index i, from endpoint e<i>; `null` is a failure. */
 const answers = (...texts: Array<string | null>): AgentAnswer[] =>
@@ -69,5 +73,29 @@ describe('aggregators (Aurora-Swarm aggregators.py)', () => {
       failureCount: 2,
       failures: [{ index: 1, endpoint: 'e1', error: 'boom 1' }, { index: 3, endpoint: 'e3', error: 'boom 3' }],
     });
+  });
+});
+
+describe('named aggregates over a real broadcast (examples/broadcast_aggregators.py, against the simulator)', () => {
+  it('skip the failed endpoint, which failure_report names; each name gives its aggregate and its text', async () => {
+    const sim = await fx.sim(4);
+    sim.servers[2]!.setFaults({ faultRate: 1, faultStatus: 400 });
+    const report = await broadcast(fx.pool(sim.endpoints), ' Yes ', { maxTokens: 20 }).done;
+    const failed = failureReport(report.results);
+    assert.deepEqual([failed.total, failed.successCount, failed.failureCount], [4, 3, 1]);
+    assert.deepEqual(failed.failures.map((f) => [f.index, f.endpoint]), [[2, endpointId(sim.endpoints[2]!)]]);
+    const vote = aggregate('vote', report.results);
+    assert.deepEqual(vote, { name: 'vote', winner: 'completion:  yes', confidence: 1, distribution: [{ answer: 'completion:  yes', votes: 3 }] });
+    assert.equal(aggregateText(vote), JSON.stringify({ winner: 'completion:  yes', confidence: 1, distribution: [{ answer: 'completion:  yes', votes: 3 }] }));
+    assert.equal(aggregateText(aggregate('concat', report.results)), Array(3).fill('completion:  Yes').join('\n'));
+    const best = aggregate('best-of', report.results);
+    assert.equal(best.name === 'best-of' && best.best?.index, 0, 'equals: the first answer');
+    const top = aggregate('top-k', report.results, 2);
+    assert.deepEqual(top.name === 'top-k' && top.top.map((t) => t.index), [0, 1]);
+    assert.equal(aggregateText(top), JSON.stringify([0, 1].map((i) => ({ endpoint: endpointId(sim.endpoints[i]!), text: 'completion:  Yes' }))));
+    const merged = aggregate('merge', report.results);
+    assert.deepEqual(merged.name === 'merge' && merged.errors.map((e) => e.index), [0, 1, 3], 'each answer that is not JSON, failed ones skipped');
+    const stats = aggregate('stats', report.results);
+    assert.deepEqual(stats.name === 'stats' && [stats.count, stats.errors.length], [0, 3]);
   });
 });

@@ -118,3 +118,51 @@ describe('swarm blackboard', () => {
     }
   });
 });
+
+describe('sub-pool and route flags', () => {
+  it('every command that sends prompts takes --slice, --sample and --route, and refuses a bad one with one line and exit 2', async () => {
+    const { dir, cleanup } = await tempDir();
+    const sim = await startSim(dir, 'hosts', 3);
+    try {
+      const prompts = await writeText(dir, 'prompts.txt', 'a\nb\nc\nd\n');
+      const scatter = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--slice', '1:', '--quiet']);
+      assert.equal(scatter.code, 0, scatter.stderr);
+      assert.deepEqual(jsonLines(scatter.stdout).map((r) => r.endpoint), [1, 2, 1, 2].map((i) => sim.endpoints[i]), 'prompt i goes to endpoint i mod 2 of the slice');
+      const routed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--route', 'least-requests', '--no-batch', '--quiet']);
+      assert.equal(routed.code, 0, routed.stderr);
+      assert.deepEqual(jsonLines(routed.stdout).map((r) => [r.index, r.ok]), [[0, true], [1, true], [2, true], [3, true]]);
+      const reduce = await runCli(['reduce', '--hostfile', sim.hostfile, '--prompt', 'leaf', '--reduce-prompt', 'merge {responses}', '--sample', '2', '--route', 'prefix-aware', '--json', '--quiet']);
+      assert.equal(reduce.code, 0, reduce.stderr);
+      assert.equal(JSON.parse(reduce.stdout).levels[0].texts.length, 2, 'two sampled endpoints answer the leaf prompt');
+
+      const stages = await writeText(dir, 'stages.yaml', 'stages:\n  - name: draft\n    template: "Draft: {input}"\n    agents: 3\n  - name: pick\n    template: "Pick: {input}"\n    agents: 3\n    transform: vote\n');
+      const pipeline = await runCli(['pipeline', '--hostfile', sim.hostfile, '--stages', stages, '--input', 'a poem', '--slice', ':-1', '--json', '--quiet']);
+      assert.equal(pipeline.code, 0, pipeline.stderr);
+      assert.deepEqual(JSON.parse(pipeline.stdout).stages.map((s: { name: string; endpoints: number }) => [s.name, s.endpoints]), [['draft', 2], ['pick', 2]], 'YAML stages on the first two endpoints');
+      const badYaml = await writeText(dir, 'bad.yaml', 'stages: [unclosed\n');
+      const refusedYaml = await runCli(['pipeline', '--hostfile', sim.hostfile, '--stages', badYaml, '--input', 'x']);
+      assert.equal(refusedYaml.code, 2);
+      assert.match(refusedYaml.stderr, /^.*bad\.yaml: not valid YAML \(.+\)\n$/);
+
+      const config = await writeText(dir, 'board.json', JSON.stringify({ sections: ['x'], prompt: '{section} {board}' }));
+      const bad: Array<[string[], RegExp]> = [
+        [['scatter', '--prompts', prompts, '--slice', '1-2'], /--slice must look like a:b/],
+        [['reduce', '--prompt', 'p', '--reduce-prompt', '{responses}', '--sample', '0'], /--sample must be an integer from 1/],
+        [['broadcast', '--prompt', 'p', '--route', 'random'], /--route.*Allowed choices are round-robin, least-requests, least-load, kv-cache, prefix-aware/],
+        [['embed', '--prompts', prompts, '--sample', 'two'], /--sample must be an integer/],
+        [['pipeline', '--stages', stages, '--input', 'x', '--slice', 'a:b'], /--slice must look like a:b/],
+        [['blackboard', '--config', config, '--route', 'fastest'], /Allowed choices/],
+      ];
+      for (const [args, message] of bad) {
+        const r = await runCli([...args, '--hostfile', sim.hostfile]);
+        assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+        const [line] = r.stderr.split('\n');
+        assert.match(line!, message, 'the first line says what is wrong (usage hints follow)');
+        assert.equal(r.stderr.match(/^error/gm)?.length, 1, r.stderr);
+      }
+    } finally {
+      await sim.stop();
+      await cleanup();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { embedAll, endpointId, scatterGather, type Endpoint } from '../src/core/index.ts';
+import { embedAll, endpointId, scatterGather, subpool, type Endpoint } from '../src/core/index.ts';
 import { Fixture } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -58,6 +58,25 @@ describe('embedAll (embedding_pool.py / scatter_gather_embeddings)', () => {
     assert.equal(report.summary.promptTokens, 6, "the servers' usage is counted");
     const again = await embedAll(fx.pool(sim.endpoints), ['c']).done;
     assert.deepEqual(again.results[0]!.embedding, report.results[2]!.embedding);
+  });
+
+  it('on a sub-pool (test_embed_pool_by_tag / select / slice): only its endpoints embed, round-robin from its index 0', async () => {
+    const sim = await fx.sim(5, { task: 'embed', embeddingDim: 8 });
+    const tagged = fx.pool(sim.endpoints.map((e, i) => ({ ...e, tags: { role: i % 2 ? 'llm' : 'embed' } })));
+    assert.equal(subpool.byTag(tagged, 'role', 'embed').endpoints.length, 3);
+    // Untagged: a pool with role=embed endpoints would embed on those alone (embedAll's default).
+    const pool = fx.pool(sim.endpoints);
+    const ids = sim.endpoints.map(endpointId);
+    assert.equal(subpool.select(pool, [0, 2, 4]).endpoints.length, 3);
+    assert.equal(subpool.slice(pool, 1, 4).endpoints.length, 3);
+    assert.equal(pool.endpoints.length, 5, 'the parent keeps its size');
+    const texts = ['one', 'two', 'three', 'four', 'five'];
+    const selected = await embedAll(subpool.select(pool, [4, 1]), texts).done;
+    assert.deepEqual(selected.results.map((r) => r.endpoint), [4, 1, 4, 1, 4].map((i) => ids[i]));
+    const sliced = await embedAll(subpool.slice(pool, 1, 4), texts).done;
+    assert.deepEqual(sliced.results.map((r) => r.endpoint), [1, 2, 3, 1, 2].map((i) => ids[i]));
+    assert.ok([...selected.results, ...sliced.results].every((r) => r.ok && r.embedding!.length === 8));
+    assert.deepEqual(embedCalls(sim), [0, 2, 1, 1, 1]);
   });
 
   it('fails over: a failing embedding server leaves no input without a vector', async () => {

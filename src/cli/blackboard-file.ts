@@ -1,4 +1,4 @@
-import { fillTemplate, type BlackboardInput, type Board } from '../core/index.ts';
+import { templatedSession, type BlackboardInput } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 import { configRegex, readJsonFile } from './json-file.ts';
@@ -23,18 +23,5 @@ export async function readBlackboard(path: string): Promise<BlackboardInput> {
   if (!Number.isInteger(rounds) || (rounds as number) < 1 || (rounds as number) > 1000) problems.push(`${shown}: "maxRounds" must be a whole number from 1 to 1,000`);
   const until = configRegex(c.until, shown, 'until', problems);
   if (problems.length) throw new CliError(problems.map(printable).join('\n'));
-  const template = c.prompt as string;
-  return {
-    sections: sections as string[],
-    prompt: (section, board) => fillTemplate(template, { section, board: boardText(board) }),
-    maxRounds: rounds as number,
-    ...(until ? { converged: (board: Readonly<Board>) => Object.values(board).some((entries) => entries.some((e) => until.test(e))) } : {}),
-  };
-}
-
-/** The board as a prompt sees it: each section's entries under its name. */
-export function boardText(board: Readonly<Board>): string {
-  return Object.entries(board)
-    .map(([section, entries]) => `## ${section}\n${entries.map((e) => `- ${e}`).join('\n') || '(empty)'}`)
-    .join('\n\n');
+  return templatedSession(sections as string[], c.prompt as string, rounds as number, until);
 }

@@ -1,14 +1,21 @@
 import { readFile } from 'node:fs/promises';
+import { JSON_SCHEMA, load } from 'js-yaml';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 
-/** A JSON config file (pipeline stages, a blackboard session): unreadable or invalid is bad input (exit 2), one line. */
+/**
+ * A config file (pipeline stages, a blackboard session): JSON, or YAML when it is named `.yaml` / `.yml`
+ * (read with the JSON schema: no dates or other implicit types). Unreadable or invalid is bad input (exit 2), one line.
+ */
 export async function readJsonFile(path: string): Promise<unknown> {
+  const yaml = /\.ya?ml$/i.test(path);
   try {
-    return JSON.parse(await readFile(path, 'utf8'));
+    const text = await readFile(path, 'utf8');
+    return yaml ? load(text, { schema: JSON_SCHEMA }) : JSON.parse(text);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`${printable(path)}: ${code ? `cannot read it (${code})` : `not valid JSON (${(err as Error).message})`}`);
+    const why = (err as Error).message.split('\n')[0];
+    throw new CliError(`${printable(path)}: ${code ? `cannot read it (${code})` : `not valid ${yaml ? 'YAML' : 'JSON'} (${why})`}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseTagFilter, ROUTE_STRATEGIES, type RouteStrategy, type RunOptions } from '../core/index.ts';
+import { parseTagFilter, ROUTE_STRATEGIES, subpool, type RouteStrategy, type RunOptions, type SwarmPool } from '../core/index.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
 export interface SwarmFlags {
@@ -16,6 +16,8 @@ export interface SwarmFlags {
   hedge?: boolean;
   hedgeAfter?: number;
   route?: RouteStrategy;
+  sample?: number;
+  slice?: [number, number | undefined];
 }
 
 export interface GenerationFlags {
@@ -71,11 +73,20 @@ function collectParam(value: string, previous: Record<string, unknown>): Record<
   return { ...previous, [value.slice(0, eq)]: parsed };
 }
 
+/** `--slice a:b`, Python's slice of the endpoint list. */
+function parseSlice(value: string): [number, number | undefined] {
+  const m = /^\s*(-?\d*)\s*:\s*(-?\d*)\s*$/.exec(value);
+  if (!m || (m[1]!.length > 7 || m[2]!.length > 7)) throw new InvalidArgumentError('--slice must look like a:b, a: or :b (whole numbers; negatives count from the end)');
+  return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : undefined];
+}
+
 export function addSwarmOptions(cmd: Command): Command {
   return cmd
     .option('--hostfile <file>', 'hostfile: host<TAB>port<TAB>key=value… per line')
     .option('--model <name>', 'model to use (default: the first one the endpoints serve)')
     .addOption(new Option('--tag <key=value>', 'only endpoints with this tag (repeatable)').argParser(collectTag).default([], 'all endpoints'))
+    .option('--slice <a:b>', 'only endpoints a … b-1 of those (Python slice: a:, :b, negatives count from the end)', parseSlice)
+    .option('--sample <n>', 'only n of those endpoints, drawn at random', int('--sample', 1, 100_000))
     .option('--concurrency <n>', 'requests in flight across the swarm (a batch counts once)', int('--concurrency', 1, 100_000), 512)
     .option('--timeout <seconds>', 'deadline of one request, and the floor of a batch\'s', num('--timeout', 0.001, 86_400), 300)
     .option('--timeout-per-sequence <seconds>', 'a batch of n prompts gets max(timeout, ceil(n / max-num-seqs) × this)', num('--timeout-per-sequence', 0.001, 86_400), 60)
@@ -103,6 +114,13 @@ export function addGenerationOptions(cmd: Command): Command {
     .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
     .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))
     .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)");
+}
+
+/** Aurora-Swarm's sub-pool of the flags: the tagged endpoints (`--tag`), then `--slice` of them, then `--sample` of those. */
+export function narrowed(pool: SwarmPool, flags: Pick<SwarmFlags, 'tag' | 'slice' | 'sample'>): SwarmPool {
+  const tagged = flags.tag.reduce((p, [k, v]) => subpool.byTag(p, k, v), pool);
+  const sliced = flags.slice ? subpool.slice(tagged, ...flags.slice) : tagged;
+  return flags.sample ? subpool.sample(sliced, flags.sample) : sliced;
 }
 
 export function runOptions(flags: SwarmFlags & GenerationFlags): RunOptions {

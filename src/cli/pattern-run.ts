@@ -1,7 +1,7 @@
 import { OrderedJsonlWriter, type Run, type SwarmPool } from '../core/index.ts';
 import { printable } from './format.ts';
 import { claimStop, exitCode } from './interrupt.ts';
-import { runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
+import { narrowed, runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
 import { checkOutPath } from './output.ts';
 import { watchRun } from './progress.ts';
 import { openUnlessStopped, type ReachFlags } from './swarm.ts';
@@ -31,7 +31,7 @@ export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Prom
   const stop = claimStop();
   const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
   if (!swarm) return;
-  const report = await watchRun(p.start(swarm.pool), p.label, Boolean(flags.quiet), stop);
+  const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop);
   await swarm.close();
   if (flags.out) {
     const writer = new OrderedJsonlWriter(flags.out);

@@ -1,5 +1,4 @@
-import type { PromptResult, Stage } from '../core/index.ts';
-import { AGGREGATE_NAMES, AGGREGATES, type AggregateName } from './aggregates.ts';
+import { AGGREGATE_NAMES, namedStage, type AggregateName, type Stage } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 import { configRegex, readJsonFile } from './json-file.ts';
@@ -8,7 +7,7 @@ import { configRegex, readJsonFile } from './json-file.ts';
 const LISTED = 20;
 
 /**
- * Pipeline stages from JSON: `[{"name", "template" (with {input}), "agents", "keep" (a regex an answer
+ * Pipeline stages from JSON or YAML: `[{"name", "template" (with {input}), "agents", "keep" (a regex an answer
  * must match), "transform" (an aggregator: vote, concat, best-of, top-k, merge, stats)}]` or
  * `{"stages": [...]}`. Every problem is named by stage, all at once; a bad file is bad input (exit 2).
  */
@@ -27,13 +26,13 @@ export async function readStages(path: string): Promise<Stage[]> {
     const keep = configRegex(s.keep, at, 'keep', problems);
     const transform = s.transform as AggregateName | undefined;
     if (transform !== undefined && !AGGREGATE_NAMES.includes(transform)) problems.push(`${at}: "transform" must be one of ${AGGREGATE_NAMES.join(', ')}`);
-    return {
+    return namedStage({
       name: typeof s.name === 'string' ? s.name : `stage ${i + 1}`,
       template: String(s.template),
       agents: agents as number,
-      ...(keep ? { filter: (r: PromptResult) => keep.test(r.text) } : {}),
-      ...(transform && AGGREGATES[transform] ? { transform: (rs: PromptResult[]) => AGGREGATES[transform](rs) } : {}),
-    };
+      ...(keep ? { keep } : {}),
+      ...(transform ? { transform } : {}),
+    });
   });
   if (problems.length) {
     const more = problems.length > LISTED ? [`… and ${problems.length - LISTED} more`] : [];

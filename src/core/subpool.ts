@@ -1,4 +1,5 @@
 import type { SwarmPool } from './pool.ts';
+import type { RouteStrategy } from './routing.ts';
 
 /**
  * Aurora-Swarm's sub-pool selectors. A sub-pool shares its parent's connections, concurrency limit
@@ -38,4 +39,11 @@ export function select(pool: SwarmPool, indices: readonly number[]): SwarmPool {
 /** Endpoints `start` … `end - 1`, with Python's slice semantics (negative counts from the end, out of range clamps). */
 export function slice(pool: SwarmPool, start: number, end?: number): SwarmPool {
   return pool.narrow(pool.endpoints.slice(start, end).map((s) => s.slot));
+}
+
+/** The same endpoints routed by `route` instead of the pool's strategy (the panel picks one per run). */
+export function routedBy(pool: SwarmPool, route: RouteStrategy): SwarmPool {
+  const sub = Object.create(pool) as SwarmPool;
+  Object.defineProperty(sub, 'options', { value: { ...pool.options, route }, enumerable: true });
+  return sub;
 }

@@ -8,10 +8,10 @@
  * request too; the run's lifecycle (RunMessage) follows.
  */
 import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
-import type { PromptResult, RunSummary } from '../core/index.ts';
+import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
 import type { EndpointStatus } from '../core/endpoint-status.ts';
 
-export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce';
+export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;
 
 /** The reduce prompt a tree-reduce starts from, in the panel and in `Swarm: Tree Reduce`. */
 export const DEFAULT_REDUCE_PROMPT = 'Merge these answers into one, keeping every distinct point:\n{responses}';
@@ -53,6 +53,9 @@ export interface RunRequest {
   stream?: boolean;
   /** Run batched and individual on the same prompts, alternating, and compare. */
   compare?: { rounds: number; cacheSalt: boolean };
+  /** See the patterns block below. */
+  patterns?: PatternParams;
+  route?: RouteStrategy;
 }
 
 export interface EndpointInfo {
@@ -66,9 +69,10 @@ export interface EndpointInfo {
 /** A result as the panel shows it: the core's result plus the prompt text it answers. */
 export type ResultRow = PromptResult & { prompt: string };
 
+/** A tree-reduce's levels; the ported patterns' steps (see the patterns block) show the same way. */
 export interface ReduceView {
   text: string;
-  levels: Array<{ level: number; texts: string[] }>;
+  levels: StepView[];
 }
 
 /** One arm's figures in one round of a comparison (the core's). */
@@ -86,7 +90,7 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
-  params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra'>;
+  params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra' | 'route'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */
@@ -206,4 +210,50 @@ export type PanelMessage =
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}
+
+// ── Patterns (issue 12): the rest of Aurora-Swarm in the panel ──────────────────────────────────
+// Broadcast with an aggregator, fan-out/fan-in, pipeline and blackboard, and a routing choice.
+// Their steps (pipeline stages, blackboard rounds, workers then collector) travel as a ReduceView's
+// levels, so they are recorded, saved and shown exactly as tree-reduce levels are.
+
+export type PortedPattern = 'fan-out-fan-in' | 'pipeline' | 'blackboard';
+export type { AggregateName, Aggregate, RouteStrategy };
+
+/** A pipeline stage as the panel edits it (`keep`: a regular expression an answer must match). */
+export interface StageParams {
+  name: string;
+  template: string;
+  agents: number;
+  keep?: string;
+  transform?: AggregateName;
+}
+
+/** The parameters of the ported patterns; the request's `pattern` says which apply. */
+export interface PatternParams {
+  /** broadcast: one aggregate of the answers (top-k keeps `k`). */
+  aggregate?: AggregateName;
+  k?: number;
+  /** fan-out-fan-in: the first `workers` endpoints answer `prompt` (all when absent), endpoint 0 collects with this ({responses}). */
+  collectPrompt?: string;
+  workers?: number;
+  /** pipeline: the first stage's {input}; consecutive: each stage takes the next endpoints. */
+  stages?: StageParams[];
+  input?: string;
+  consecutive?: boolean;
+  /** blackboard: role= sections, a prompt with {board} (and {section}), rounds, a regex that ends it. */
+  sections?: string[];
+  boardPrompt?: string;
+  maxRounds?: number;
+  until?: string;
+}
+
+/** One step of a run: a tree-reduce level, a pipeline stage, a blackboard round, a broadcast's answers. */
+export interface StepView {
+  level: number;
+  texts: string[];
+  /** What to call it (absent: a tree-reduce level). */
+  label?: string;
+  /** The step's aggregate (a broadcast's, a pipeline stage's transform). */
+  aggregate?: Aggregate;
 }

@@ -2,6 +2,7 @@
  * What the Compose view edits, and the `RunRequest` it makes. Pure: no DOM, so node tests it.
  */
 import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
+import { defaultPatterns, PORTED_PATTERNS, portedRequest, portedSummary, type PatternsCompose } from './patterns-compose.ts';
 
 export interface ComposeState {
   pattern: Pattern;
@@ -34,6 +35,8 @@ export interface ComposeState {
   compare: boolean;
   rounds: number;
   cacheSalt: boolean;
+  /** The ported patterns' fields and the routing choice (patterns-compose.ts). */
+  patterns: PatternsCompose;
 }
 
 export function defaultCompose(): ComposeState {
@@ -60,6 +63,7 @@ export function defaultCompose(): ComposeState {
     compare: false,
     rounds: 3,
     cacheSalt: true,
+    patterns: defaultPatterns(),
   };
 }
 
@@ -68,6 +72,7 @@ export const PATTERNS: Array<{ id: Pattern; label: string; help: string }> = [
   { id: 'map', label: 'Map-gather', help: 'A template with {item}, filled once per item.' },
   { id: 'broadcast', label: 'Broadcast', help: 'The same prompt to every chosen endpoint.' },
   { id: 'tree-reduce', label: 'Tree-reduce', help: 'Leaves (per item, or the prompt on every endpoint), then rounds that merge fan-in answers until one is left.' },
+  ...PORTED_PATTERNS,
 ];
 
 export function items(c: Pick<ComposeState, 'itemsText'>): string[] {
@@ -156,6 +161,11 @@ export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): 
       else if (!Number.isInteger(c.fanin) || c.fanin < 2) problem = 'Fan-in must be a whole number of at least 2.';
       break;
   }
+  const ported = portedSummary(c.pattern, c.patterns, c.prompt, chosen);
+  if (ported) {
+    ({ count, chars } = ported);
+    problem ??= ported.problem;
+  }
   if (!problem && endpoints.length && !chosen) problem = 'No endpoint carries all the chosen tags.';
   const temperature = c.temperature.trim();
   if (temperature && !(Number(temperature) >= 0 && Number(temperature) <= 2)) problem ??= 'Temperature must be a number from 0 to 2.';
@@ -208,6 +218,7 @@ export function buildRunRequest(c: ComposeState): RunRequest {
       request.fanin = c.fanin;
       break;
   }
+  Object.assign(request, portedRequest(c.pattern, c.patterns, c.prompt));
   if (c.model.trim()) request.model = c.model.trim();
   if (c.maxTokens.trim()) request.maxTokens = Number(c.maxTokens);
   if (c.temperature.trim()) request.temperature = Number(c.temperature);

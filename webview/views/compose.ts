@@ -7,6 +7,7 @@ import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
 import type { PromptListActions } from '../table/prompt-list.ts';
+import { portedFields, routeField } from './pattern-fields.ts';
 import type { Pattern } from '../../src/panel/protocol.ts';
 
 type Field = HTMLElement & { value: string };
@@ -312,9 +313,11 @@ export function composeView(app: App, s: ComposeSummary) {
         ${PATTERNS.map((p) => html`<vscode-radio name="pattern" value=${p.id} .checked=${c.pattern === p.id}>${p.label}</vscode-radio>`)}
       </vscode-radio-group>
       <p class="help">${pattern.help}</p>
+      ${routeField(app)}
       ${c.pattern === 'scatter' ? promptSet(app) : nothing} ${c.pattern === 'map' ? templateFields(app, false) : nothing}
       ${c.pattern === 'broadcast' ? onePrompt(app, 'broadcast-prompt', 'Prompt (every chosen endpoint answers it)') : nothing}
       ${c.pattern === 'tree-reduce' ? reduceFields(app) : nothing}
+      ${c.pattern === 'fan-out-fan-in' ? onePrompt(app, 'fanout-prompt', 'Prompt (every worker answers it)') : nothing} ${portedFields(app)}
     </section>
     <section class="col side" aria-label="Endpoints and parameters">
       ${endpointsPanel(app)}

@@ -125,6 +125,7 @@ export function contextText(r: RunRecord): string {
     p.extra ? Object.keys(p.extra).join(' ') : '',
     p.tags.length ? p.tags.map(([k, v]) => `${k}=${v}`).join(' ') : '',
     p.fanin ? `fan-in ${p.fanin}` : '',
+    p.route ? `route ${p.route}` : '',
   ]
     .filter(Boolean)
     .join(', ');

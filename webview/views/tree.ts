@@ -2,6 +2,7 @@
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, oneLine } from '../lib/format.ts';
+import { aggregateView } from './pattern-aggregate.ts';
 
 const SHOW = 200;
 const expandedLevels = new Set<number>();
@@ -24,13 +25,14 @@ export function treeView(app: App) {
       const nodes = all ? l.texts : l.texts.slice(0, SHOW);
       return html`<section class="level" data-level=${l.level} aria-label=${`Level ${l.level}`}>
         <h3>
-          ${l.level === 0 ? 'Level 0 · leaves' : `Level ${l.level} · reduce round ${l.level}`}
+          ${l.label ?? (l.level === 0 ? 'Level 0 · leaves' : `Level ${l.level} · reduce round ${l.level}`)}
           <span class="muted">${int(l.texts.length)} node${l.texts.length === 1 ? '' : 's'}</span>
         </h3>
+        ${l.aggregate ? aggregateView(l.aggregate) : nothing}
         <div class="nodes">
           ${nodes.map(
             (t, i) => html`<details class="node">
-              <summary><span class="node-id">${l.level === 0 ? `leaf ${i + 1}` : `group ${i + 1}`}</span> ${oneLine(t, 140)}</summary>
+              <summary><span class="node-id">${l.label ? `#${i + 1}` : l.level === 0 ? `leaf ${i + 1}` : `group ${i + 1}`}</span> ${oneLine(t, 140)}</summary>
               <pre class="vl-text">${t}</pre>
             </details>`,
           )}

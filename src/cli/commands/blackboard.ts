@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { blackboard } from '../../core/index.ts';
-import { boardText, readBlackboard } from '../blackboard-file.ts';
+import { blackboard, boardText } from '../../core/index.ts';
+import { readBlackboard } from '../blackboard-file.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { addReachOptions } from '../swarm.ts';

@@ -1,10 +1,10 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { broadcast, failureReport, OrderedJsonlWriter, subpool, type SwarmPool } from '../../core/index.ts';
-import { AGGREGATES, type AggregateName } from '../aggregates.ts';
+import { Command, Option } from 'commander';
+import { AGGREGATE_NAMES, broadcast, failureReport, OrderedJsonlWriter } from '../../core/index.ts';
+import { aggregated, type AggregateName } from '../aggregates.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
-import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
@@ -12,8 +12,6 @@ interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags {
   prompt: string;
   aggregate?: AggregateName;
   k: number;
-  sample?: number;
-  slice?: [number, number | undefined];
   out?: string;
   quiet?: boolean;
 }
@@ -22,10 +20,8 @@ export function broadcastCommand(): Command {
   const cmd = new Command('broadcast')
     .description('ask every endpoint the same prompt (chat); prints each answer as a JSONL row, or with --aggregate one aggregate of them (rows then go to --out)')
     .requiredOption('--prompt <text>', 'the prompt')
-    .addOption(new Option('--aggregate <how>', 'vote (winner, confidence, distribution), concat, best-of / top-k (by length), merge (JSON answers into one list), stats (numeric answers)').choices(Object.keys(AGGREGATES)))
+    .addOption(new Option('--aggregate <how>', 'vote (winner, confidence, distribution), concat, best-of / top-k (by length), merge (JSON answers into one list), stats (numeric answers)').choices(AGGREGATE_NAMES))
     .option('--k <k>', 'answers kept by --aggregate top-k', int('--k', 1, 100_000), 3)
-    .option('--sample <n>', 'a random sub-pool of n endpoints', int('--sample', 1, 100_000))
-    .option('--slice <a:b>', 'the sub-pool of endpoints a … b-1 (Python slice: a:, :b, negatives count from the end)', parseSlice)
     .option('--out <file>', 'the answers as JSONL (default with no --aggregate: stdout)')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
@@ -48,18 +44,7 @@ export function broadcastCommand(): Command {
     }
     const failures = failureReport(report.results);
     for (const f of failures.failures) process.stderr.write(`failed: ${f.endpoint ?? `#${f.index}`}: ${printable(f.error ?? '')}\n`);
-    if (flags.aggregate) process.stdout.write(`${AGGREGATES[flags.aggregate](report.results, flags.k)}\n`);
+    if (flags.aggregate) process.stdout.write(`${aggregated(flags.aggregate, report.results, flags.k)}\n`);
     process.exitCode = exitCode(stop, failures.successCount > 0);
   });
-}
-
-function narrowed(pool: SwarmPool, flags: BroadcastFlags): SwarmPool {
-  const sliced = flags.slice ? subpool.slice(pool, ...flags.slice) : pool;
-  return flags.sample ? subpool.sample(sliced, flags.sample) : sliced;
-}
-
-function parseSlice(value: string): [number, number | undefined] {
-  const m = /^(-?\d*):(-?\d*)$/.exec(value);
-  if (!m) throw new InvalidArgumentError('--slice must look like a:b, a: or :b');
-  return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : undefined];
 }

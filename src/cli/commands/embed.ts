@@ -4,7 +4,7 @@ import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { checkOutPath, writeAllCancelled } from '../output.ts';
-import { addSwarmOptions, type SwarmFlags } from '../options.ts';
+import { addSwarmOptions, narrowed, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
@@ -34,7 +34,7 @@ export function embedCommand(): Command {
     const writer = new OrderedJsonlWriter(flags.out);
     const swarm = await openUnlessStopped(flags, stop, {}, () => writeAllCancelled(writer, inputs, inputs.length));
     if (!swarm) return;
-    const run = embedAll(swarm.pool, inputs, { tags: flags.tag, keepResults: false, ...(flags.model ? { model: flags.model } : {}) });
+    const run = embedAll(narrowed(swarm.pool, flags), inputs, { tags: flags.tag, keepResults: false, ...(flags.model ? { model: flags.model } : {}) });
     run.on('result', (r) => writer.add(r));
     const report = await watchRun(run, 'embeddings', Boolean(flags.quiet), stop);
     await swarm.close();

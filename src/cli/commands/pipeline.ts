@@ -15,7 +15,7 @@ export function pipelineCommand(): Command {
   const cmd = new Command('pipeline')
     .usage('--hostfile FILE --stages FILE --input TEXT [options]')
     .description("Aurora-Swarm's pipeline: each stage asks its agents its template with {input} the previous stage's output (the first stage's: --input); prints the last output")
-    .requiredOption('--stages <file>', 'JSON list of stages: {"name", "template" (with {input}), "agents", "keep" (regex an answer must match), "transform" (vote, concat, best-of, top-k, merge, stats; default: the answers joined by newlines)}')
+    .requiredOption('--stages <file>', 'JSON or YAML (.yaml, .yml) list of stages: {"name", "template" (with {input}), "agents", "keep" (regex an answer must match), "transform" (vote, concat, best-of, top-k, merge, stats; default: the answers joined by newlines)}')
     .requiredOption('--input <text>', "the first stage's {input}")
     .option('--consecutive', 'each stage takes the next endpoints (a consecutive slice) instead of the first ones')
     .option('--json', 'print {output, stages} as JSON')

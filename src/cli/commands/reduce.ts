@@ -3,7 +3,7 @@ import { checkTreeReduce, loadPrompts, PromptFileError, treeReduce } from '../..
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, int, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
@@ -40,7 +40,7 @@ export function reduceCommand(): Command {
     const items = flags.items ? await readItems(flags.items) : undefined;
     const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
     if (!swarm) return;
-    const run = treeReduce(swarm.pool, { ...input, ...(items ? { items } : {}) }, runOptions(flags));
+    const run = treeReduce(narrowed(swarm.pool, flags), { ...input, ...(items ? { items } : {}) }, runOptions(flags));
     const report = await watchRun(run, 'tree-reduce', Boolean(flags.quiet), stop);
     await swarm.close();
     const outcome = report.outcome;

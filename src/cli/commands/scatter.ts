@@ -13,7 +13,7 @@ import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { checkOutPath, writeAllCancelled } from '../output.ts';
-import { addGenerationOptions, addSwarmOptions, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
+import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
@@ -54,7 +54,7 @@ export function scatterCommand(): Command {
     if (todo.length) {
       const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) }, () => writeAllCancelled(writer, todo, plan.prompts.length));
       if (!swarm) return;
-      const run = scatterGather(swarm.pool, todo, { ...runOptions(flags), batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
+      const run = scatterGather(narrowed(swarm.pool, flags), todo, { ...runOptions(flags), batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
       run.on('result', (r) => writer.add(r));
       const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
       await swarm.close();

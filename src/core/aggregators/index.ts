@@ -7,3 +7,4 @@ export { topK } from './top-k.ts';
 export { structuredMerge, type Merged } from './structured-merge.ts';
 export { statistics, numberIn, type Stats } from './statistics.ts';
 export { failureReport, type FailureReport } from './failure-report.ts';
+export { AGGREGATE_NAMES, aggregate, aggregateText, type Aggregate, type AggregateName } from './named.ts';

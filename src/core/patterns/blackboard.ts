@@ -1,4 +1,4 @@
-import { makePlan, type RunOptions } from '../plan.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import { Run } from '../run.ts';
 import { byTag } from '../subpool.ts';
@@ -23,6 +23,26 @@ export interface BlackboardOutcome {
   rounds: number;
   /** The board after each round (deep copies). */
   snapshots: Array<{ round: number; board: Board }>;
+}
+
+/**
+ * A session from a prompt template (the CLI's config file, the panel's fields): `{section}` takes the
+ * section's name and `{board}` every entry so far; it ends early once an entry matches `until`.
+ */
+export function templatedSession(sections: readonly string[], template: string, maxRounds: number, until?: RegExp): BlackboardInput {
+  return {
+    sections,
+    prompt: (section, board) => fillTemplate(template, { section, board: boardText(board) }),
+    maxRounds,
+    ...(until ? { converged: (board: Readonly<Board>) => Object.values(board).some((entries) => entries.some((e) => until.test(e))) } : {}),
+  };
+}
+
+/** The board as a prompt (and a person) sees it: each section's entries under its name. */
+export function boardText(board: Readonly<Board>): string {
+  return Object.entries(board)
+    .map(([section, entries]) => `## ${section}\n${entries.map((e) => `- ${e}`).join('\n') || '(empty)'}`)
+    .join('\n\n');
 }
 
 /**

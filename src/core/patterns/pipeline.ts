@@ -1,3 +1,4 @@
+import { aggregate, aggregateText, type Aggregate, type AggregateName } from '../aggregators/named.ts';
 import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import type { PromptResult } from '../result.ts';
@@ -15,6 +16,33 @@ export interface Stage {
   filter?: (result: PromptResult) => boolean;
   /** The stage's output from its results; default: the successful texts joined by newlines. */
   transform?: (results: PromptResult[]) => unknown;
+}
+
+/** A stage as a stages file or the panel names it: `keep` a regular expression, `transform` a named aggregator. */
+export interface StageSpec {
+  name: string;
+  template: string;
+  agents: number;
+  keep?: RegExp;
+  transform?: AggregateName;
+}
+
+/** The stage a spec describes; its named transform's output is the aggregate's text, and `seen` gets the aggregate itself. */
+export function namedStage(spec: StageSpec, seen?: (aggregate: Aggregate) => void): Stage {
+  const { keep, transform, ...stage } = spec;
+  return {
+    ...stage,
+    ...(keep ? { filter: (r: PromptResult) => keep.test(r.text) } : {}),
+    ...(transform
+      ? {
+          transform: (results: PromptResult[]) => {
+            const a = aggregate(transform, results);
+            seen?.(a);
+            return aggregateText(a);
+          },
+        }
+      : {}),
+  };
 }
 
 export interface PipelineInput {

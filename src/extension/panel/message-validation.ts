@@ -1,4 +1,5 @@
 import { checkExtra } from '../../core/options.ts';
+import { patternParams, routeStrategy } from './pattern-validation.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
 
 /**
@@ -30,7 +31,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
   }
 }
 
-const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce'];
+const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce', 'fan-out-fan-in', 'pipeline', 'blackboard'];
 const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
@@ -107,6 +108,8 @@ export function runRequest(value: unknown): RunRequest {
     const c = record(r.compare, 'compare');
     out.compare = { rounds: integer(c.rounds ?? 3, 'compare.rounds', 1, 50), cacheSalt: bool(c.cacheSalt ?? true, 'compare.cacheSalt') };
   }
+  if (r.patterns !== undefined && r.patterns !== null) out.patterns = patternParams(r.patterns);
+  if (r.route !== undefined && r.route !== null) out.route = routeStrategy(r.route);
   return out;
 }
 
@@ -138,27 +141,27 @@ function languageId(value: unknown): string {
   return value;
 }
 
-function record(value: unknown, what: string): Record<string, unknown> {
+export function record(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${what} must be an object`);
   return value as Record<string, unknown>;
 }
 
-function list(value: unknown, what: string): unknown[] {
+export function list(value: unknown, what: string): unknown[] {
   if (!Array.isArray(value)) throw new Error(`${what} must be an array`);
   return value;
 }
 
-function string(value: unknown, what: string): string {
+export function string(value: unknown, what: string): string {
   if (typeof value !== 'string') throw new Error(`${what} must be a string`);
   return value;
 }
 
-function bool(value: unknown, what: string): boolean {
+export function bool(value: unknown, what: string): boolean {
   if (typeof value !== 'boolean') throw new Error(`${what} must be true or false`);
   return value;
 }
 
-function integer(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function integer(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) throw new Error(`${what} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
   return value as number;
 }

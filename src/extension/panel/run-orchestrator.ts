@@ -2,7 +2,7 @@ import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import { summarize, type ReduceOutcome, type RunOptions, type RunReport } from '../../core/index.ts';
+import { subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { speedup } from '../../core/stats.ts';
 import type { ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
@@ -130,7 +130,7 @@ export class RunOrchestrator {
     const { request } = launch;
     const { label } = recorder.started;
     const total = launch.continued?.todo.length ?? recorder.started.total; // what this run sends
-    const run = prepared.make(this.services.session.connection!.swarm, options);
+    const run = prepared.make(routed(this.services.session.connection!.swarm, request), options);
     entry.cancel = () => run.cancel();
     recorder.follow(run, prepared.promptOf, uri.fsPath);
     const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
@@ -138,7 +138,7 @@ export class RunOrchestrator {
     // A continued run's record describes its whole results file: the kept rows and its own.
     if (launch.continued) report.summary = mergedSummary(recorder.rows, report.summary);
     const outcome = report.outcome as ReduceOutcome | undefined;
-    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : undefined;
+    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : prepared.view?.(report);
     const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
     return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
   }
@@ -151,7 +151,7 @@ export class RunOrchestrator {
     let report: Thenable<RunReport<unknown>> | undefined;
     let lastArm: RunReport<unknown> | undefined;
     let firstRows: ResultRow[] = [];
-    const handle = compareBatching(this.services.session.connection!.swarm, prepared.prompts, {
+    const handle = compareBatching(routed(this.services.session.connection!.swarm, request), prepared.prompts, {
       ...options,
       rounds,
       cacheSalt,
@@ -211,6 +211,11 @@ function mergedSummary(rows: readonly ResultRow[], own: RunRecord['summary']): R
   return { ...merged, promptThroughput: own.promptThroughput, itl: own.itl };
 }
 
+/** The connection's pool, routed as the request asks (the panel's routing choice). */
+function routed(pool: SwarmPool, request: RunRequest): SwarmPool {
+  return request.route ? subpool.routedBy(pool, request.route) : pool;
+}
+
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
 function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>): number {
   return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
@@ -235,6 +240,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
       ...(options.stop?.length ? { stop: options.stop } : {}),
       ...(options.n !== undefined ? { n: options.n } : {}),
       ...(options.extra ? { extra: options.extra } : {}),
+      ...(request.route ? { route: request.route } : {}),
     },
   };
 }

@@ -1,7 +1,8 @@
-import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type PromptResult, type Run, type RunOptions, type SwarmPool } from '../../core/index.ts';
+import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type PromptResult, type Run, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { fillTemplate } from '../../core/plan.ts';
-import type { PromptRow, RunRequest } from '../../panel/protocol.ts';
+import type { PromptRow, ReduceView, RunRequest } from '../../panel/protocol.ts';
 import { generationOptions, settings } from '../settings.ts';
+import { isPorted, preparePorted } from './pattern-plan.ts';
 
 /** A run the user cannot start as asked (no swarm, missing input); nothing was sent or saved. */
 export class LaunchError extends Error {
@@ -17,6 +18,8 @@ export interface Prepared {
   total(endpoints: number): number;
   make(pool: SwarmPool, options: RunOptions): Run<unknown>;
   promptOf(result: PromptResult): string;
+  /** A ported pattern's steps, from its finished run (tree-reduce's levels are the orchestrator's). */
+  view?(report: RunReport<unknown>): ReduceView | undefined;
 }
 
 /** Settings' model and max tokens, overridden by the request's. */
@@ -39,6 +42,7 @@ export function runOptions(request: RunRequest): RunOptions {
 
 /** Checks the request's input and says how to run it; throws LaunchError on input that cannot run. */
 export function prepare(request: RunRequest): Prepared {
+  if (isPorted(request)) return preparePorted(request);
   const mode = request.batch ? 'batched' : 'individual';
   const need = (ok: unknown, what: string) => {
     if (!ok) throw new LaunchError(what);
@@ -94,6 +98,8 @@ export function prepare(request: RunRequest): Prepared {
         promptOf: (r) => (r.level ? `(reduce level ${r.level}, group ${Number(r.input.group ?? 0) + 1}) ${input.reducePrompt}` : leaf(r)),
       };
     }
+    default:
+      return preparePorted(request);
   }
 }
 
@@ -107,5 +113,5 @@ function reduceTotal(leaves: number, fanin: number): number {
   return total;
 }
 
-const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
-const clip = (s: string) => (s.length > 48 ? `${s.slice(0, 47)}…` : s).replace(/\s+/g, ' ');
+export const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+export const clip = (s: string) => (s.length > 48 ? `${s.slice(0, 47)}…` : s).replace(/\s+/g, ' ');
