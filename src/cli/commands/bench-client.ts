@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { Pool } from 'undici';
+import { Pool } from '../../core/http/undici-pool.ts';
 import { scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
 import type { SimProcess } from './bench.ts';
 
