@@ -66,7 +66,7 @@ export const promptList = (n: number) => Array.from({ length: n }, (_, i) => `Pr
 
 /** How the two cores were shared during a run. */
 export const cores = (t: Timed) =>
-  `client ${s(t.cpuMs)} CPU, simulator processes ${t.simCpuMs.map(s).join(' + ')} CPU, in ${s(t.wallMs)} wall (${((t.cpuMs + t.simCpuMs.reduce((a, b) => a + b, 0)) / t.wallMs).toFixed(2)} of 2 cores busy)`;
+  `client ${s(t.cpuMs)} CPU, simulator processes ${t.simCpuMs.map(s).join(' + ')} CPU, in ${s(t.wallMs)} wall (${((t.cpuMs + t.simCpuMs.reduce((a, b) => a + b, 0)) / t.wallMs).toFixed(2)} of the 2 cores: CPU ÷ wall)`;
 
 /**
  * Batched scatter of 100,000 prompts over 1,000 endpoints at the realistic settings against the ideal
