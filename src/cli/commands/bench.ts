@@ -56,7 +56,7 @@ function printScenario({ prompts, endpoints }: { prompts: number; endpoints: num
   const med = (arm: Arm, f: (t: Timed) => number) => median(arm.runs.map(f));
   const [b, i] = [batched.runs[0]!, individual.runs[0]!];
   say();
-  say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints, realistic settings, client in this process (medians of ${batched.runs.length} alternating rounds)`);
+  say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints, realistic settings, client in this process (${batched.runs.length} round(s) each, alternating; medians)`);
   say(`  HTTP requests   batched ${b.requests.toLocaleString('en-US')} · individual ${i.requests.toLocaleString('en-US')} → ${(i.requests / b.requests).toFixed(1)}× fewer batched`);
   say(`  wall time       batched ${s(med(batched, (t) => t.wallMs))} · individual ${s(med(individual, (t) => t.wallMs))} → individual / batched = ${(med(individual, (t) => t.wallMs) / med(batched, (t) => t.wallMs)).toFixed(2)}×`);
   say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
