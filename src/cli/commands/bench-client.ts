@@ -1,6 +1,5 @@
-import OpenAI from 'openai';
 import pLimit from 'p-limit';
-import { Pool } from 'undici';
+import { Pool } from '../../core/http/undici-pool.ts';
 import { scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
 import type { SimProcess } from './bench.ts';
 
@@ -80,6 +79,8 @@ async function undici(endpoints: Endpoint[], prompts: string[]): Promise<void> {
 }
 
 async function openai(endpoints: Endpoint[], prompts: string[]): Promise<void> {
+  // Loaded here, not at the top: every `swarm` command would pay for the SDK at start-up.
+  const { default: OpenAI } = await import('openai');
   const clients = endpoints.map((e) => new OpenAI({ baseURL: `${originOf(e)}/v1`, apiKey: 'none', maxRetries: 0 }));
   const limit = pLimit(CONCURRENCY);
   await Promise.all(

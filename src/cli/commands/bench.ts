@@ -1,87 +1,78 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { checkHealth, childEnv, parseHostfile, scatterGather, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
-import type { SimStats } from '../../sim/server.ts';
+import { cpus, loadavg } from 'node:os';
+import { checkHealth, childEnv, parseHostfile, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
+import { CliError } from '../exit.ts';
 import { clientBench } from './bench-client.ts';
+import { costCurveBench } from './bench-cost-curve.ts';
+import { originalBench } from './bench-original.ts';
+import { cores, IDEAL_RULE, promptList, REAL, realisticBench, SIM_PROCESSES, timedRun, withFleet, type Timed } from './bench-realistic.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import { routingBench } from './bench-routing.ts';
 import type { SimIpcMessage } from './sim.ts';
 
-const SIM = { overheadMs: 2, ttftMs: 20, tpotMs: 1 };
-const MAX_TOKENS = 32;
-const ROUNDS = 3;
+const SIM = { overheadMs: REAL.overheadMs, ttftMs: REAL.ttftMs, tpotMs: REAL.tpotMs };
+const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing'] as const;
+/** Alternating rounds per mode; 10,000 individual requests at concurrency 512 take ~40 s, so one round there. */
+const SCENARIOS: Array<{ prompts: number; endpoints: number; rounds: number }> = [
+  { prompts: 20, endpoints: 4, rounds: 3 },
+  { prompts: 10_000, endpoints: 100, rounds: 1 },
+];
 
 interface Arm {
-  wallMs: number[];
-  requests: number;
-  idealMs: number[];
-  /** The client's own CPU time (user + system), ms per run. */
-  cpuMs: number[];
+  runs: Timed[];
 }
 
-/** `npm run bench`: ratios measured in one run, the simulator in its own process. */
+/** `npm run bench`: ratios measured in one run, the simulator in processes of its own. */
 export function benchCommand(): Command {
   return new Command('bench')
-    .description('benchmark batched vs individual on the simulator: HTTP requests, wall time, wall / ideal makespan, peak RSS')
+    .description('benchmark the client: batched vs individual, wall / ideal makespan, cost curve, whole-process CPU and RSS, against raw undici, the openai SDK and Aurora-Swarm')
     .option('--quick', 'only the 20 × 4 scenario')
+    .option('--only <sections>', `comma-separated sections to run: ${SECTIONS.join(', ')}`)
     .option('--via <[user@]host[:port]>', 'also time SSH tunnels through this login host: 20 forwards, and 200 endpoints over SOCKS')
     .option('--ssh-config <file>', 'ssh config file for --via')
-    .action(async (flags: { quick?: boolean; via?: string; sshConfig?: string }) => {
+    .action(async (flags: { quick?: boolean; only?: string; via?: string; sshConfig?: string }) => {
       const say = (line = '') => process.stdout.write(`${line}\n`);
-      say(`swarm bench: simulator in a child process (${SIM.overheadMs} ms serialized per HTTP request, ttft ${SIM.ttftMs} ms, tpot ${SIM.tpotMs} ms), max_tokens ${MAX_TOKENS}`);
-      say(`each scenario: a warm-up, then ${ROUNDS} rounds alternating batched/individual; medians shown`);
-      const scenarios: Array<[number, number]> = flags.quick ? [[20, 4]] : [[20, 4], [10_000, 100]];
-      let simRssKb = 0;
-      for (const [prompts, endpoints] of scenarios) {
-        const { batched, individual, rssKb } = await scenario(prompts, endpoints);
-        simRssKb = Math.max(simRssKb, rssKb);
-        say();
-        say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints`);
-        say(`  HTTP requests   batched ${batched.requests.toLocaleString('en-US')} · individual ${individual.requests.toLocaleString('en-US')} → ${(individual.requests / batched.requests).toFixed(1)}× fewer batched`);
-        say(`  wall time       batched ${s(median(batched.wallMs))} · individual ${s(median(individual.wallMs))} → individual / batched = ${(median(individual.wallMs) / median(batched.wallMs)).toFixed(2)}×`);
-        say(`  batched wall / ideal makespan (simulator's modeled work) = ${(median(batched.wallMs) / median(batched.idealMs)).toFixed(2)}×`);
-        say(`  client CPU      batched ${s(median(batched.cpuMs))} · individual ${s(median(individual.cpuMs))} → individual / batched = ${(median(individual.cpuMs) / median(batched.cpuMs)).toFixed(2)}×`);
-        say(`  rounds (batched / individual): ${batched.wallMs.map(s).join(' ')} / ${individual.wallMs.map(s).join(' ')}`);
-      }
-      if (!flags.quick) await clientBench(say, startSimProcess);
-      if (!flags.quick) await resilienceBench(say, startSimProcess);
-      if (!flags.quick) await routingBench(say, startSimProcess);
+      const only = flags.quick ? ['modes'] : (flags.only?.split(',') ?? SECTIONS);
+      const unknown = only.filter((x) => !(SECTIONS as readonly string[]).includes(x));
+      if (unknown.length) throw new CliError(`--only: no section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
+      const on = (section: (typeof SECTIONS)[number]) => only.includes(section);
+      say(`swarm bench on ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+      say(`realistic settings: ttft ${REAL.ttftMs} ms, tpot ${REAL.tpotMs} ms, ${REAL.overheadMs} ms serialized per HTTP request, max_tokens ${REAL.maxTokens} with lorem answers ending at a sampled EOS between ${REAL.maxTokens / 2} and ${REAL.maxTokens} tokens, max-num-seqs ${REAL.maxNumSeqs}, concurrency ${REAL.concurrency}; simulator ports spread over ${SIM_PROCESSES} processes`);
+      say(IDEAL_RULE);
+      if (on('modes')) for (const sc of flags.quick ? SCENARIOS.slice(0, 1) : SCENARIOS) printScenario(sc, await scenario(sc.prompts, sc.endpoints, sc.rounds), say);
+      if (on('realistic')) await realisticBench(say);
+      if (on('client')) await clientBench(say, startSimProcess);
+      if (on('cost')) await costCurveBench(say);
+      if (on('original')) await originalBench(say);
+      if (on('resilience')) await resilienceBench(say, startSimProcess);
+      if (on('routing')) await routingBench(say, startSimProcess);
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
-      say();
-      say(`peak RSS: swarm client ${mb(process.resourceUsage().maxRSS)} · simulator process ${mb(simRssKb)}`);
     });
 }
 
-async function scenario(promptCount: number, endpointCount: number): Promise<{ batched: Arm; individual: Arm; rssKb: number }> {
-  const sim = await startSimProcess(endpointCount);
-  const pool = new SwarmPool(sim.endpoints);
-  try {
-    const prompts = Array.from({ length: promptCount }, (_, i) => `Prompt ${i}: say something about ${i}.`);
-    await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1 }).done;
-    await scatterGather(pool, prompts.slice(0, endpointCount), { maxTokens: 1, batch: false }).done;
-    const arm = (): Arm => ({ wallMs: [], requests: 0, idealMs: [], cpuMs: [] });
-    const arms = { batched: arm(), individual: arm() };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const batch of round % 2 ? [false, true] : [true, false]) {
-        const before = await sim.stats();
-        const cpu = process.cpuUsage();
-        const report = await scatterGather(pool, prompts, { batch, maxTokens: MAX_TOKENS }).done;
-        if (report.summary.ok !== promptCount) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? report.results.find((r) => !r.ok)?.error})`);
-        const { user, system } = process.cpuUsage(cpu);
-        const after = await sim.stats();
-        const into = batch ? arms.batched : arms.individual;
-        into.wallMs.push(report.summary.wallMs);
-        into.cpuMs.push((user + system) / 1000);
-        into.requests = report.summary.httpRequests;
-        into.idealMs.push(idealMakespan(before.servers, after.servers));
-      }
+function printScenario({ prompts, endpoints }: { prompts: number; endpoints: number }, { batched, individual }: { batched: Arm; individual: Arm }, say: (line?: string) => void): void {
+  const med = (arm: Arm, f: (t: Timed) => number) => median(arm.runs.map(f));
+  const [b, i] = [batched.runs[0]!, individual.runs[0]!];
+  say();
+  say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints, realistic settings, client in this process (${batched.runs.length} round(s) each, alternating; medians)`);
+  say(`  HTTP requests   batched ${b.requests.toLocaleString('en-US')} · individual ${i.requests.toLocaleString('en-US')} → ${(i.requests / b.requests).toFixed(1)}× fewer batched`);
+  say(`  wall time       batched ${s(med(batched, (t) => t.wallMs))} · individual ${s(med(individual, (t) => t.wallMs))} → individual / batched = ${(med(individual, (t) => t.wallMs) / med(batched, (t) => t.wallMs)).toFixed(2)}×`);
+  say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
+  say(`  batched wall / ideal makespan = ${med(batched, (t) => t.wallMs / t.idealMs).toFixed(3)}× (ideal ${s(med(batched, (t) => t.idealMs))}); individual ${med(individual, (t) => t.wallMs / t.idealMs).toFixed(3)}×`);
+  say(`  cores, batched: ${cores(b)}`);
+}
+
+async function scenario(promptCount: number, endpointCount: number, rounds: number): Promise<{ batched: Arm; individual: Arm }> {
+  return withFleet(endpointCount, REAL.concurrency, async (fleet, pool) => {
+    const prompts = promptList(promptCount);
+    const arms = { batched: { runs: [] as Timed[] }, individual: { runs: [] as Timed[] } };
+    for (let round = 0; round < rounds; round++) {
+      for (const batch of round % 2 ? [false, true] : [true, false]) (batch ? arms.batched : arms.individual).runs.push(await timedRun(fleet, pool, prompts, batch));
     }
-    return { ...arms, rssKb: (await sim.stats()).maxRssKb };
-  } finally {
-    await pool.close();
-    await sim.stop();
-  }
+    return arms;
+  });
 }
 
 /** Time to bring a tunnel up (login, forwards, first health round over HTTP) and down. */
@@ -105,16 +96,6 @@ async function tunnelBench(via: string, sshConfigFile: string | undefined, say: 
       await sim.stop();
     }
   }
-}
-
-/** The longest any one server was modeled busy: its serialized front-end time plus its sequences' running time. */
-function idealMakespan(before: SimStats[], after: SimStats[]): number {
-  return Math.max(
-    ...after.map((a, i) => {
-      const requests = a.generationRequests - before[i]!.generationRequests;
-      return a.busyMs - before[i]!.busyMs + requests * SIM.overheadMs;
-    }),
-  );
 }
 
 export interface SimProcess {
@@ -153,4 +134,3 @@ export async function startSimProcess(endpoints: number, flags: readonly string[
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
-const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;

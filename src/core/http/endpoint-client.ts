@@ -1,4 +1,5 @@
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool } from './undici-pool.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
 import type { RequestSignal } from './abort.ts';
 import { readEvents } from './sse.ts';
