@@ -1,5 +1,5 @@
 import { badRequest } from './errors.ts';
-import type { GenerationApi, Prompt } from './generation.ts';
+import { outputTokenIds, promptTokenIds, type GenerationApi, type Prompt } from './generation.ts';
 import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
@@ -29,13 +29,15 @@ export function completionsApi(options: SimOptions): GenerationApi {
         echo,
         stream,
         ...streamUsage(body, stream),
+        returnTokenIds: optionalBool(body, 'return_token_ids'),
       };
     },
     choice(output, index, prompt, request) {
       const echoed = request.echo ? prompt.text : '';
       const text = echoed + (output.content?.join('') ?? '');
       const logprobs = request.logprobs === undefined ? null : completionLogprobs(output.content ?? [], request.logprobs, 0, echoed.length);
-      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds(output.content ?? []), prompt_token_ids: promptTokenIds(prompt) } : {};
+      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason, ...ids };
     },
     openingChoices: () => [],
     streamChoice(output, k, index, prompt, request) {
@@ -48,7 +50,9 @@ export function completionsApi(options: SimOptions): GenerationApi {
         const before = (output.content ?? []).slice(0, k).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
         logprobs = completionLogprobs([token.text], request.logprobs, k, before);
       }
-      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
+      // Streamed, the prompt's ids come with a choice's first chunk and each chunk carries its own token's.
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds([token.text]), ...(k === 0 ? { prompt_token_ids: promptTokenIds(prompt) } : {}) } : {};
+      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null, ...ids };
     },
   };
 }
@@ -83,7 +87,7 @@ function textPrompt(text: string): Prompt {
 
 function tokenPrompt(ids: number[]): Prompt {
   checkTokenIds(ids);
-  return nonEmpty({ ...conversationPrompt(decode(ids)), tokens: ids.length });
+  return nonEmpty({ ...conversationPrompt(decode(ids)), tokens: ids.length, ids });
 }
 
 function nonEmpty(prompt: Prompt): Prompt {
