@@ -31,9 +31,9 @@ export interface SimOptions {
   reply: 'echo' | 'lorem';
   /**
    * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
-   * max_tokens; undefined: between max_tokens/2 and max_tokens, as before.
+   * max_tokens: a model stops when it is done, not at its budget (ignore_eos fills the budget).
    */
-  answerTokens?: number;
+  answerTokens: number;
   /**
    * Chat reasoning field(s), by vLLM version: `reasoning_content` up to 0.11.0, `both` from PR #27752
    * (0.11.1) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402); `auto`: those of `vllmVersion`.
@@ -86,6 +86,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   ttftMs: 20,
   tpotMs: 1,
   reply: 'echo',
+  answerTokens: 128,
   reasoning: 'none',
   seed: 0,
   faultRate: 0,
@@ -125,7 +126,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('faultAfter', 0);
   atLeast('embeddingDim', 1);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
-  if (o.answerTokens !== undefined) atLeast('answerTokens', 1);
+  atLeast('answerTokens', 1);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
   const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {
