@@ -10,6 +10,7 @@ import { chatBody, completionsBody, RAW, readChat, readCompletions, readUsage, r
 import { StreamAnswers } from './stream-answers.ts';
 import { Breaker } from './breaker.ts';
 import { embeddingsBody, readEmbeddings } from './embeddings.ts';
+import { guidedFields, guidedWarning } from './guided.ts';
 import { withRetries } from './retry.ts';
 import { speaksHarmony } from './templating/harmony.ts';
 import { chatMessages } from './templating/messages.ts';
@@ -99,6 +100,7 @@ export class SwarmPool {
   private readonly states: EndpointState[];
   private readonly clients: EndpointClient[];
   private readonly lookups = new Map<number, Promise<void>>();
+  private readonly versions = new Map<number, Promise<string | null>>();
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
   private readonly breakers: Breaker[];
@@ -201,6 +203,7 @@ export class SwarmPool {
       this.lookups.delete(slot);
       this.learnedCaps.delete(slot);
       this.renderer.forget(slot);
+      this.versions.delete(slot);
       const state = this.states[slot]!;
       state.models = null;
       this.breakers[slot]!.succeeded();
@@ -283,7 +286,26 @@ export class SwarmPool {
       );
     }
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
+    const guided = guidedFields(gen.extra);
+    if (guided.length) {
+      const versions = await Promise.all(members.map(async (m) => ({ id: m.id, version: await this.version(m.slot) })));
+      const warning = guidedWarning(guided, versions);
+      if (warning) warnings.push(warning);
+    }
     return { model, members: await this.templateMembers(gen, model, members, warnings), warnings };
+  }
+
+  /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
+  private version(slot: number): Promise<string | null> {
+    let pending = this.versions.get(slot);
+    if (!pending) {
+      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs).then(
+        ({ body }) => (typeof body.version === 'string' ? body.version : null),
+        () => null,
+      );
+      this.versions.set(slot, pending);
+    }
+    return pending;
   }
 
   /**
