@@ -131,6 +131,37 @@ describe('templated batches', { timeout: 60_000 }, () => {
   });
 });
 
+describe('harmony (gpt-oss) on the simulator: a templated batch reads as chat', { timeout: 60_000 }, () => {
+  it('server-rendered batches keep the channels and split them into reasoning and answer, as chat does', async () => {
+    await withServer({ reply: 'echo', chatTemplate: 'harmony' }, async (server) => {
+      const pool = new SwarmPool([server.endpoint]);
+      try {
+        const prompts = ['What is 2+2?', 'Say hi.'];
+        for (const maxTokens of [64, 10]) {
+          const batched = await scatterGather(pool, prompts, { system: 'Be brief.', maxTokens, template: 'server' }).done;
+          const chat = await scatterGather(pool, prompts, { system: 'Be brief.', maxTokens, batch: false }).done;
+          const view = (r: (typeof chat.results)[number]) => [r.status, r.text, r.reasoning, r.finishReason];
+          assert.deepEqual(batched.results.map(view), chat.results.map(view), `max_tokens ${maxTokens}`);
+          assert.ok(batched.results.every((r) => r.template === 'server' && r.reasoning));
+        }
+      } finally {
+        await pool.close();
+      }
+    });
+  });
+
+  it('without skip_special_tokens: false the channel names run into the text (what vLLM returns by default)', async () => {
+    await withServer({ reply: 'echo', chatTemplate: 'harmony' }, async (_server, origin) => {
+      const json = async (path: string, body: unknown) =>
+        (await fetch(origin + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+      const { tokens } = await json('/tokenize', { messages: [{ role: 'user', content: 'hi' }], add_generation_prompt: true });
+      const { choices } = await json('/v1/completions', { prompt: tokens, max_tokens: 64 });
+      assert.match(choices[0].text, /^analysisLet me think.*assistantfinalcompletion: hi$/);
+      assert.equal(parseHarmony(choices[0].text), null, 'nothing to split reliably');
+    });
+  });
+});
+
 describe('harmony (gpt-oss) answers of templated batches', () => {
   const full = '<|channel|>analysis<|message|>User asks 2+2. Easy.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>';
 

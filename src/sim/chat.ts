@@ -27,7 +27,7 @@ export function chatApi(options: SimOptions): GenerationApi {
       const stream = optionalBool(body, 'stream');
       return {
         model: requestedModel(body),
-        prompts: [conversationPrompt(renderChat(messages, renderOptions(body)))],
+        prompts: [conversationPrompt(renderChat(messages, renderOptions(body, options)))],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
         ...samplingFields(body),
@@ -64,6 +64,10 @@ export function chatApi(options: SimOptions): GenerationApi {
 }
 
 /** `add_generation_prompt` (default true) and `continue_final_message`, shared by chat and /tokenize. */
-export function renderOptions(body: Body): RenderOptions {
-  return { addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true), continueFinalMessage: optionalBool(body, 'continue_final_message') };
+export function renderOptions(body: Body, options: SimOptions): RenderOptions {
+  return {
+    addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true),
+    continueFinalMessage: optionalBool(body, 'continue_final_message'),
+    format: options.chatTemplate,
+  };
 }

@@ -7,6 +7,7 @@ import { sendJson } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
+import { harmonyOutput } from './harmony.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
 import { encode } from './tokenizer.ts';
 import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
@@ -20,6 +21,8 @@ export interface Prompt {
   tokens: number;
   /** A token-id prompt's ids as sent. */
   ids?: number[];
+  /** A raw completion of a rendered harmony conversation: the model answers in harmony channels. */
+  harmony?: boolean;
 }
 
 /** What /v1/completions and /v1/chat/completions have in common once parsed. */
@@ -36,6 +39,8 @@ export interface GenerationRequest extends StreamUsage, SamplingFields {
   stream: boolean;
   /** vLLM ≥ 0.10.2's `return_token_ids`: prompt and output token ids beside the text. */
   returnTokenIds: boolean;
+  /** Completions: special tokens left out of the text (vLLM's default `skip_special_tokens: true`). */
+  skipSpecialTokens?: boolean;
 }
 
 /** The parts that differ between the two generation endpoints: request parsing and choice shapes. */
@@ -77,7 +82,10 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
   const { n } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => {
+      const output = generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons || Boolean(p.harmony));
+      return p.harmony ? harmonyOutput(output) : output;
+    }),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
   const tokenCounts = outputs.map(outputTokens);

@@ -30,6 +30,12 @@ export interface SimOptions {
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
   /**
+   * The model's chat format: `chatml`, or `harmony` as gpt-oss: chat then answers as a reasoning
+   * model, and a raw completion of a rendered harmony conversation comes back in harmony channels
+   * (`<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final<|message|>…`).
+   */
+  chatTemplate: 'chatml' | 'harmony';
+  /**
    * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
    * max_tokens: a model stops when it is done, not at its budget (ignore_eos fills the budget).
    */
@@ -87,6 +93,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   tpotMs: 1,
   reply: 'echo',
   answerTokens: 128,
+  chatTemplate: 'chatml',
   reasoning: 'none',
   seed: 0,
   faultRate: 0,
@@ -112,6 +119,8 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
     ? { errorFormat: profile.errorFormat, contextError: profile.contextError, cacheMetric: profile.cacheMetric, maxPrompts: profile.maxPrompts }
     : {};
   const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
+  // gpt-oss is a reasoning model: its chat answers carry the analysis channel as reasoning.
+  if (o.chatTemplate === 'harmony' && partial.reasoning === undefined) o.reasoning = 'auto';
   if (o.reasoning === 'auto') o.reasoning = profile?.reasoningField ?? 'reasoning';
   const atLeast = (name: keyof SimOptions, min: number, integer = true): void => {
     const v = o[name];
