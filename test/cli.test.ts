@@ -520,8 +520,8 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
         ],
       );
 
-      // echo=true must arrive as a JSON boolean (the server rejects the string "true").
-      const echoed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--param', 'echo=true', '--quiet']);
+      // echo=true must arrive as a JSON boolean (the server rejects the string "true"); raw batches echo the prompt as given.
+      const echoed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--param', 'echo=true', '--template', 'none', '--quiet']);
       assert.equal(echoed.code, 0, shown(echoed));
       assert.deepEqual(
         jsonLines(echoed.stdout).map((r) => r.text),
@@ -529,9 +529,12 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
       );
 
       const system = 'S'.repeat(400);
-      const batchedSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--system', 'SYSTEM', '--quiet']);
+      const batchedSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--system', 'SYSTEM', '--template', 'none', '--quiet']);
       assert.equal(batchedSystem.code, 0, shown(batchedSystem));
-      for (const r of jsonLines(batchedSystem.stdout)) assert.match(r.text, /^completion: SYSTEM\s/, 'batch mode prepends the system prompt');
+      for (const r of jsonLines(batchedSystem.stdout)) assert.match(r.text, /^completion: SYSTEM\s/, 'raw batches prepend the system prompt');
+      // Rendered by the server's template, the system prompt is a message of its own and the answer is the user's.
+      const templatedSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--system', 'SYSTEM', '--quiet']);
+      assert.deepEqual(jsonLines(templatedSystem.stdout).map((r) => [r.text, r.template]), [['completion: alpha beta gamma', 'server'], ['completion: delta epsilon', 'server']]);
 
       const chatPlain = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--no-batch', '--quiet']);
       const chatSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--no-batch', '--system', system, '--quiet']);

@@ -159,7 +159,7 @@ test('a list longer than maxPrompts is rejected with vLLM\'s VLLM_MAX_COMPLETION
 
 test('request validation: token-id prompts, bad JSON, unknown paths and wrong methods', async () => {
   await withServer({}, async (_server, origin) => {
-    assert.equal((await post(origin, '/v1/completions', { prompt: [1, 2, 3] })).status, 400);
+    assert.equal((await post(origin, '/v1/completions', { prompt: [1, 2, 15] })).status, 400);
     assert.equal((await post(origin, '/v1/completions', { prompt: 'x', n: 0 })).status, 400);
     assert.equal((await post(origin, '/v1/completions', { prompt: 'x', stream_options: { include_usage: true } })).status, 400);
     const bad = await post(origin, '/v1/completions', '{"prompt": ');
@@ -283,13 +283,13 @@ test('chat without a budget uses the rest of the context window; a prompt that f
   });
 });
 
-test('lorem replies are deterministic per seed, prompt and choice, between max_tokens/2 and max_tokens words', async () => {
+test('lorem replies are deterministic per seed, prompt and choice, and stop at a sampled end-of-sequence within max_tokens', async () => {
   const run = (seed: number): Promise<string[]> =>
-    withServer({ reply: 'lorem', seed }, async (_server, origin) => {
+    withServer({ reply: 'lorem', seed, answerTokens: 12 }, async (_server, origin) => {
       const { json } = await post(origin, '/v1/completions', { prompt: ['a', 'b'], n: 2, max_tokens: 20 });
       for (const c of json.choices) {
         const words = c.text.split(' ').length;
-        assert.ok(words >= 10 && words <= 20, `${words} words`);
+        assert.ok(words >= 1 && words <= 20, `${words} words`);
         assert.equal(c.finish_reason, words === 20 ? 'length' : 'stop');
       }
       return json.choices.map((c: any) => c.text as string);

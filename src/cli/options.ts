@@ -32,6 +32,15 @@ export interface GenerationFlags {
   reasoningFallback?: boolean;
 }
 
+/** `--template`: `auto`, `server`, `none`, or `file:PATH` (loaded by the command, so a bad file is one clear line). */
+export type TemplateFlag = 'auto' | 'server' | 'none' | { file: string };
+
+export function templateFlag(value: string): TemplateFlag {
+  if (value === 'auto' || value === 'server' || value === 'none') return value;
+  if (value.startsWith('file:') && value.length > 5) return { file: value.slice(5) };
+  throw new InvalidArgumentError('must be server, none, auto or file:PATH (a tokenizer_config.json or a .jinja chat template)');
+}
+
 const show = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
 
 /** An integer option within bounds a person would choose (never "up to 9007199254740991"). */

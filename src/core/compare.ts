@@ -4,6 +4,7 @@ import type { SwarmPool } from './pool.ts';
 import type { PromptInput, PromptResult } from './result.ts';
 import type { Run } from './run.ts';
 import type { RunSummary } from './summary.ts';
+import { TEMPLATE_PATH_NOTES, type TemplatePath } from './templating/setting.ts';
 
 export type Arm = 'batched' | 'individual';
 
@@ -33,14 +34,18 @@ export interface ArmRound {
 export interface Comparison {
   rounds: ArmRound[];
   cacheSalt: boolean;
-  /** Which path each arm took: batching uses raw /v1/completions (no chat template). */
+  /** Which path each arm took, in words. */
   templatePaths: { batched: string; individual: string };
+  /** How the batched arm's prompts met the chat template (`mixed` when endpoints differed); null before it answered. */
+  template: TemplatePath | 'mixed' | null;
   cancelled: boolean;
   /** Why the comparison stopped short, if it did. */
   error: string | null;
 }
 
 export interface CompareOptions extends Omit<ScatterOptions, 'batch'> {
+  /** How the batched arm meets the chat template (default `auto`: the server's where it renders, so both arms ask the same question). */
+  template?: ScatterOptions['template'];
   /** Rounds of both arms (default 3). */
   rounds?: number;
   /** Salt vLLM's prefix cache per arm and round (`cache_salt`), so no arm reuses another's cache (default true). */
@@ -57,8 +62,9 @@ export interface ComparisonHandle {
   cancel(): void;
 }
 
+/** The arms' paths before the batched arm has answered (its template path is known from its results). */
 export const TEMPLATE_PATHS = {
-  batched: 'POST /v1/completions with the prompt list: raw text, no chat template',
+  batched: 'POST /v1/completions with the prompt list (chat template: as --template says)',
   individual: 'POST /v1/chat/completions per prompt: the server applies the chat template',
 } as const;
 
@@ -73,24 +79,26 @@ export function armOrder(round: number): [Arm, Arm] {
  * another arm (or round) warmed. The arms run one after the other, never at once.
  */
 export function compareBatching(pool: SwarmPool, prompts: ReadonlyArray<string | PromptInput>, options: CompareOptions = {}): ComparisonHandle {
-  const { rounds = 3, cacheSalt = true, onArm, onArmDone, ...runOptions } = options;
+  const { rounds = 3, cacheSalt = true, onArm, onArmDone, template = 'auto', ...runOptions } = options;
   if (!Number.isInteger(rounds) || rounds < 1) throw new RangeError(`rounds must be a whole number of at least 1 (got ${rounds})`);
   const nonce = randomUUID().slice(0, 8);
   let current: Run | undefined;
   let cancelled = false;
   const done = (async (): Promise<Comparison> => {
     await Promise.resolve(); // the caller holds the handle before the first onArm
-    const out: Comparison = { rounds: [], cacheSalt, templatePaths: { ...TEMPLATE_PATHS }, cancelled: false, error: null };
+    const out: Comparison = { rounds: [], cacheSalt, templatePaths: { ...TEMPLATE_PATHS }, template: null, cancelled: false, error: null };
     for (let round = 0; round < rounds; round++) {
       for (const arm of armOrder(round)) {
         if (cancelled) return { ...out, cancelled: true, error: 'cancelled' };
         const extra = cacheSalt ? { ...runOptions.extra, cache_salt: `swarm-lab-${nonce}-r${round}-${arm}` } : runOptions.extra;
-        const run = scatterGather(pool, prompts, { ...runOptions, ...(extra ? { extra } : {}), batch: arm === 'batched' });
+        const batch = arm === 'batched';
+        const run = scatterGather(pool, prompts, { ...runOptions, ...(extra ? { extra } : {}), ...(batch ? { template } : {}), batch });
         current = run;
         onArm?.(run, arm, round);
         const report = await run.done;
         const salt = cacheSalt ? (extra?.cache_salt as string) : undefined;
         const figures: ArmRound = { arm, round, summary: report.summary, requests: requestSpans(report.results, arm), latenciesMs: latencies(report.results), ...(salt ? { cacheSalt: salt } : {}) };
+        if (batch) recordTemplate(out, report.results);
         await onArmDone?.(figures, report.results);
         if (report.cancelled) return { ...out, cancelled: true, error: 'cancelled' };
         out.rounds.push(figures);
@@ -106,6 +114,15 @@ export function compareBatching(pool: SwarmPool, prompts: ReadonlyArray<string |
       current?.cancel();
     },
   };
+}
+
+/** The batched arm's template path, from what its answers say. */
+function recordTemplate(out: Comparison, results: readonly PromptResult[]): void {
+  const paths = new Set(results.flatMap((r) => (r.template ? [r.template] : [])));
+  if (!paths.size) return;
+  const [only] = paths;
+  out.template = paths.size === 1 ? only! : 'mixed';
+  out.templatePaths.batched = paths.size === 1 ? TEMPLATE_PATH_NOTES[only!] : `mixed: ${[...paths].map((p) => TEMPLATE_PATH_NOTES[p]).join('; ')}`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { DEFAULT_COOL_DOWN, type CoolDown } from './breaker.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import type { RouteStrategy } from './routing.ts';
 import type { Route } from './http/endpoint-client.ts';
+import type { TemplateSetting } from './templating/setting.ts';
 
 /** How the pool talks to the swarm; shared by every run on it. Defaults follow Aurora-Swarm's VLLMPool. */
 export interface PoolOptions {
@@ -88,6 +89,8 @@ export interface GenerationOptions {
   reasoningFallback?: boolean;
   /** `stream: true`: each prompt's answer is final at its finish_reason; TTFT, TPOT and ITL are measured. */
   stream?: boolean;
+  /** Batches only: how prompts meet the chat template (unset: raw text, as Aurora-Swarm sends). */
+  template?: TemplateSetting;
 }
 
 /** Request fields the pool owns; an `extra` field must not silently replace them. */

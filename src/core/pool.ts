@@ -6,11 +6,17 @@ import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
-import { chatBody, completionsBody, readChat, readCompletions, readUsage, type Answer, type Usage } from './request-shapes.ts';
+import { chatBody, completionsBody, RAW, readChat, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from './request-shapes.ts';
 import { StreamAnswers } from './stream-answers.ts';
 import { Breaker } from './breaker.ts';
 import { embeddingsBody, readEmbeddings } from './embeddings.ts';
+import { guidedFields, guidedWarning } from './guided.ts';
 import { withRetries } from './retry.ts';
+import { speaksHarmony } from './templating/harmony.ts';
+import { chatMessages } from './templating/messages.ts';
+import { ServerRenderer } from './templating/server-render.ts';
+import type { FileTemplate } from './templating/setting.ts';
+import { FileRenderer } from './templating/template-file.ts';
 
 /**
  * The one status vocabulary of an endpoint: `degraded` answers but fails (5xx, stalls) and is
@@ -97,9 +103,12 @@ export class SwarmPool {
   private readonly states: EndpointState[];
   private readonly clients: EndpointClient[];
   private readonly lookups = new Map<number, Promise<void>>();
+  private readonly versions = new Map<number, Promise<string | null>>();
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
   private readonly breakers: Breaker[];
+  private readonly renderer: ServerRenderer;
+  private readonly fileRenderers = new WeakMap<FileTemplate, FileRenderer>();
   /** A sub-pool's endpoints, as slots of the pool it narrows, in the sub-pool's order; null: all of them. */
   private view: readonly number[] | null = null;
 
@@ -127,6 +136,7 @@ export class SwarmPool {
         headers,
       );
     });
+    this.renderer = new ServerRenderer((slot) => this.clients[slot]!, this.options.lookupTimeoutMs);
   }
 
   /** This pool's endpoints; a sub-pool's are indexed from 0 (their `slot` stays the root pool's). */
@@ -203,6 +213,8 @@ export class SwarmPool {
     for (const slot of slots) {
       this.lookups.delete(slot);
       this.learnedCaps.delete(slot);
+      this.renderer.forget(slot);
+      this.versions.delete(slot);
       const state = this.states[slot]!;
       state.models = null;
       this.breakers[slot]!.succeeded();
@@ -285,7 +297,46 @@ export class SwarmPool {
       );
     }
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
-    return { model, members, warnings };
+    const guided = guidedFields(gen.extra);
+    if (guided.length) {
+      const versions = await Promise.all(members.map(async (m) => ({ id: m.id, version: await this.version(m.slot) })));
+      const warning = guidedWarning(guided, versions);
+      if (warning) warnings.push(warning);
+    }
+    return { model, members: await this.templateMembers(gen, model, members, warnings), warnings };
+  }
+
+  /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
+  private version(slot: number): Promise<string | null> {
+    let pending = this.versions.get(slot);
+    if (!pending) {
+      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs).then(
+        ({ body }) => (typeof body.version === 'string' ? body.version : null),
+        () => null,
+      );
+      this.versions.set(slot, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Asks each endpoint once whether it renders chat through `/tokenize` when the run's batches want
+   * the server's template: `server` leaves out those that cannot, `auto` sends them raw text, with
+   * one warning either way.
+   */
+  private async templateMembers(gen: GenerationOptions, model: string, members: Member[], warnings: string[]): Promise<Member[]> {
+    if (gen.template !== 'auto' && gen.template !== 'server') return members;
+    const probes = await Promise.all(members.map((m) => this.renderer.probe(m.slot, model)));
+    const lacking = members.flatMap((m, i) => (probes[i]!.renders ? [] : [`${m.id} (${probes[i]!.reason})`]));
+    if (!lacking.length) return members;
+    const which = lacking.length === members.length ? 'every endpoint' : `${lacking.length} of ${members.length} endpoints`;
+    if (gen.template === 'auto') {
+      warnings.push(`batches skip the chat template on ${which}: /tokenize does not render messages there (${lacking.join('; ')}); give --template file:PATH to render client-side`);
+      return members;
+    }
+    if (lacking.length === members.length) throw new SelectionError(`no endpoint renders chat templates through /tokenize: ${lacking.join('; ')}`);
+    warnings.push(`left out ${which} that do not render chat templates through /tokenize: ${lacking.join('; ')}`);
+    return members.filter((_, i) => probes[i]!.renders);
   }
 
   /**
@@ -298,13 +349,46 @@ export class SwarmPool {
    * the caller's to send elsewhere.
    */
   async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
-    if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, RAW, gen, call, sink);
     if (shape === 'embed') return this.embed(member, model, prompts, call, sink);
+    const batch = await this.render(member, model, prompts, gen, call.signal, sink);
+    if (batch.prompts.length) return this.sendList(member, model, batch.prompts, batch.rendering, gen, call, batch.sink);
+  }
+
+  /** A batch's list, split at the endpoint's prompt-list cap (ours, or a lower one learned from its 400). */
+  private sendList(member: Member, model: string, prompts: readonly WirePrompt[], rendering: Rendering, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     const cap = Math.min(this.learnedCaps.get(member.slot) ?? Infinity, this.options.maxPromptsPerRequest);
-    if (prompts.length <= cap) return this.exchange(member, model, prompts, 0, shape, gen, call, sink);
+    if (prompts.length <= cap) return this.exchange(member, model, prompts, 0, 'batch', rendering, gen, call, sink);
     const parts: Array<Promise<void>> = [];
-    for (let at = 0; at < prompts.length; at += cap) parts.push(this.exchange(member, model, prompts.slice(at, at + cap), at, shape, gen, call, sink));
+    for (let at = 0; at < prompts.length; at += cap) parts.push(this.exchange(member, model, prompts.slice(at, at + cap), at, 'batch', rendering, gen, call, sink));
     return allOrFirstFailure(parts);
+  }
+
+  /**
+   * A batch's prompts as the run's template setting wants them on the wire. Server-rendered: token
+   * ids from the endpoint's `/tokenize` (a prompt it rejects fails alone, and the rest go on under
+   * a sink that maps their positions back); file: text rendered here; raw: untouched.
+   */
+  private async render(member: Member, model: string, prompts: readonly string[], gen: GenerationOptions, signal: SendCall['signal'], sink: SendSink): Promise<{ prompts: readonly WirePrompt[]; rendering: Rendering; sink: SendSink }> {
+    const setting = gen.template ?? 'none';
+    if (setting === 'none') return { prompts, rendering: RAW, sink };
+    if (typeof setting === 'object') {
+      let renderer = this.fileRenderers.get(setting);
+      if (!renderer) this.fileRenderers.set(setting, (renderer = new FileRenderer(setting)));
+      const texts = prompts.map((p) => renderer.render(chatMessages(p, gen.system)));
+      return { prompts: texts, rendering: { template: 'file', harmony: speaksHarmony(texts[0] ?? '') }, sink };
+    }
+    const probe = await this.renderer.probe(member.slot, model);
+    if (!probe.renders) {
+      if (setting === 'server') throw new RequestFailure('protocol', `${member.id} does not render chat templates through /tokenize: ${probe.reason}`);
+      return { prompts, rendering: RAW, sink };
+    }
+    const rendered = await this.renderer.render(member.slot, model, gen.system, prompts, signal);
+    const kept: number[] = [];
+    const ids: number[][] = [];
+    rendered.forEach((r, i) => (r instanceof RequestFailure ? sink.onPromptError(i, r) : (kept.push(i), ids.push(r))));
+    const rendering: Rendering = { template: 'server', harmony: probe.harmony };
+    return { prompts: ids, rendering, sink: kept.length === prompts.length ? sink : picked(sink, kept) };
   }
 
   /** Groups a batch run's prompts as Aurora-Swarm's send_all_batched: prompt i to member i mod n, each group cut at the prompt-list cap. */
@@ -314,20 +398,20 @@ export class SwarmPool {
     return groups.flatMap((group, m) => chunk(group, this.options.maxPromptsPerRequest).map((part) => ({ member: members[m]!, items: part })));
   }
 
-  private async exchange(member: Member, model: string, prompts: readonly string[], offset: number, shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+  private async exchange(member: Member, model: string, prompts: readonly WirePrompt[], offset: number, shape: Shape, rendering: Rendering, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     try {
-      await this.request(member, model, prompts, offset, shape, gen, call, sink);
+      await this.request(member, model, prompts, offset, shape, rendering, gen, call, sink);
     } catch (err) {
       const failure = RequestFailure.from(err);
       if (failure.kind !== 'http' || failure.status !== 400 || shape === 'chat') throw failure;
       const serverCap = /maximum allowed count of (\d+)/.exec(failure.message);
       if (serverCap && Number(serverCap[1]) >= 1 && Number(serverCap[1]) < prompts.length) {
         this.learnedCaps.set(member.slot, Number(serverCap[1]));
-        return this.send(member, model, prompts, shape, gen, call, shifted(sink, offset));
+        return this.sendList(member, model, prompts, rendering, gen, call, shifted(sink, offset));
       }
       // A field of the request itself is wrong: every prompt would fail alike, so do not bisect.
       if (failure.param !== null && !PROMPT_PARAMS.has(failure.param)) throw failure;
-      return this.bisect(member, model, prompts, offset, failure, gen, call, sink);
+      return this.bisect(member, model, prompts, offset, failure, rendering, gen, call, sink);
     }
   }
 
@@ -337,11 +421,11 @@ export class SwarmPool {
    * rejected with the very words of their parent, the request itself is at fault (old servers name no
    * `param`), and the whole list fails with them.
    */
-  private async bisect(member: Member, model: string, prompts: readonly string[], offset: number, failure: RequestFailure, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+  private async bisect(member: Member, model: string, prompts: readonly WirePrompt[], offset: number, failure: RequestFailure, rendering: Rendering, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     if (prompts.length === 1) return sink.onPromptError(offset, failure);
     const half = Math.ceil(prompts.length / 2);
     const parts: Array<[number, number]> = [[0, half], [half, prompts.length]];
-    const tries = await Promise.allSettled(parts.map(([a, b]) => this.request(member, model, prompts.slice(a, b), offset + a, 'batch', gen, call, sink)));
+    const tries = await Promise.allSettled(parts.map(([a, b]) => this.request(member, model, prompts.slice(a, b), offset + a, 'batch', rendering, gen, call, sink)));
     const failures = tries.map((t) => (t.status === 'rejected' ? RequestFailure.from(t.reason) : null));
     const other = failures.find((f) => f && !(f.kind === 'http' && f.status === 400));
     if (other) throw other;
@@ -349,16 +433,18 @@ export class SwarmPool {
       for (let i = 0; i < prompts.length; i++) sink.onPromptError(offset + i, failure);
       return;
     }
-    await allOrFirstFailure(parts.map(([a, b], k) => (failures[k] ? this.bisect(member, model, prompts.slice(a, b), offset + a, failures[k]!, gen, call, sink) : Promise.resolve())));
+    await allOrFirstFailure(parts.map(([a, b], k) => (failures[k] ? this.bisect(member, model, prompts.slice(a, b), offset + a, failures[k]!, rendering, gen, call, sink) : Promise.resolve())));
   }
 
   /** One HTTP request: JSON, or an event stream whose answers are released as each finishes. */
-  private async request(member: Member, model: string, prompts: readonly string[], offset: number, shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+  private async request(member: Member, model: string, prompts: readonly WirePrompt[], offset: number, shape: Shape, rendering: Rendering, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     const n = gen.n ?? 1;
     const stream = Boolean(call.stream);
-    const longest = prompts.reduce((m, p) => Math.max(m, p.length), 0);
+    // Sizing counts characters (4 per token); a rendered prompt's exact token count is put in those units.
+    const longest = prompts.reduce((m, p) => Math.max(m, typeof p === 'string' ? p.length : 4 * p.length), 0);
     const maxTokens = this.maxTokens(member, gen, longest);
-    const body = shape === 'chat' ? chatBody(prompts[0]!, gen, model, maxTokens, stream) : completionsBody(prompts, gen, model, maxTokens, stream);
+    const body = shape === 'chat' ? chatBody(prompts[0] as string, gen, model, maxTokens, stream) : completionsBody(prompts, gen, model, maxTokens, stream, rendering);
+    const finish = (answer: Answer): Answer => (shape === 'batch' ? renderedAnswer(answer, rendering) : answer);
     const path = shape === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     const client = this.clients[member.slot]!;
     call.onRequest(member);
@@ -369,11 +455,11 @@ export class SwarmPool {
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);
       const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
-      for (let i = 0; i < answers.length; i++) sink.onAnswer(offset + i, answers[i]!, times);
+      for (let i = 0; i < answers.length; i++) sink.onAnswer(offset + i, finish(answers[i]!), times);
       return;
     }
     let times: StreamTimes = { sentAt: performance.now(), firstByteAt: performance.now() };
-    const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, a, times), onGap: (ms) => sink.onGap(ms) });
+    const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, finish(a), times), onGap: (ms) => sink.onGap(ms) });
     await client.stream(path, body, this.options.timeoutMs, call.signal, (event, at) => {
       call.onActivity?.(at);
       answers.add(event, at);
@@ -431,6 +517,16 @@ function shifted(sink: SendSink, offset: number): SendSink {
   return {
     onAnswer: (i, answer, times) => sink.onAnswer(offset + i, answer, times),
     onPromptError: (i, failure) => sink.onPromptError(offset + i, failure),
+    onUsage: (usage, own) => sink.onUsage(usage, own),
+    onGap: (ms) => sink.onGap(ms),
+  };
+}
+
+/** A sink for a list made of some of another list's prompts: `kept[i]` is where prompt i came from. */
+function picked(sink: SendSink, kept: readonly number[]): SendSink {
+  return {
+    onAnswer: (i, answer, times) => sink.onAnswer(kept[i]!, answer, times),
+    onPromptError: (i, failure) => sink.onPromptError(kept[i]!, failure),
     onUsage: (usage, own) => sink.onUsage(usage, own),
     onGap: (ms) => sink.onGap(ms),
   };

@@ -1,5 +1,20 @@
 import { RequestFailure } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
+import { parseHarmony } from './templating/harmony.ts';
+import { chatMessages } from './templating/messages.ts';
+import type { TemplatePath } from './templating/setting.ts';
+
+/** A prompt on the wire of `/v1/completions`: text, or token ids rendered by the server. */
+export type WirePrompt = string | number[];
+
+/** How a batch's prompts were rendered before sending, and how its answers read back. */
+export interface Rendering {
+  template: TemplatePath;
+  /** The model speaks harmony (gpt-oss): answers keep their special tokens and are split into reasoning and text. */
+  harmony: boolean;
+}
+
+export const RAW: Rendering = { template: 'none', harmony: false };
 
 /** What one prompt's choices came to. */
 export interface Answer {
@@ -12,6 +27,8 @@ export interface Answer {
   stream?: { tokens: number; firstTokenAt: number; lastTokenAt: number };
   /** `/v1/embeddings`: the input's vector (text is then null). */
   embedding?: number[];
+  /** Batches: the path its prompt took to the chat template. */
+  template?: TemplatePath;
 }
 
 /** The sampling fields both request shapes share; extras first so ours win. */
@@ -28,18 +45,31 @@ function sampling(gen: GenerationOptions, model: string, maxTokens: number, stre
 
 /** Individual mode: `POST /v1/chat/completions`, the server applies the chat template. */
 export function chatBody(prompt: string, gen: GenerationOptions, model: string, maxTokens: number, stream = false): Record<string, unknown> {
-  const messages = gen.system ? [{ role: 'system', content: gen.system }] : [];
-  messages.push({ role: 'user', content: prompt });
-  return { ...sampling(gen, model, maxTokens, stream), messages };
+  return { ...sampling(gen, model, maxTokens, stream), messages: chatMessages(prompt, gen.system) };
 }
 
 /**
- * Batch mode: one `POST /v1/completions` with the list. Raw completions have no system role,
- * so a system prompt is prepended to every prompt.
+ * Batch mode: one `POST /v1/completions` with the list. Raw text has no system role, so a system
+ * prompt is prepended to every prompt; rendered prompts carry it in their conversation.
  */
-export function completionsBody(prompts: readonly string[], gen: GenerationOptions, model: string, maxTokens: number, stream = false): Record<string, unknown> {
-  const prompt = gen.system ? prompts.map((p) => `${gen.system}\n\n${p}`) : prompts;
-  return { ...sampling(gen, model, maxTokens, stream), prompt };
+export function completionsBody(prompts: readonly WirePrompt[], gen: GenerationOptions, model: string, maxTokens: number, stream = false, rendering = RAW): Record<string, unknown> {
+  const prompt = rendering.template === 'none' && gen.system ? prompts.map((p) => `${gen.system}\n\n${p as string}`) : prompts;
+  const body: Record<string, unknown> = { ...sampling(gen, model, maxTokens, stream), prompt };
+  // A rendered template writes its own BOS; vLLM's completions would add a second one to text.
+  if (rendering.template === 'file') body.add_special_tokens = false;
+  // Harmony's channels are special tokens: kept in the text, they can be split as the chat endpoint does.
+  if (rendering.harmony) body.skip_special_tokens = false;
+  return body;
+}
+
+/** A batched answer as the chat endpoint would give it: the path recorded, harmony split into reasoning and text. */
+export function renderedAnswer(answer: Answer, rendering: Rendering): Answer {
+  answer.template = rendering.template;
+  if (!rendering.harmony || answer.text === null) return answer;
+  const parsed = parseHarmony(answer.text);
+  if (!parsed) return answer;
+  if (answer.texts) answer.texts = answer.texts.map((t) => parseHarmony(t)?.text ?? t);
+  return Object.assign(answer, parsed);
 }
 
 export interface Usage {

@@ -1,6 +1,7 @@
 import type { GenerationOptions } from './options.ts';
 import type { SentTimes } from './pool.ts';
 import type { Answer, Usage } from './request-shapes.ts';
+import type { TemplatePath } from './templating/setting.ts';
 
 /** One prompt going into a run; `input` carries the rest of its input line, untouched. */
 export interface PromptInput {
@@ -49,6 +50,8 @@ export interface PromptResult {
   level?: number;
   /** Embedding runs: the input's vector. */
   embedding?: number[];
+  /** Batched answers: how the prompt met the chat template (server-rendered token ids, a template file, or raw text). */
+  template?: TemplatePath;
 }
 
 /** A prompt the run has taken on, waiting for its one result. */
@@ -124,6 +127,7 @@ export function answeredResult(slot: Slot, endpoint: string, attempts: number, a
     input: slot.input ?? {},
     ...(answer.texts ? { texts: answer.texts } : {}),
     ...(answer.embedding ? { embedding: answer.embedding } : {}),
+    ...(answer.template ? { template: answer.template } : {}),
     ...(slot.level === undefined ? {} : { level: slot.level }),
   };
 }

@@ -3,7 +3,15 @@ import type { Prompt } from './generation.ts';
 import { countTokens } from './tokenizer.ts';
 import type { Body } from './validation.ts';
 
-const ASSISTANT_TURN = '<|im_start|>assistant\n';
+/** How each simulated chat template frames a turn. */
+const FORMATS = {
+  /** ChatML, as Qwen's: `<|im_start|>{role}\n{content}<|im_end|>\n`. */
+  chatml: { open: (role: string) => `<|im_start|>${role}\n`, close: '<|im_end|>\n', user: /<\|im_start\|>user\n([^]*?)<\|im_end\|>/g },
+  /** OpenAI's harmony (gpt-oss), without its system preamble: `<|start|>{role}<|message|>{content}<|end|>`. */
+  harmony: { open: (role: string) => `<|start|>${role}<|message|>`, close: '<|end|>', user: /<\|start\|>user<\|message\|>([^]*?)<\|end\|>/g },
+} as const;
+
+export type ChatFormat = keyof typeof FORMATS;
 
 export interface Message {
   role: string;
@@ -15,21 +23,25 @@ export interface RenderOptions {
   addGenerationPrompt: boolean;
   /** The last message stays open so the model continues it. */
   continueFinalMessage: boolean;
+  format: ChatFormat;
 }
 
-/**
- * The simulated model's chat template, ChatML as Qwen's: each message is
- * `<|im_start|>{role}\n{content}<|im_end|>\n`, and the generation prompt opens the assistant turn.
- */
-export function renderChat(messages: readonly Message[], { addGenerationPrompt, continueFinalMessage }: RenderOptions): string {
+/** The simulated model's chat template: each message framed as its format says; the generation prompt opens the assistant turn. */
+export function renderChat(messages: readonly Message[], { addGenerationPrompt, continueFinalMessage, format }: RenderOptions): string {
   if (addGenerationPrompt && continueFinalMessage) {
     throw badRequest('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
   }
+  const { open, close } = FORMATS[format];
   const turns = messages.map((m, i) => {
-    const open = `<|im_start|>${m.role}\n${m.content}`;
-    return continueFinalMessage && i === messages.length - 1 ? open : `${open}<|im_end|>\n`;
+    const opened = open(m.role) + m.content;
+    return continueFinalMessage && i === messages.length - 1 ? opened : opened + close;
   });
-  return turns.join('') + (addGenerationPrompt ? ASSISTANT_TURN : '');
+  return turns.join('') + (addGenerationPrompt ? open('assistant') : '');
+}
+
+/** Which format's assistant turn the text opens and awaits, if any. */
+export function awaitedFormat(text: string): ChatFormat | null {
+  return (Object.keys(FORMATS) as ChatFormat[]).find((f) => text.endsWith(FORMATS[f].open('assistant'))) ?? null;
 }
 
 /**
@@ -38,9 +50,9 @@ export function renderChat(messages: readonly Message[], { addGenerationPrompt, 
  * answer chat gives (the simulator's stand-in for the same tokens giving the same output).
  */
 export function conversationPrompt(text: string): Prompt {
-  const awaitsAssistant = text.endsWith(`${ASSISTANT_TURN}`);
-  const turns = awaitsAssistant ? [...text.matchAll(/<\|im_start\|>user\n([^]*?)<\|im_end\|>/g)] : [];
-  return { text, question: turns.at(-1)?.[1] ?? (awaitsAssistant ? '' : text), tokens: countTokens(text) };
+  const format = awaitedFormat(text);
+  const turns = format ? [...text.matchAll(FORMATS[format].user)] : [];
+  return { text, question: turns.at(-1)?.[1] ?? (format ? '' : text), tokens: countTokens(text) };
 }
 
 /** Messages with their text content; content parts other than text count as empty. */

@@ -1,5 +1,5 @@
 import { conversationPrompt, parseMessages, renderChat, type RenderOptions } from './chat-template.ts';
-import type { GenerationApi } from './generation.ts';
+import { outputTokenIds, promptTokenIds, type GenerationApi } from './generation.ts';
 import { chatLogprobs, chatLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
@@ -27,7 +27,7 @@ export function chatApi(options: SimOptions): GenerationApi {
       const stream = optionalBool(body, 'stream');
       return {
         model: requestedModel(body),
-        prompts: [conversationPrompt(renderChat(messages, renderOptions(body)))],
+        prompts: [conversationPrompt(renderChat(messages, renderOptions(body, options)))],
         n: optionalInt(body, 'n', 1) ?? 1,
         maxTokens: optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1),
         ...samplingFields(body),
@@ -35,6 +35,7 @@ export function chatApi(options: SimOptions): GenerationApi {
         echo: false,
         stream,
         ...streamUsage(body, stream),
+        returnTokenIds: optionalBool(body, 'return_token_ids'),
       };
     },
     choice(output, index, _prompt, request) {
@@ -43,8 +44,11 @@ export function chatApi(options: SimOptions): GenerationApi {
       // Logprobs cover the answer's tokens; thinking tokens come before them.
       const thought = output.reasoning?.length ?? 0;
       const logprobs = request.logprobs === undefined ? null : chatLogprobs(output.content ?? [], request.logprobs, thought);
-      return { index, message, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds([...(output.reasoning ?? []), ...(output.content ?? [])]) } : {};
+      return { index, message, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason, ...ids };
     },
+    // Chat puts the (one) prompt's ids on the response, not on each choice.
+    responseFields: (request) => (request.returnTokenIds ? { prompt_token_ids: promptTokenIds(request.prompts[0]!) } : {}),
     // vLLM opens every choice with the role once the request's first token is out.
     openingChoices: (request) =>
       Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
@@ -60,6 +64,10 @@ export function chatApi(options: SimOptions): GenerationApi {
 }
 
 /** `add_generation_prompt` (default true) and `continue_final_message`, shared by chat and /tokenize. */
-export function renderOptions(body: Body): RenderOptions {
-  return { addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true), continueFinalMessage: optionalBool(body, 'continue_final_message') };
+export function renderOptions(body: Body, options: SimOptions): RenderOptions {
+  return {
+    addGenerationPrompt: optionalBool(body, 'add_generation_prompt', true),
+    continueFinalMessage: optionalBool(body, 'continue_final_message'),
+    format: options.chatTemplate,
+  };
 }

@@ -1,10 +1,10 @@
 import { badRequest } from './errors.ts';
-import type { GenerationApi, Prompt } from './generation.ts';
+import { outputTokenIds, promptTokenIds, type GenerationApi, type GenerationRequest, type Prompt } from './generation.ts';
 import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
 import { tokenAt } from './replies.ts';
-import { conversationPrompt } from './chat-template.ts';
-import { checkTokenIds, decode } from './tokenizer.ts';
+import { awaitedFormat, conversationPrompt } from './chat-template.ts';
+import { checkTokenIds, decode, withoutSpecials } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
 
 /** `POST /v1/completions`: a prompt or a list of prompts, answered as `text_completion`. */
@@ -29,26 +29,31 @@ export function completionsApi(options: SimOptions): GenerationApi {
         echo,
         stream,
         ...streamUsage(body, stream),
+        returnTokenIds: optionalBool(body, 'return_token_ids'),
+        skipSpecialTokens: optionalBool(body, 'skip_special_tokens', true),
       };
     },
     choice(output, index, prompt, request) {
       const echoed = request.echo ? prompt.text : '';
-      const text = echoed + (output.content?.join('') ?? '');
+      const text = echoed + visible(output.content?.join('') ?? '', request);
       const logprobs = request.logprobs === undefined ? null : completionLogprobs(output.content ?? [], request.logprobs, 0, echoed.length);
-      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason };
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds(output.content ?? []), prompt_token_ids: promptTokenIds(prompt) } : {};
+      return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason, ...ids };
     },
     openingChoices: () => [],
     streamChoice(output, k, index, prompt, request) {
       // vLLM echoes the prompt in front of the first delta.
       const token = tokenAt(output, k);
-      const text = (request.echo && k === 0 ? prompt.text : '') + token.text;
+      const text = (request.echo && k === 0 ? prompt.text : '') + visible(token.text, request);
       const { last } = token;
       let logprobs: object | null = null;
       if (request.logprobs !== undefined) {
         const before = (output.content ?? []).slice(0, k).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
         logprobs = completionLogprobs([token.text], request.logprobs, k, before);
       }
-      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null };
+      // Streamed, the prompt's ids come with a choice's first chunk and each chunk carries its own token's.
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds([token.text]), ...(k === 0 ? { prompt_token_ids: promptTokenIds(prompt) } : {}) } : {};
+      return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null, ...ids };
     },
   };
 }
@@ -77,13 +82,23 @@ function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
 
 const isTokenId = (v: unknown): v is number => Number.isInteger(v);
 
+/** Output text as the request reads it: special tokens left out unless `skip_special_tokens: false`. */
+function visible(text: string, request: GenerationRequest): string {
+  return request.skipSpecialTokens === false ? text : withoutSpecials(text);
+}
+
 function textPrompt(text: string): Prompt {
-  return nonEmpty(conversationPrompt(text));
+  return nonEmpty(rendered(conversationPrompt(text)));
 }
 
 function tokenPrompt(ids: number[]): Prompt {
   checkTokenIds(ids);
-  return nonEmpty({ ...conversationPrompt(decode(ids)), tokens: ids.length });
+  return nonEmpty(rendered({ ...conversationPrompt(decode(ids)), tokens: ids.length, ids }));
+}
+
+/** A prompt that opens a harmony assistant turn is answered in harmony channels. */
+function rendered(prompt: Prompt): Prompt {
+  return awaitedFormat(prompt.text) === 'harmony' ? { ...prompt, harmony: true } : prompt;
 }
 
 function nonEmpty(prompt: Prompt): Prompt {

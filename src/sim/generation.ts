@@ -7,7 +7,9 @@ import { sendJson } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
+import { harmonyOutput } from './harmony.ts';
 import { generate, outputTokens, type Output } from './replies.ts';
+import { encode } from './tokenizer.ts';
 import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
 /** One prompt as the simulator sees it. */
@@ -17,6 +19,10 @@ export interface Prompt {
   /** What the reply answers: the last user turn of a conversation, else the whole text. */
   question: string;
   tokens: number;
+  /** A token-id prompt's ids as sent. */
+  ids?: number[];
+  /** A raw completion of a rendered harmony conversation: the model answers in harmony channels. */
+  harmony?: boolean;
 }
 
 /** What /v1/completions and /v1/chat/completions have in common once parsed. */
@@ -31,6 +37,10 @@ export interface GenerationRequest extends StreamUsage, SamplingFields {
   /** Completions only: text starts with the prompt. */
   echo: boolean;
   stream: boolean;
+  /** vLLM ≥ 0.10.2's `return_token_ids`: prompt and output token ids beside the text. */
+  returnTokenIds: boolean;
+  /** Completions: special tokens left out of the text (vLLM's default `skip_special_tokens: true`). */
+  skipSpecialTokens?: boolean;
 }
 
 /** The parts that differ between the two generation endpoints: request parsing and choice shapes. */
@@ -47,6 +57,8 @@ export interface GenerationApi {
   openingChoices(request: GenerationRequest): object[];
   /** The streamed choice carrying output token `k`; the last token's carries the finish reason. */
   streamChoice(output: Output, k: number, index: number, prompt: Prompt, request: GenerationRequest): object;
+  /** Fields of the whole (non-streamed) response beside its choices. */
+  responseFields?(request: GenerationRequest): object;
 }
 
 export interface GenerationContext {
@@ -70,7 +82,10 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   const budgets = request.prompts.map((p) => outputBudget(p.tokens, request.maxTokens, options.maxModelLen, options.contextError));
   const { n } = request;
   const outputs = request.prompts.flatMap((p, i) =>
-    Array.from({ length: n }, (_, j) => generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons)),
+    Array.from({ length: n }, (_, j) => {
+      const output = generate(p.question, j, { ...request, maxTokens: budgets[i]! }, options, api.reasons || Boolean(p.harmony));
+      return p.harmony ? harmonyOutput(output) : output;
+    }),
   );
   const promptOf = (index: number): Prompt => request.prompts[Math.floor(index / n)]!;
   const tokenCounts = outputs.map(outputTokens);
@@ -94,7 +109,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
         if (!finished(index)) return;
         const order = choiceOrder(outputs.length, options);
         const choices = order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request));
-        sendJson(res, 200, envelope(api.object, choices, { usage }));
+        sendJson(res, 200, envelope(api.object, choices, { usage, ...api.responseFields?.(request) }));
       },
     });
   } else {
@@ -123,6 +138,16 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   res.on('close', () => {
     if (!res.writableFinished) cancel();
   });
+}
+
+/** The ids the model read for a prompt. */
+export function promptTokenIds(prompt: Prompt): number[] {
+  return prompt.ids ?? encode(prompt.text);
+}
+
+/** The ids of an output's tokens (thinking included), in order. */
+export function outputTokenIds(tokens: readonly string[]): number[] {
+  return tokens.flatMap((t) => encode(t));
 }
 
 interface Usage {

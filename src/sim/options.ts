@@ -30,10 +30,16 @@ export interface SimOptions {
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
   /**
-   * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
-   * max_tokens; undefined: between max_tokens/2 and max_tokens, as before.
+   * The model's chat format: `chatml`, or `harmony` as gpt-oss: chat then answers as a reasoning
+   * model, and a raw completion of a rendered harmony conversation comes back in harmony channels
+   * (`<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final<|message|>…`).
    */
-  answerTokens?: number;
+  chatTemplate: 'chatml' | 'harmony';
+  /**
+   * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
+   * max_tokens: a model stops when it is done, not at its budget (ignore_eos fills the budget).
+   */
+  answerTokens: number;
   /**
    * Chat reasoning field(s), by vLLM version: `reasoning_content` up to 0.11.0, `both` from PR #27752
    * (0.11.1) through 0.15.x, `reasoning` alone from 0.16.0 (PR #33402); `auto`: those of `vllmVersion`.
@@ -86,6 +92,8 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   ttftMs: 20,
   tpotMs: 1,
   reply: 'echo',
+  answerTokens: 128,
+  chatTemplate: 'chatml',
   reasoning: 'none',
   seed: 0,
   faultRate: 0,
@@ -111,6 +119,8 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
     ? { errorFormat: profile.errorFormat, contextError: profile.contextError, cacheMetric: profile.cacheMetric, maxPrompts: profile.maxPrompts }
     : {};
   const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
+  // gpt-oss is a reasoning model: its chat answers carry the analysis channel as reasoning.
+  if (o.chatTemplate === 'harmony' && partial.reasoning === undefined) o.reasoning = 'auto';
   if (o.reasoning === 'auto') o.reasoning = profile?.reasoningField ?? 'reasoning';
   const atLeast = (name: keyof SimOptions, min: number, integer = true): void => {
     const v = o[name];
@@ -125,7 +135,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('faultAfter', 0);
   atLeast('embeddingDim', 1);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
-  if (o.answerTokens !== undefined) atLeast('answerTokens', 1);
+  atLeast('answerTokens', 1);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
   const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {

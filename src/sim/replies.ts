@@ -69,7 +69,7 @@ function answer(prompt: string, j: number, sampling: Sampling, options: SimOptio
     return { reasoning: null, content: tokens.slice(0, maxTokens), finishReason, stopReason: null };
   }
   const random = mulberry32(choiceSeed(prompt, j, sampling, options));
-  const count = ignoreEos ? maxTokens : Math.min(maxTokens, naturalLength(random, maxTokens, options.answerTokens));
+  const count = ignoreEos ? maxTokens : Math.min(maxTokens, naturalLength(random, options.answerTokens));
   const words = Array.from({ length: count }, (_, i) => (i ? ' ' : '') + LOREM[Math.floor(random() * LOREM.length)]!);
   return { reasoning: null, content: words, finishReason: count === maxTokens ? 'length' : 'stop', stopReason: null };
 }
@@ -88,12 +88,8 @@ function choiceSeed(prompt: string, j: number, { temperature, seed }: Sampling, 
   return options.seed + hashString(prompt) + perChoice;
 }
 
-/**
- * Where the answer would reach end-of-sequence: lognormal around `median` tokens (a model stops
- * when it is done, whatever the budget), or without a median between half the budget and all of it.
- */
-function naturalLength(random: () => number, maxTokens: number, median: number | undefined): number {
-  if (median === undefined) return Math.ceil(maxTokens / 2) + Math.floor(random() * (maxTokens - Math.ceil(maxTokens / 2) + 1));
+/** Where the answer reaches end-of-sequence: lognormal around `median` tokens (a model stops when it is done, whatever the budget). */
+function naturalLength(random: () => number, median: number): number {
   const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   return Math.max(1, Math.round(median * Math.exp(0.5 * normal)));
 }

@@ -38,7 +38,7 @@ export type RuntimeFaults = Partial<
   dead?: boolean;
 };
 
-const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
+const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/ping', '/load', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
 
 /** Endpoints that answer a JSON body with JSON at once, without the engine. */
 const UTILITIES: ReadonlyMap<string, (body: Body, options: SimOptions) => object> = new Map([
@@ -59,6 +59,8 @@ export class SimServer {
   private portNumber = 0;
   private started = false;
   private bootTimer: NodeJS.Timeout | undefined;
+  /** Generation and embedding requests being answered now: vLLM's server load (`GET /load`). */
+  private load = 0;
 
   constructor(options: Partial<SimOptions> = {}) {
     this.options = resolveSimOptions(options);
@@ -175,7 +177,11 @@ export class SimServer {
     const utility = UTILITIES.get(path);
     if (utility && method === 'POST') return void this.answer(req, res, (text) => sendJson(res, 200, utility(parseBody(text), this.options)));
     if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: versionProfile(this.options.vllmVersion ?? 'latest').version });
-    if (method === 'GET' && path === '/health') return void res.writeHead(this.faults.healthStatus()).end();
+    // SageMaker's /ping is vLLM's /health under another name, for GET and POST.
+    if (path === '/health' && method === 'GET') return void res.writeHead(this.faults.healthStatus()).end();
+    if (path === '/ping' && (method === 'GET' || method === 'POST')) return void res.writeHead(this.faults.healthStatus()).end();
+    // As vLLM with --enable-server-load-tracking: requests in flight on the load-aware routes.
+    if (method === 'GET' && path === '/load') return sendJson(res, 200, { server_load: this.load });
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
       const gauges = this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
@@ -191,6 +197,8 @@ export class SimServer {
   private async generate(api: GenerationApi | null, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const verdict = this.faults.onGenerationRequest();
     if (verdict === 'die') return void req.socket.resetAndDestroy();
+    this.load++;
+    res.once('close', () => this.load--);
     await this.answer(req, res, (text) => {
       if (verdict === 'hang') return; // held open until the client or close() drops it
       if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);

@@ -12,7 +12,7 @@ import { checkModel, optionalBool, requestedModel, type Body } from './validatio
 export function tokenize(body: Body, options: SimOptions): object {
   checkModel(requestedModel(body), options.model);
   let text: string;
-  if (body['messages'] !== undefined) text = renderChat(parseMessages(body['messages']), renderOptions(body));
+  if (body['messages'] !== undefined) text = renderChat(parseMessages(body['messages']), renderOptions(body, options));
   else if (typeof body['prompt'] === 'string') text = body['prompt'];
   else throw badRequest("'prompt' must be a string, or 'messages' a list of messages", 'prompt');
   const tokens = encode(text);

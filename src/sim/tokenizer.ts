@@ -10,7 +10,9 @@ import { badRequest } from './errors.ts';
  * them without shared state: specials first, then one id per Unicode code point, then letter chunks.
  */
 
-const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+/** ChatML's and harmony's specials (ids 0…7 of the CHAR_BASE reserved). */
+const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|start|>', '<|message|>', '<|end|>', '<|channel|>', '<|return|>'] as const;
+const SPECIAL = new RegExp(SPECIAL_TOKENS.map((s) => s.replace(/[|]/g, '\\|')).join('|'), 'g');
 const CHAR_BASE = 16;
 const WORD_BASE = CHAR_BASE + 0x110000;
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -23,6 +25,11 @@ const PIECE = new RegExp(`${SPECIAL_TOKENS.map((s) => s.replace(/[|]/g, '\\|')).
 /** The text split into token strings; they concatenate back to the text. */
 export function tokenPieces(text: string): string[] {
   return text.match(PIECE) ?? [];
+}
+
+/** The text as vLLM detokenizes it with `skip_special_tokens` (its default): special tokens left out. */
+export function withoutSpecials(text: string): string {
+  return text.replace(SPECIAL, '');
 }
 
 export function countTokens(text: string): number {

@@ -44,7 +44,8 @@ export function simCommand(): Command {
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0, 600_000), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0, 60_000), 1)
     .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: words, seeded unless a request samples (temperature > 0 without seed)').choices(['echo', 'lorem']).default('echo'))
-    .option('--answer-tokens <median>', 'lorem answers stop at a sampled end-of-sequence around this many tokens (default: between max_tokens/2 and max_tokens)', int('--answer-tokens', 1, 10_000_000))
+    .addOption(new Option('--chat-template <format>', 'chatml, or harmony as gpt-oss (chat answers with reasoning; raw completions of a rendered conversation answer in harmony channels)').choices(['chatml', 'harmony']).default('chatml'))
+    .option('--answer-tokens <median>', 'lorem answers stop at a sampled end-of-sequence around this many tokens, as a model stops when done (default: 128; ignore_eos fills max_tokens)', int('--answer-tokens', 1, 10_000_000))
     .addOption(
       new Option('--reasoning <field>', "act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11.0), both (to 0.15), reasoning (0.16+), auto (--vllm-version's)")
         .choices(['none', 'auto', 'reasoning', 'reasoning_content', 'both'])

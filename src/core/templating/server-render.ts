@@ -1,0 +1,110 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { EndpointClient } from '../http/endpoint-client.ts';
+import { RequestFailure } from '../http/failure.ts';
+import type { RequestSignal } from '../http/abort.ts';
+import { speaksHarmony } from './harmony.ts';
+import { chatMessages } from './messages.ts';
+
+/** Whether an endpoint renders chat through `/tokenize`, and whether its model speaks harmony. */
+export interface ServerProbe {
+  renders: boolean;
+  harmony: boolean;
+  /** Why it does not render, when it does not. */
+  reason: string | null;
+}
+
+/** `/tokenize` requests in flight per endpoint: rendering keeps pace with sending without flooding the API server. */
+const TOKENIZE_CONCURRENCY = 32;
+/** Rendered prompts kept for reuse (token ids of ~100 tokens each: a few tens of MB at most). */
+const CACHE_ENTRIES = 50_000;
+
+/**
+ * Renders prompts exactly as an endpoint's chat endpoint would, as token ids from vLLM's
+ * `POST /tokenize` with `messages` and `add_generation_prompt`. Lazily, as each batch is formed
+ * (never the whole input up front); each distinct (model, system, prompt) once, shared by every
+ * endpoint serving that model and by batches asking for it while it is in flight; at most
+ * TOKENIZE_CONCURRENCY requests per endpoint.
+ */
+export class ServerRenderer {
+  private readonly cache = new Map<string, Promise<Uint32Array>>();
+  private readonly probes = new Map<string, Promise<ServerProbe>>();
+  private readonly limits = new Map<number, LimitFunction>();
+
+  constructor(
+    private readonly client: (slot: number) => EndpointClient,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** One rendering of a short conversation per endpoint and model, kept for the pool's lifetime. */
+  probe(slot: number, model: string): Promise<ServerProbe> {
+    const key = `${slot}\n${model}`;
+    let probe = this.probes.get(key);
+    if (!probe) {
+      probe = this.tokenize(slot, model, 'Hi', undefined, true).then(
+        ({ strs }) => ({ renders: true, harmony: speaksHarmony(strs?.join('') ?? ''), reason: null }),
+        (err: unknown) => {
+          const failure = RequestFailure.from(err);
+          // Only the server's own answer (an error status, a body without tokens) says it cannot render; ask again after anything else.
+          if (failure.kind !== 'http' && failure.kind !== 'protocol') this.probes.delete(key);
+          return { renders: false, harmony: false, reason: failure.message };
+        },
+      );
+      this.probes.set(key, probe);
+    }
+    return probe;
+  }
+
+  /** Forgets an endpoint's probes (after it came back, perhaps with another server). */
+  forget(slot: number): void {
+    for (const key of this.probes.keys()) if (key.startsWith(`${slot}\n`)) this.probes.delete(key);
+  }
+
+  /**
+   * Each prompt's token ids, or the failure `/tokenize` answered for it with a 400 (that prompt's
+   * own fault). Any other failure rejects: the endpoint is at fault, not the prompts.
+   */
+  async render(slot: number, model: string, system: string | undefined, prompts: readonly string[], signal: RequestSignal): Promise<Array<number[] | RequestFailure>> {
+    const settled = await Promise.allSettled(prompts.map((p) => this.rendered(slot, model, system, p, signal)));
+    return settled.map((s) => {
+      if (s.status === 'fulfilled') return Array.from(s.value);
+      const failure = RequestFailure.from(s.reason);
+      if (failure.kind === 'http' && failure.status === 400) return failure;
+      throw failure;
+    });
+  }
+
+  private rendered(slot: number, model: string, system: string | undefined, prompt: string, signal: RequestSignal): Promise<Uint32Array> {
+    const key = JSON.stringify([model, system ?? '', prompt]);
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key); // refreshed: the oldest entry goes first
+      this.cache.set(key, hit);
+      return hit;
+    }
+    const pending = this.limit(slot)(() => {
+      if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
+      return this.tokenize(slot, model, prompt, system, false);
+    }).then(({ tokens }) => Uint32Array.from(tokens));
+    pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));
+    this.cache.set(key, pending);
+    if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    return pending;
+  }
+
+  private limit(slot: number): LimitFunction {
+    let limit = this.limits.get(slot);
+    if (!limit) this.limits.set(slot, (limit = pLimit(TOKENIZE_CONCURRENCY)));
+    return limit;
+  }
+
+  private async tokenize(slot: number, model: string, prompt: string, system: string | undefined, strs: boolean): Promise<{ tokens: number[]; strs: string[] | null }> {
+    const body = { model, messages: chatMessages(prompt, system), add_generation_prompt: true, ...(strs ? { return_token_strs: true } : {}) };
+    const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs);
+    const tokens = answer.tokens;
+    if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t) && t >= 0)) {
+      throw new RequestFailure('protocol', '/tokenize answered without a list of token ids');
+    }
+    const tokenStrs = Array.isArray(answer.token_strs) ? answer.token_strs.filter((s): s is string => typeof s === 'string') : null;
+    return { tokens: tokens as number[], strs: tokenStrs };
+  }
+}
