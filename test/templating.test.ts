@@ -46,6 +46,7 @@ describe('templated batches', { timeout: 60_000 }, () => {
         assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4);
         await scatterGather(pool, prompts, { ...gen, template: 'server' }).done;
         assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4);
+        assert.deepEqual(pool.renderCounts(), { rendered: 3, reused: 7 });
       } finally {
         await pool.close();
       }

@@ -1,17 +1,17 @@
 import { templatedSession, type BlackboardInput } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
-import { configRegex, readJsonFile } from './json-file.ts';
+import { configRegex, readConfigFile } from './config-file.ts';
 
 /**
- * A blackboard session from JSON: `{"sections": ["hypotheses", "critiques"], "prompt": "…{section}…{board}…",
+ * A blackboard session from JSON or YAML: `{"sections": ["hypotheses", "critiques"], "prompt": "…{section}…{board}…",
  * "maxRounds": 5, "until": "regex"}` — each section's `role=` endpoints answer the prompt with {section}
  * its name and {board} every entry so far; the session ends early once an entry matches `until`.
  * Every problem is named, all at once; a bad file is bad input (exit 2).
  */
 export async function readBlackboard(path: string): Promise<BlackboardInput> {
   const shown = printable(path);
-  const raw = await readJsonFile(path);
+  const raw = await readConfigFile(path);
   const c = (raw ?? {}) as Record<string, unknown>;
   const problems: string[] = [];
   const sections = c.sections;

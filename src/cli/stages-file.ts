@@ -1,7 +1,7 @@
 import { AGGREGATE_NAMES, namedStage, type AggregateName, type Stage } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
-import { configRegex, readJsonFile } from './json-file.ts';
+import { configRegex, readConfigFile } from './config-file.ts';
 
 /** Problems listed before the rest are counted. */
 const LISTED = 20;
@@ -13,7 +13,7 @@ const LISTED = 20;
  */
 export async function readStages(path: string): Promise<Stage[]> {
   const shown = printable(path);
-  const raw = await readJsonFile(path);
+  const raw = await readConfigFile(path);
   const list = Array.isArray(raw) ? raw : (raw as { stages?: unknown } | null)?.stages;
   if (!Array.isArray(list) || !list.length) throw new CliError(`${shown}: expected a non-empty JSON list of stages (or {"stages": [...]})`);
   const problems: string[] = [];

@@ -222,6 +222,11 @@ export class SwarmPool {
     }
   }
 
+  /** Prompts the endpoints' `/tokenize` rendered for this pool so far, and renderings reused. */
+  renderCounts(): { rendered: number; reused: number } {
+    return { ...this.renderer.counts };
+  }
+
   client(slot: number): EndpointClient {
     return this.clients[slot]!;
   }

@@ -13,7 +13,7 @@ export function blackboardCommand(): Command {
   const cmd = new Command('blackboard')
     .usage('--hostfile FILE --config FILE [options]')
     .description("Aurora-Swarm's blackboard: rounds in which each section's role= endpoints read the board and add their entries; prints the board")
-    .requiredOption('--config <file>', 'JSON: {"sections": [role names], "prompt": "… {section} … {board} …", "maxRounds": 10, "until": "regex an entry matching ends the session"}')
+    .requiredOption('--config <file>', 'JSON or YAML (.yaml, .yml): {"sections": [role names], "prompt": "… {section} … {board} …", "maxRounds": 10, "until": "regex an entry matching ends the session"}')
     .option('--json', 'print {board, rounds, snapshots} as JSON')
     .option('--out <file>', 'every entry as JSONL (level = round, input.section)')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');

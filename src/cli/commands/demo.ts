@@ -34,6 +34,8 @@ export function demoCommand(): Command {
         const batched = medianRound(comparison.rounds, 'batched')!;
         const individual = medianRound(comparison.rounds, 'individual')!;
         say(`${ROUNDS} rounds alternating the arms; each arm's median round:`);
+        say(`  batched:    ${comparison.templatePaths.batched}`);
+        say(`  individual: ${comparison.templatePaths.individual}`);
         say('');
         say(formatComparison(batched.summary, individual.summary, ['batched', 'individual'], speedup(comparison.rounds)!));
         say('');

@@ -29,6 +29,8 @@ export class ServerRenderer {
   private readonly cache = new Map<string, Promise<Uint32Array>>();
   private readonly probes = new Map<string, Promise<ServerProbe>>();
   private readonly limits = new Map<number, LimitFunction>();
+  /** Prompts rendered by a `/tokenize` request, and prompts served from the cache (or a request in flight). */
+  readonly counts = { rendered: 0, reused: 0 };
 
   constructor(
     private readonly client: (slot: number) => EndpointClient,
@@ -77,12 +79,14 @@ export class ServerRenderer {
     const key = JSON.stringify([model, system ?? '', prompt]);
     const hit = this.cache.get(key);
     if (hit) {
+      this.counts.reused++;
       this.cache.delete(key); // refreshed: the oldest entry goes first
       this.cache.set(key, hit);
       return hit;
     }
     const pending = this.limit(slot)(() => {
       if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
+      this.counts.rendered++;
       return this.tokenize(slot, model, prompt, system, false);
     }).then(({ tokens }) => Uint32Array.from(tokens));
     pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));

@@ -7,7 +7,7 @@ import { printable } from './format.ts';
  * A config file (pipeline stages, a blackboard session): JSON, or YAML when it is named `.yaml` / `.yml`
  * (read with the JSON schema: no dates or other implicit types). Unreadable or invalid is bad input (exit 2), one line.
  */
-export async function readJsonFile(path: string): Promise<unknown> {
+export async function readConfigFile(path: string): Promise<unknown> {
   const yaml = /\.ya?ml$/i.test(path);
   try {
     const text = await readFile(path, 'utf8');
