@@ -29,6 +29,24 @@ describe('routing', () => {
     }
   }
 
+  it('streamed batches: a list whose tokens come 4× slower is hedged once the others are idle, with no time floor', async () => {
+    const sim = await fx.sim(4, { ttftMs: 5, tpotMs: 10, maxNumSeqs: 256 });
+    sim.servers[0]!.setFaults({ slowFactor: 4 });
+    const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
+    const list = prompts(200);
+    // Overdue hedging would wait a minute: only the stream's pace can move its prompts.
+    const pool = fx.pool(sim.endpoints, { hedgeMinMs: 60_000 });
+    const run = scatterGather(pool, list, { batch: true, stream: true, maxTokens: 40, extra: { ignore_eos: true } });
+    const warnings: string[] = [];
+    run.on('warning', (w) => warnings.push(w));
+    const report = await run.done;
+    assert.equal(report.summary.ok, 200);
+    report.results.forEach((r, i) => assert.equal(r.prompt, list[i]));
+    assert.ok(warnings.some((w) => w.startsWith(`${ids[0]}: its tokens come`)), warnings.join('\n'));
+    const counts = perEndpoint(report.results, ids);
+    assert.ok(counts[0]! < 50, `the slow endpoint answered ${counts[0]} of its 50 before the copies: ${counts.join(' ')}`);
+  });
+
   it('prefix-aware: prompts sharing a prefix meet on one endpoint, reproducibly', async () => {
     const sim = await fx.sim(4);
     const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);

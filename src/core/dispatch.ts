@@ -48,6 +48,8 @@ class Flight implements SendCall, SendSink {
   /** Streamed: `performance.now()` of the headers or the latest event; a token seen yet. */
   lastActivity: number;
   tokens = false;
+  gaps = 0;
+  gapMs = 0;
   /** Its prompts were also sent elsewhere (a hedge). */
   hedged = false;
   ownUsage: Usage | null = null;
@@ -86,6 +88,8 @@ class Flight implements SendCall, SendSink {
 
   onGap(ms: number): void {
     this.owner.ctx.gaps.add(ms);
+    this.gaps++;
+    this.gapMs += ms;
   }
 }
 
@@ -521,13 +525,17 @@ class Dispatcher {
     if (!this.plan.pool.options.hedge) return;
     const pool = this.plan.pool;
     const idle = this.hasQueued() ? [] : this.members.filter((m) => this.load.get(m.slot) === 0 && pool.admits(m.slot, now) === 'yes');
-    const moved = new Map<Member, number>();
+    const moved = new Map<Member, { count: number; why: string }>();
     const overdue = this.stragglers.overdueAfter();
-    for (const flight of this.active) {
-      if (flight.hedged || now - flight.startedAt <= overdue) continue;
+    const lagAfter = idle.length ? this.stragglers.lagAfter() : Infinity;
+    const late = (f: Flight) => now - f.startedAt > overdue;
+    const due = [...this.active].filter((f) => !f.hedged && (late(f) || Stragglers.lagging(f, lagAfter)));
+    // Requests merely slow share the idle endpoints, all at once rather than one per patrol.
+    const share = Math.max(1, Math.floor(idle.length / Math.max(1, due.length)));
+    for (const flight of due) {
       // Hung: nothing answered on its endpoint since it left, while requests elsewhere finish in a fraction of
       // its time. Its prompts go elsewhere now, and the endpoint gets no more until a probe says it is back.
-      const hung = (this.lastAnswer.get(flight.member.slot) ?? -Infinity) < flight.startedAt;
+      const hung = late(flight) && (this.lastAnswer.get(flight.member.slot) ?? -Infinity) < flight.startedAt;
       const targets = (hung ? this.members : idle).filter((m) => m.slot !== flight.member.slot && !flight.group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes');
       const unanswered = flight.group.slots.filter((s) => !this.isSettled(s));
       if (!unanswered.length || !targets.length) continue;
@@ -537,17 +545,17 @@ class Dispatcher {
       copy.tried.add(flight.member.slot);
       copy.home = null;
       copy.hedge = true;
-      for (const part of spread(unanswered, targets.length)) this.again.push(this.derive(copy, part));
-      moved.set(flight.member, (moved.get(flight.member) ?? 0) + unanswered.length);
+      for (const part of spread(unanswered, hung ? targets.length : Math.min(share, targets.length))) this.again.push(this.derive(copy, part));
+      const why = late(flight) ? 'no answer in time' : `its tokens come ${(flight.gapMs / flight.gaps / (lagAfter / this.plan.pool.options.hedgeFactor)).toFixed(1)}× slower than the swarm's`;
+      moved.set(flight.member, { count: (moved.get(flight.member)?.count ?? 0) + unanswered.length, why });
       if (hung && pool.admits(flight.member.slot, now) === 'yes') {
         pool.failed(flight.member.slot, new RequestFailure('stalled', `no answer for ${((now - flight.startedAt) / 1000).toFixed(1)} s while the other endpoints answered`));
       }
-      if (!hung) break; // the idle endpoints just got work
     }
-    for (const [member, count] of moved) {
+    for (const [member, { count, why }] of moved) {
       if (this.warned.has(member.slot)) continue;
       this.warned.add(member.slot);
-      this.plan.ctx.warn(`${member.id}: no answer in time; its ${count} unanswered prompt(s) also go to other endpoints (the first answer wins)`);
+      this.plan.ctx.warn(`${member.id}: ${why}; its ${count} unanswered prompt(s) also go to other endpoints (the first answer wins)`);
     }
     if (moved.size) this.pump();
   }

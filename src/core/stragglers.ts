@@ -9,7 +9,13 @@ export interface InFlight {
   lastActivity: number;
   /** A token has arrived. */
   tokens: boolean;
+  /** Streamed: the inter-token gaps seen on this request (each prompt's own), their sum in ms. */
+  gaps: number;
+  gapMs: number;
 }
+
+/** Gaps a stream must show before its pace is judged: a few tokens per prompt, not one hiccup. */
+const PACE_SAMPLES = 16;
 
 /** Request durations kept for the typical one (a ring: recent requests speak for the endpoints now). */
 const DURATION_SAMPLES = 256;
@@ -19,7 +25,9 @@ const DURATION_SAMPLES = 256;
  * event came for the larger of `stallTimeoutMs` and 20× the worst inter-token gaps seen (p99), or,
  * before its first token, 3× the run's p90 time to first token (queues in front of a busy server
  * are normal). A request is overdue — worth hedging — when it has taken `hedgeFactor` times the
- * run's median request, and at least `hedgeMinMs`.
+ * run's median request, and at least `hedgeMinMs`. A stream is lagging — worth hedging once others
+ * are idle, with no floor — when its tokens come `hedgeFactor` times slower than the run's median gap:
+ * a slow endpoint's list then no longer sets the makespan of a streamed batch run.
  */
 export class Stragglers {
   private readonly ttft = new LogHistogram();
@@ -55,6 +63,17 @@ export class Stragglers {
       : Math.max(this.options.stallTimeoutMs, this.ttft.count ? 3 * this.ttft.quantile(0.9) : this.options.timeoutMs);
     if (quiet <= limit) return null;
     return `stalled: no ${r.tokens ? 'token' : 'first token'} for ${(quiet / 1000).toFixed(1)} s`;
+  }
+
+  /** The run's median inter-token gap times `hedgeFactor`: streams slower than this lag (Infinity until known). */
+  lagAfter(): number {
+    const gaps = this.ctx.gaps;
+    return this.streamed && gaps.count >= PACE_SAMPLES ? this.options.hedgeFactor * gaps.quantile(0.5) : Infinity;
+  }
+
+  /** Whether a stream's own tokens come slower than `lagAfter` allows. */
+  static lagging(r: InFlight, lagAfter: number): boolean {
+    return r.gaps >= PACE_SAMPLES && r.gapMs / r.gaps > lagAfter;
   }
 
   /** How long a request may take before it is overdue (Infinity until a request finished), for one patrol. */
