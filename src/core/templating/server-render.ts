@@ -46,8 +46,9 @@ export class ServerRenderer {
         ({ strs }) => ({ renders: true, harmony: speaksHarmony(strs?.join('') ?? ''), reason: null }),
         (err: unknown) => {
           const failure = RequestFailure.from(err);
-          // Only the server's own answer (an error status, a body without tokens) says it cannot render; ask again after anything else.
-          if (failure.kind !== 'http' && failure.kind !== 'protocol') this.probes.delete(key);
+          // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; ask again after anything else (5xx, resets).
+          const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500);
+          if (!refused) this.probes.delete(key);
           return { renders: false, harmony: false, reason: failure.message };
         },
       );
