@@ -90,6 +90,26 @@ describe('templated batches', { timeout: 60_000 }, () => {
     });
   });
 
+  it('chat_template_kwargs reach the template on both paths, and a rendering is reused only with the same ones', async () => {
+    await withTempDir(async (dir) => {
+      await writeFile(join(dir, 'effort.jinja'), `{% if reasoning_effort %}[effort {{ reasoning_effort }}]{% endif %}${CHATML}`);
+      const template = await loadTemplateFile(join(dir, 'effort.jinja'));
+      await withServer({ reply: 'echo' }, async (server) => {
+        const pool = new SwarmPool([server.endpoint]);
+        try {
+          const extra = { chat_template_kwargs: { reasoning_effort: 'low' }, echo: true };
+          const [echoed] = (await scatterGather(pool, ['Say hi.'], { maxTokens: 8, template, extra }).done).results;
+          assert.match(echoed!.text, /^\[effort low\]<\|im_start\|>user\nSay hi\./);
+          await scatterGather(pool, ['Say hi.'], { maxTokens: 8, template: 'server' }).done;
+          await scatterGather(pool, ['Say hi.'], { maxTokens: 8, template: 'server', extra: { chat_template_kwargs: { reasoning_effort: 'low' } } }).done;
+          assert.deepEqual(pool.renderCounts(), { rendered: 2, reused: 0 });
+        } finally {
+          await pool.close();
+        }
+      });
+    });
+  });
+
   it('file: a template that cannot be used says which file and why', async () => {
     await withTempDir(async (dir) => {
       await writeFile(join(dir, 'broken.jinja'), '{% for m in messages %}');

@@ -117,8 +117,10 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
     await page.locator('[data-section="hypotheses"].warning', { hasText: 'hypotheses: 0 endpoints' }).waitFor();
     await page.locator('#sections textarea').fill('chat\nembed');
     await page.locator('[data-section="chat"].ok', { hasText: 'chat: 3 endpoints' }).waitFor();
+    assert.equal(await page.locator('[data-section="embed"]').getAttribute('class'), 'warning', 'the one role=embed endpoint is down: nobody writes there');
     await page.locator('#max-rounds input').fill('4');
     await page.locator('#until input').fill('AGREED');
+    await shot(page, 'patterns-compose-blackboard-1280');
     const board = await runRequest(page);
     assert.deepEqual(board.patterns, { sections: ['chat', 'embed'], boardPrompt: 'You write {section}. The board so far:\n{board}', maxRounds: 4, until: 'AGREED' });
     assert.equal(board.route, 'kv-cache', 'the routing choice holds across patterns');

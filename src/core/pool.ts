@@ -13,7 +13,7 @@ import { embeddingsBody, readEmbeddings } from './embeddings.ts';
 import { guidedFields, guidedWarning } from './guided.ts';
 import { withRetries } from './retry.ts';
 import { speaksHarmony } from './templating/harmony.ts';
-import { chatMessages } from './templating/messages.ts';
+import { chatMessages, templateKwargs } from './templating/messages.ts';
 import { ServerRenderer } from './templating/server-render.ts';
 import type { FileTemplate } from './templating/setting.ts';
 import { FileRenderer } from './templating/template-file.ts';
@@ -377,10 +377,11 @@ export class SwarmPool {
   private async render(member: Member, model: string, prompts: readonly string[], gen: GenerationOptions, signal: SendCall['signal'], sink: SendSink): Promise<{ prompts: readonly WirePrompt[]; rendering: Rendering; sink: SendSink }> {
     const setting = gen.template ?? 'none';
     if (setting === 'none') return { prompts, rendering: RAW, sink };
+    const kwargs = templateKwargs(gen.extra);
     if (typeof setting === 'object') {
       let renderer = this.fileRenderers.get(setting);
       if (!renderer) this.fileRenderers.set(setting, (renderer = new FileRenderer(setting)));
-      const texts = prompts.map((p) => renderer.render(chatMessages(p, gen.system)));
+      const texts = prompts.map((p) => renderer.render(chatMessages(p, gen.system), kwargs));
       return { prompts: texts, rendering: { template: 'file', harmony: speaksHarmony(texts[0] ?? '') }, sink };
     }
     const probe = await this.renderer.probe(member.slot, model);
@@ -388,7 +389,7 @@ export class SwarmPool {
       if (setting === 'server') throw new RequestFailure('protocol', `${member.id} does not render chat templates through /tokenize: ${probe.reason}`);
       return { prompts, rendering: RAW, sink };
     }
-    const rendered = await this.renderer.render(member.slot, model, gen.system, prompts, signal);
+    const rendered = await this.renderer.render(member.slot, model, gen.system, prompts, kwargs, signal);
     const kept: number[] = [];
     const ids: number[][] = [];
     rendered.forEach((r, i) => (r instanceof RequestFailure ? sink.onPromptError(i, r) : (kept.push(i), ids.push(r))));

@@ -119,7 +119,7 @@ function templateChars(template: string, list: readonly string[]): number {
 }
 
 /** Endpoint statuses that take no part in a run. */
-const NOT_ANSWERING = new Set(['excluded', 'down', 'tunnel-down']);
+export const NOT_ANSWERING = new Set(['excluded', 'down', 'tunnel-down']);
 
 export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): ComposeSummary {
   // Endpoints excluded from runs (Endpoints view), down or behind a broken tunnel answer nothing: broadcast and leaves skip them.

@@ -4,6 +4,7 @@
  */
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
+import { NOT_ANSWERING } from '../lib/compose.ts';
 import { AGGREGATORS, ROUTES, sections, type PatternsCompose } from '../lib/patterns-compose.ts';
 import { int } from '../lib/format.ts';
 import type { AggregateName, RouteStrategy, StageParams } from '../../src/panel/protocol.ts';
@@ -128,9 +129,10 @@ function blackboardFields(app: App) {
       <vscode-textarea id="sections" rows="3" resize="vertical" .value=${p.sectionsText} @input=${(e: Event) => set(app, { sectionsText: value(e) })}></vscode-textarea>
       ${names.length
         ? html`<vscode-form-helper
-            >${names.map((s) => {
-              const writers = app.state.endpoints.filter((e) => e.tags.role === s).length;
-              return html`<span class=${writers ? 'ok' : 'warning'} data-section=${s}>${s}: ${int(writers)} endpoint${writers === 1 ? '' : 's'} </span>`;
+            >${names.map((s, i) => {
+              // Writers that can answer: excluded, down or tunnel-down endpoints write nothing.
+              const writers = app.state.endpoints.filter((e) => e.tags.role === s && !NOT_ANSWERING.has(e.status)).length;
+              return html`${i ? ' · ' : ''}<span class=${writers ? 'ok' : 'warning'} data-section=${s}>${s}: ${int(writers)} endpoint${writers === 1 ? '' : 's'}</span>`;
             })}</vscode-form-helper
           >`
         : nothing}

@@ -19,6 +19,9 @@ export interface Timed {
   cpuMs: number;
   /** Each simulator process's CPU, ms. */
   simCpuMs: number[];
+  /** Since the run started: the last request sent, and the last answer's response headers (a batch's come when it is done). */
+  lastSentMs: number;
+  lastHeadersMs: number;
 }
 
 /** One scatter over the fleet, every prompt answered; the client is this process. */
@@ -26,7 +29,13 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
   const before = await fleet.servers();
   const simBefore = fleet.cpuMs();
   const cpu = process.cpuUsage();
-  const report = await scatterGather(pool, prompts, { batch, maxTokens: REAL.maxTokens, keepResults: false }).done;
+  const run = scatterGather(pool, prompts, { batch, maxTokens: REAL.maxTokens, keepResults: false });
+  let [lastSentMs, lastHeadersMs] = [0, 0];
+  run.on('result', ({ timings }) => {
+    lastSentMs = Math.max(lastSentMs, timings.sentMs ?? 0);
+    lastHeadersMs = Math.max(lastHeadersMs, timings.firstByteMs ?? 0);
+  });
+  const report = await run.done;
   const { user, system } = process.cpuUsage(cpu);
   const simAfter = fleet.cpuMs();
   if (report.summary.ok !== prompts.length) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? ''})`);
@@ -36,6 +45,8 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
     idealMs: idealMakespan(before, await fleet.servers()),
     cpuMs: (user + system) / 1000,
     simCpuMs: simAfter.map((c, i) => c - simBefore[i]!),
+    lastSentMs,
+    lastHeadersMs,
   };
 }
 
@@ -86,6 +97,7 @@ export async function realisticBench(say: Say): Promise<void> {
   say();
   say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints.toLocaleString('en-US')} endpoints batched, concurrency ${concurrency} (a batch counts once; 512 would send half the batches in a second wave), client in this process`);
   say(`  wall / ideal makespan = ${(best.wallMs / best.idealMs).toFixed(3)}× (median of ${ROUNDS}: ${runs.map((r) => (r.wallMs / r.idealMs).toFixed(3)).join(' ')}; target ≤ 1.05×); wall ${s(best.wallMs)}, ideal ${s(best.idealMs)}`);
+  say(`  where the time went: last request sent at ${s(best.lastSentMs)}; last answer's headers at ${s(best.lastHeadersMs)} (servers and transport, ${s(best.lastHeadersMs - best.idealMs)} past the ideal); the client done ${s(best.wallMs - best.lastHeadersMs)} after that`);
   say(`  cores: ${cores(best)}`);
 }
 

@@ -61,7 +61,7 @@ function printScenario({ prompts, endpoints }: { prompts: number; endpoints: num
   say(`  wall time       batched ${s(med(batched, (t) => t.wallMs))} · individual ${s(med(individual, (t) => t.wallMs))} → individual / batched = ${(med(individual, (t) => t.wallMs) / med(batched, (t) => t.wallMs)).toFixed(2)}×`);
   say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
   say(`  batched wall / ideal makespan = ${med(batched, (t) => t.wallMs / t.idealMs).toFixed(3)}× (ideal ${s(med(batched, (t) => t.idealMs))}); individual ${med(individual, (t) => t.wallMs / t.idealMs).toFixed(3)}×`);
-  say(`  cores, batched: ${cores(b)}`);
+  say(`  batched: last answer's headers at ${s(med(batched, (t) => t.lastHeadersMs))}, the client done ${s(med(batched, (t) => t.wallMs - t.lastHeadersMs))} after that; cores: ${cores(b)}`);
 }
 
 async function scenario(promptCount: number, endpointCount: number, rounds: number): Promise<{ batched: Arm; individual: Arm }> {

@@ -3,7 +3,7 @@ import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { RequestSignal } from '../http/abort.ts';
 import { speaksHarmony } from './harmony.ts';
-import { chatMessages } from './messages.ts';
+import { chatMessages, type TemplateKwargs } from './messages.ts';
 
 /** Whether an endpoint renders chat through `/tokenize`, and whether its model speaks harmony. */
 export interface ServerProbe {
@@ -46,8 +46,9 @@ export class ServerRenderer {
         ({ strs }) => ({ renders: true, harmony: speaksHarmony(strs?.join('') ?? ''), reason: null }),
         (err: unknown) => {
           const failure = RequestFailure.from(err);
-          // Only the server's own answer (an error status, a body without tokens) says it cannot render; ask again after anything else.
-          if (failure.kind !== 'http' && failure.kind !== 'protocol') this.probes.delete(key);
+          // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; ask again after anything else (5xx, resets).
+          const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500);
+          if (!refused) this.probes.delete(key);
           return { renders: false, harmony: false, reason: failure.message };
         },
       );
@@ -65,8 +66,8 @@ export class ServerRenderer {
    * Each prompt's token ids, or the failure `/tokenize` answered for it with a 400 (that prompt's
    * own fault). Any other failure rejects: the endpoint is at fault, not the prompts.
    */
-  async render(slot: number, model: string, system: string | undefined, prompts: readonly string[], signal: RequestSignal): Promise<Array<number[] | RequestFailure>> {
-    const settled = await Promise.allSettled(prompts.map((p) => this.rendered(slot, model, system, p, signal)));
+  async render(slot: number, model: string, system: string | undefined, prompts: readonly string[], kwargs: TemplateKwargs, signal: RequestSignal): Promise<Array<number[] | RequestFailure>> {
+    const settled = await Promise.allSettled(prompts.map((p) => this.rendered(slot, model, system, p, kwargs, signal)));
     return settled.map((s) => {
       if (s.status === 'fulfilled') return Array.from(s.value);
       const failure = RequestFailure.from(s.reason);
@@ -75,8 +76,8 @@ export class ServerRenderer {
     });
   }
 
-  private rendered(slot: number, model: string, system: string | undefined, prompt: string, signal: RequestSignal): Promise<Uint32Array> {
-    const key = JSON.stringify([model, system ?? '', prompt]);
+  private rendered(slot: number, model: string, system: string | undefined, prompt: string, kwargs: TemplateKwargs, signal: RequestSignal): Promise<Uint32Array> {
+    const key = JSON.stringify([model, system ?? '', prompt, kwargs ?? null]);
     const hit = this.cache.get(key);
     if (hit) {
       this.counts.reused++;
@@ -87,7 +88,7 @@ export class ServerRenderer {
     const pending = this.limit(slot)(() => {
       if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
       this.counts.rendered++;
-      return this.tokenize(slot, model, prompt, system, false);
+      return this.tokenize(slot, model, prompt, system, false, kwargs);
     }).then(({ tokens }) => Uint32Array.from(tokens));
     pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));
     this.cache.set(key, pending);
@@ -101,8 +102,14 @@ export class ServerRenderer {
     return limit;
   }
 
-  private async tokenize(slot: number, model: string, prompt: string, system: string | undefined, strs: boolean): Promise<{ tokens: number[]; strs: string[] | null }> {
-    const body = { model, messages: chatMessages(prompt, system), add_generation_prompt: true, ...(strs ? { return_token_strs: true } : {}) };
+  private async tokenize(slot: number, model: string, prompt: string, system: string | undefined, strs: boolean, kwargs?: TemplateKwargs): Promise<{ tokens: number[]; strs: string[] | null }> {
+    const body = {
+      model,
+      messages: chatMessages(prompt, system),
+      add_generation_prompt: true,
+      ...(strs ? { return_token_strs: true } : {}),
+      ...(kwargs ? { chat_template_kwargs: kwargs } : {}),
+    };
     const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs);
     const tokens = answer.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t) && t >= 0)) {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Template } from '@huggingface/jinja';
 import type { FileTemplate } from './setting.ts';
-import type { ChatMessage } from './messages.ts';
+import type { ChatMessage, TemplateKwargs } from './messages.ts';
 
 /** A chat template file that cannot be used; the message names the file and what is wrong. */
 export class TemplateFileError extends Error {
@@ -58,8 +58,9 @@ export class FileRenderer {
     this.template = new Template(file.source);
   }
 
-  render(messages: readonly ChatMessage[]): string {
+  render(messages: readonly ChatMessage[], kwargs: TemplateKwargs): string {
     return this.template.render({
+      ...kwargs,
       messages,
       add_generation_prompt: true,
       bos_token: this.file.bosToken,
