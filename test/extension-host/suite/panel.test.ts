@@ -9,6 +9,7 @@ import type { RunSummary } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
+import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
@@ -31,16 +32,6 @@ async function connectTo(cluster: SimCluster | SimCluster[]): Promise<void> {
   const uri = vscode.Uri.joinPath(root(), 'panel.hostfile');
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(writeHostfile(endpoints)));
   assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), true);
-}
-
-async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** A marker in the host's message log; `since(mark)` gives what was posted after it. */

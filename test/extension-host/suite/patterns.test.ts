@@ -10,6 +10,7 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { Endpoint } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
+import { until } from '../until.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -19,16 +20,6 @@ let nextRequestId = 5000;
 
 const root = () => vscode.workspace.workspaceFolders![0]!.uri;
 const ofType = <T extends HostMessage['type']>(list: readonly HostMessage[], type: T) => list.filter((m): m is Msg<T> => m.type === type);
-
-async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Two simulated servers tagged for a blackboard (role=hypotheses, role=critiques), connected, the panel ready. */
 async function connect(): Promise<void> {
