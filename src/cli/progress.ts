@@ -4,7 +4,8 @@ import { formatSummary, printable } from './format.ts';
 import type { Stop } from './interrupt.ts';
 
 const int = (n: number) => n.toLocaleString('en-US');
-const LISTED_DOWN = 20;
+/** Lines of each kind (endpoints down, warnings) shown before the rest become a count. */
+const LISTED = 20;
 
 /**
  * Shows a run on stderr: a live bar on a terminal (throttled by cli-progress) unless `bar` is
@@ -34,15 +35,19 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
     line.setTotal(p.total);
     line.update(p.done, { failed: int(p.failed), secs: (p.elapsedMs / 1000).toFixed(1) });
   });
-  run.on('warning', (w) => log(`warning: ${w}`));
-  // A thousand endpoints going down (a job ending) make a count, not a thousand lines.
+  // A thousand endpoints going down (a job ending), or a warning each, make a count, not a thousand lines.
+  let warnings = 0;
+  run.on('warning', (w) => {
+    if (++warnings <= LISTED) log(`warning: ${w}`);
+  });
   let down = 0;
   run.on('endpoint', (e) => {
-    if ((e.status === 'down' || e.status === 'degraded') && ++down <= LISTED_DOWN) log(`endpoint ${e.endpoint} ${e.status}: ${e.reason ?? 'unreachable'}`);
+    if ((e.status === 'down' || e.status === 'degraded') && ++down <= LISTED) log(`endpoint ${e.endpoint} ${e.status}: ${e.reason ?? 'unreachable'}`);
   });
   return () => {
     bars?.stop();
-    if (down > LISTED_DOWN) process.stderr.write(`… and ${int(down - LISTED_DOWN)} more endpoints went down or were benched\n`);
+    if (warnings > LISTED) process.stderr.write(`… and ${int(warnings - LISTED)} more warnings\n`);
+    if (down > LISTED) process.stderr.write(`… and ${int(down - LISTED)} more endpoints went down or were benched\n`);
   };
 }
 
