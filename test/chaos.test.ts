@@ -121,6 +121,28 @@ describe('exact choices', () => {
   });
 });
 
+describe('hedging', () => {
+  it('an unstreamed answer whose headers came is not hedged, and its endpoint not benched, however slow its body', async () => {
+    const { slowBody } = await import('./helpers/odd-servers.ts');
+    const slow = await slowBody(1_000);
+    const fast = await slowBody(0);
+    try {
+      const pool = fx.pool([slow.endpoint, fast.endpoint], { ...CHAOS, hedgeMinMs: 100 });
+      const run = scatterGather(pool, prompts(20), { maxTokens: 5 });
+      const warnings: string[] = [];
+      run.on('warning', (w) => warnings.push(w));
+      const report = await run.done;
+      assert.deepEqual(report.results.map((r) => r.text), prompts(20).map((p) => `echo ${p}`));
+      const id = `${slow.endpoint.host}:${slow.endpoint.port}`;
+      assert.equal(report.results.filter((r) => r.endpoint === id).length, 10, 'the slow body answered its own half');
+      assert.deepEqual(warnings, []);
+      assert.equal(pool.endpoints.find((s) => s.id === id)?.status, 'up', 'not benched');
+    } finally {
+      await Promise.all([slow.close(), fast.close()]);
+    }
+  });
+});
+
 describe('batch surgery', () => {
   it('one over-long prompt in a list of 40 fails alone, with the server message, in O(log n) extra requests', async () => {
     const sim = await fx.sim(1, { maxModelLen: 400 });

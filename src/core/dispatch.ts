@@ -45,7 +45,7 @@ interface Group {
  */
 class Flight implements SendCall, SendSink {
   readonly signal = new Abort();
-  /** Streamed: `performance.now()` of the headers or the latest event; a token seen yet. */
+  /** `performance.now()` of the headers or the latest streamed event; a token seen yet. */
   lastActivity: number;
   tokens = false;
   gaps = 0;
@@ -528,14 +528,15 @@ class Dispatcher {
     const moved = new Map<Member, { count: number; why: string }>();
     const overdue = this.stragglers.overdueAfter();
     const lagAfter = idle.length ? this.stragglers.lagAfter() : Infinity;
-    const late = (f: Flight) => now - f.startedAt > overdue;
+    // An unstreamed request whose headers came is answered (its body is on the way, or the client is busy): never late.
+    const late = (f: Flight) => (f.stream || f.lastActivity === f.startedAt) && now - f.startedAt > overdue;
     const due = [...this.active].filter((f) => !f.hedged && (late(f) || Stragglers.lagging(f, lagAfter)));
     // Requests merely slow share the idle endpoints, all at once rather than one per patrol.
     const share = Math.max(1, Math.floor(idle.length / Math.max(1, due.length)));
     for (const flight of due) {
-      // Hung: nothing answered on its endpoint since it left, while requests elsewhere finish in a fraction of
+      // Hung: not even headers, and nothing answered on its endpoint since it left, while requests elsewhere finish in a fraction of
       // its time. Its prompts go elsewhere now, and the endpoint gets no more until a probe says it is back.
-      const hung = late(flight) && (this.lastAnswer.get(flight.member.slot) ?? -Infinity) < flight.startedAt;
+      const hung = late(flight) && flight.lastActivity === flight.startedAt && (this.lastAnswer.get(flight.member.slot) ?? -Infinity) < flight.startedAt;
       const targets = (hung ? this.members : idle).filter((m) => m.slot !== flight.member.slot && !flight.group.tried.has(m.slot) && pool.admits(m.slot, now) === 'yes');
       const unanswered = flight.group.slots.filter((s) => !this.isSettled(s));
       if (!unanswered.length || !targets.length) continue;

@@ -70,7 +70,7 @@ export interface SendCall {
   signal: RequestSignal;
   stream?: boolean;
   onRequest(member: Member): void;
-  /** Streamed: called with `performance.now()` at the headers and each event, for stall watching. */
+  /** Called with `performance.now()` at the headers (and, streamed, each event): stalls and hung endpoints are told by it. */
   onActivity?(at: number): void;
 }
 
@@ -456,7 +456,8 @@ export class SwarmPool {
     call.onRequest(member);
     if (!stream) {
       const timeout = shape === 'chat' ? this.options.timeoutMs : this.batchTimeoutMs(prompts.length * n);
-      const ex = await client.json('POST', path, body, timeout, call.signal);
+      // vLLM sends an unstreamed answer's headers once it is generated: from then on the endpoint has answered.
+      const ex = await client.json('POST', path, body, timeout, call.signal, call.onActivity && ((at) => call.onActivity!(at)));
       const answers = shape === 'chat' ? [readChat(ex.body, n)] : readCompletions(ex.body, prompts.length, n);
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);

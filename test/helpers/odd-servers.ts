@@ -12,20 +12,36 @@ export interface OddServer {
  * An OpenAI-compatible server that ignores `n`, as Aurora-Swarm's own mock servers (tests/conftest.py)
  * and several other servers do: one choice per prompt, answering `echo <prompt>`.
  */
-export async function ignoringN(): Promise<OddServer> {
+export function ignoringN(): Promise<OddServer> {
+  return echoServer(false);
+}
+
+/**
+ * The same echo server, but each completion's body trickles: the headers and the body's first half
+ * at once, the rest `bodyDelayMs` later — an answered request whose bytes are slow to arrive.
+ */
+export function slowBody(bodyDelayMs: number): Promise<OddServer> {
+  return echoServer(true, bodyDelayMs);
+}
+
+async function echoServer(honourN: boolean, bodyDelayMs = 0): Promise<OddServer> {
   const server = createServer((req, res) => {
     let raw = '';
     req.setEncoding('utf8').on('data', (d: string) => (raw += d));
     req.on('end', () => {
-      const body = raw ? (JSON.parse(raw) as { prompt?: string | string[]; messages?: Array<{ content: string }> }) : {};
+      const body = raw ? (JSON.parse(raw) as { prompt?: string | string[]; messages?: Array<{ content: string }>; n?: number }) : {};
       const send = (payload: unknown) => {
+        const text = JSON.stringify(payload);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(payload));
+        if (!bodyDelayMs || req.url === '/v1/models') return res.end(text);
+        res.write(text.slice(0, text.length >> 1));
+        setTimeout(() => res.end(text.slice(text.length >> 1)), bodyDelayMs);
       };
       if (req.url === '/v1/models') return send({ object: 'list', data: [{ id: 'odd', object: 'model' }] });
       if (req.url === '/v1/completions') {
         const list = Array.isArray(body.prompt) ? body.prompt : [body.prompt ?? ''];
-        return send({ object: 'text_completion', choices: list.map((p, index) => ({ index, text: `echo ${p}`, finish_reason: 'stop' })) });
+        const n = honourN ? (body.n ?? 1) : 1;
+        return send({ object: 'text_completion', choices: list.flatMap((p, i) => Array.from({ length: n }, (_, k) => ({ index: i * n + k, text: `echo ${p}`, finish_reason: 'stop' }))) });
       }
       if (req.url === '/v1/chat/completions') {
         const content = `echo ${body.messages?.at(-1)?.content ?? ''}`;

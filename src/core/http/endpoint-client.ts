@@ -63,9 +63,9 @@ export class EndpointClient {
     });
   }
 
-  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
-  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal): Promise<Exchange<T>> {
-    const ex = await this.send(method, path, payload, timeoutMs, signal);
+  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. `onHeaders`: when the response began. */
+  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void): Promise<Exchange<T>> {
+    const ex = await this.send(method, path, payload, timeoutMs, signal, onHeaders);
     if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
@@ -75,11 +75,12 @@ export class EndpointClient {
   }
 
   /** Raw exchange: the status and text body, whatever the status. */
-  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal): Promise<Exchange<string>> {
+  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void): Promise<Exchange<string>> {
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
       const firstByteAt = performance.now();
+      onHeaders?.(firstByteAt);
       const body = await res.body.text();
       return { status: res.statusCode, body, sentAt, firstByteAt };
     } catch (err) {
