@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { submitSpread } from './data-parallel.ts';
 import type { Engine } from './engine.ts';
 import { EventStream } from './event-stream.ts';
-import { sendJson } from './http.ts';
+import { sendText } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
@@ -104,12 +104,13 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
 
   let cancel: () => void;
   if (!request.stream) {
+    // The answer is written out now, while the engine models its sequences: a thousand lists finishing
+    // together then cost one write each, not a burst of JSON that would make the last ones late.
+    const order = choiceOrder(outputs.length, options);
+    const answer = JSON.stringify(envelope(api.object, order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request)), { usage, ...api.responseFields?.(request) }));
     cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onDone(index) {
-        if (!finished(index)) return;
-        const order = choiceOrder(outputs.length, options);
-        const choices = order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request));
-        sendJson(res, 200, envelope(api.object, choices, { usage, ...api.responseFields?.(request) }));
+        if (finished(index)) sendText(res, 200, 'application/json', answer);
       },
     });
   } else {

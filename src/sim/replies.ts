@@ -36,6 +36,7 @@ const LOREM = (
   'commodo consequat duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat ' +
   'nulla pariatur excepteur sint occaecat cupidatat non proident sunt in culpa qui officia deserunt mollit anim id est laborum'
 ).split(' ');
+const SPACED_LOREM = LOREM.map((w) => ` ${w}`);
 
 export function outputTokens(output: Output): number {
   return (output.reasoning?.length ?? 0) + (output.content?.length ?? 0);
@@ -70,7 +71,9 @@ function answer(prompt: string, j: number, sampling: Sampling, options: SimOptio
   }
   const random = mulberry32(choiceSeed(prompt, j, sampling, options));
   const count = ignoreEos ? maxTokens : Math.min(maxTokens, naturalLength(random, options.answerTokens));
-  const words = Array.from({ length: count }, (_, i) => (i ? ' ' : '') + LOREM[Math.floor(random() * LOREM.length)]!);
+  // A plain loop over prebuilt tokens: a thousand endpoints' lists are millions of tokens per simulator process.
+  const words = new Array<string>(count);
+  for (let i = 0; i < count; i++) words[i] = (i ? SPACED_LOREM : LOREM)[Math.floor(random() * LOREM.length)]!;
   return { reasoning: null, content: words, finishReason: count === maxTokens ? 'length' : 'stop', stopReason: null };
 }
 

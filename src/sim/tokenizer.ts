@@ -29,7 +29,8 @@ export function tokenPieces(text: string): string[] {
 
 /** The text as vLLM detokenizes it with `skip_special_tokens` (its default): special tokens left out. */
 export function withoutSpecials(text: string): string {
-  return text.replace(SPECIAL, '');
+  // Every special token opens with `<|`: most outputs have none, and skip the regex.
+  return text.includes('<|') ? text.replace(SPECIAL, '') : text;
 }
 
 export function countTokens(text: string): number {

@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { Pool } from '../../core/http/undici-pool.ts';
-import { scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
+import { median, scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
 import type { SimProcess } from './bench.ts';
 
 type Say = (line?: string) => void;
@@ -93,4 +93,3 @@ async function openai(endpoints: Endpoint[], prompts: string[]): Promise<void> {
   );
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

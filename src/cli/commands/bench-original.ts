@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { childEnv } from '../../core/index.ts';
+import { childEnv, median } from '../../core/index.ts';
 import { measureSwarm, procCpuMs } from './bench-process.ts';
 import type { Say } from './bench-resilience.ts';
 
@@ -125,4 +125,3 @@ async function pythonWall(python: string, args: string[]): Promise<number> {
   return performance.now() - t0;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Command } from 'commander';
 import { cpus, loadavg } from 'node:os';
-import { checkHealth, childEnv, parseHostfile, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
+import { checkHealth, childEnv, median, parseHostfile, SwarmPool, Tunnel, type Endpoint } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { clientBench } from './bench-client.ts';
 import { costCurveBench } from './bench-cost-curve.ts';
@@ -132,5 +132,4 @@ export async function startSimProcess(endpoints: number, flags: readonly string[
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
