@@ -88,7 +88,8 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     workspace = join(dir, 'ws');
     await mkdir(workspace);
     await writeFile(join(workspace, 'README.md'), '# panel test\n'); // the explorer has a row to wait for
-    await writeFile(join(workspace, 'big.prompts.txt'), Array.from({ length: 3000 }, (_, i) => `big question ${i}`).join('\n'));
+    // Long enough (several seconds on the local simulator) for the status bar to be seen counting toward it.
+    await writeFile(join(workspace, 'big.prompts.txt'), Array.from({ length: 10_000 }, (_, i) => `big question ${i}`).join('\n'));
     await writeFile(join(workspace, 'small.prompts.txt'), Array.from({ length: 30 }, (_, i) => `small question ${i}`).join('\n'));
     // Three endpoints that answer and one that refuses every generation with HTTP 400 (the prompt's fault: no retry, no failover).
     const simDir = join(dir, 'sims');
@@ -200,8 +201,8 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await openFromExplorer(page, 'big.prompts.txt');
     await runCommand(page, 'Swarm: Scatter Prompts');
     await quickPickSelect(page, 'Individual');
-    const running = await until(() => swarmStatusText(page), (t) => /^Swarm [\d,]+\/3,000 · /.test(t ?? ''), 'the big run in the status bar', 30_000);
-    assert.match(running ?? '', /^Swarm [\d,]+\/3,000 · \d+\.\d s$/);
+    const running = await until(() => swarmStatusText(page), (t) => /^Swarm [\d,]+\/10,000 · /.test(t ?? ''), 'the big run in the status bar', 30_000);
+    assert.match(running ?? '', /^Swarm [\d,]+\/10,000 · \d+\.\d s$/);
     await until(() => swarmStatusText(page), (t) => /^Swarm 4\/4 · /.test(t ?? ''), 'the big run to end', 120_000);
     const app = panelFrame(page);
     await until(() => app.locator('#run-status .run-label').textContent(), (t) => /big\.prompts\.txt/.test(t ?? ''), 'the panel on the big run');
