@@ -3,6 +3,7 @@ import { failureRate, STATUS_ORDER, type EndpointStatus } from '../core/endpoint
 import type { EndpointView, SwarmConnection } from './connection.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { STATUS_LABELS } from './status-labels.ts';
+import { throttle, type Throttled } from './throttle.ts';
 
 type Node = { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
 
@@ -33,12 +34,14 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private connection: SwarmConnection | undefined;
   private subscription: vscode.Disposable | undefined;
   private readonly runsSubscription: vscode.Disposable;
+  private readonly countsChanged: Throttled;
   private unhealthyOnly = false;
   private order: EndpointSort = 'hostfile';
 
   constructor(runs: RunTracker) {
-    // Failure counts grow during a run without a status change; the tracker paces its news.
-    this.runsSubscription = runs.onDidChange(() => this.connection && this.changed.fire(undefined));
+    // Failure counts grow during a run without a status change: redrawn once a second at most (status changes at once).
+    this.countsChanged = throttle(() => this.changed.fire(undefined), 1000);
+    this.runsSubscription = runs.onDidChange(() => this.connection && this.countsChanged.call());
     void vscode.commands.executeCommand('setContext', FILTER_KEY, false);
   }
 
@@ -125,6 +128,7 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   dispose(): void {
     this.subscription?.dispose();
     this.runsSubscription.dispose();
+    this.countsChanged.cancel();
     this.changed.dispose();
   }
 }
