@@ -311,6 +311,12 @@ export class SwarmPool {
     return { model, members: await this.templateMembers(gen, model, members, warnings), warnings };
   }
 
+  /** The server versions these endpoints report (`GET /version`, asked once per endpoint), distinct and sorted. */
+  async serverVersions(): Promise<string[]> {
+    const versions = await Promise.all(this.endpoints.map((e) => this.version(e.slot)));
+    return [...new Set(versions.filter((v): v is string => v !== null))].sort();
+  }
+
   /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
   private version(slot: number): Promise<string | null> {
     let pending = this.versions.get(slot);

@@ -90,6 +90,8 @@ export interface RunContext {
   /** Endpoints the run could use (excluded ones left out). */
   endpoints: number;
   model: string | null;
+  /** What the endpoints' `GET /version` said (vLLM's version; several when they differ), once it answered. */
+  serverVersion?: string;
   params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra' | 'route'>;
 }
 

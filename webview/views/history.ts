@@ -107,7 +107,7 @@ function ended(r: RunRecord): 'done' | 'cancelled' | 'failed' {
   return r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
 }
 
-/** What a run ran on: hostfile, endpoints, model, parameters (absent in older records). */
+/** What a run ran on: hostfile, endpoints, model, server version, parameters (absent in older records). */
 export function contextText(r: RunRecord): string {
   const c = r.context;
   if (!c) return '';
@@ -129,7 +129,8 @@ export function contextText(r: RunRecord): string {
   ]
     .filter(Boolean)
     .join(', ');
-  return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', params].filter(Boolean).join(' · ');
+  const server = c.serverVersion ? `vLLM ${c.serverVersion}` : '';
+  return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', server, params].filter(Boolean).join(' · ');
 }
 
 export function historyView(app: App) {

@@ -120,8 +120,19 @@ export class RunOrchestrator {
       await recorder.finish(saved);
       throw err;
     });
+    // Asked while the run runs; saved with its record (a server that does not say leaves it out).
+    const versions = connection.swarm.serverVersions();
     const done = run
-      .then(async (launched) => ({ ...launched, delivered: await recorder.finish(launched.saved) }), () => ended as Promise<never>)
+      .then(
+        async (launched) => {
+          const context = launched.saved.record.context;
+          // A hung endpoint's /version must not hold the run's end: half a second more at most.
+          const said = (await Promise.race([versions, new Promise<string[]>((r) => setTimeout(() => r([]), 500).unref())])).join(', ');
+          if (context && said) context.serverVersion = said;
+          return { ...launched, delivered: await recorder.finish(launched.saved) };
+        },
+        () => ended as Promise<never>,
+      )
       .finally(() => this.active.delete(runId));
     return { runId, done };
   }

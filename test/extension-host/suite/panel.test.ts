@@ -155,6 +155,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(finished.record.summary.ok, 1500);
     assert.equal(finished.record.mode, 'individual');
     assert.equal(finished.record.context?.endpoints, 3, 'the record keeps what it ran on');
+    assert.match(finished.record.context?.serverVersion ?? '', /^\d+\.\d+\.\d+$/, "the servers' GET /version is saved with it");
     assert.ok(posted.indexOf(finished) > posted.indexOf(progress.at(-1)!), 'runFinished comes after the last rows');
     const history = ofType(posted, 'history').at(-1)!;
     assert.ok(posted.indexOf(history) < posted.indexOf(finished), 'the record is in history before the run ends');
