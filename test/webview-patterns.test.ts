@@ -5,14 +5,13 @@
  * Screenshots (for a person to look at) go to .tmp/screenshots/patterns-*.png.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { Aggregate, HostMessage, PanelMessage, ReduceView, RunRequest } from '../src/panel/protocol.ts';
-import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
+import type { Aggregate, PanelMessage, ReduceView, RunRequest } from '../src/panel/protocol.ts';
+import type { PanelPage } from './webview-harness/browser.ts';
 import { finished, initState, row, started } from './webview-harness/fixtures.ts';
-import { ROOT, startHarness, type Harness } from './webview-harness/server.ts';
+import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 
 // Callbacks handed to page.evaluate run in the page; typed loosely so the node type check needs no DOM library.
 declare const window: any;
@@ -21,20 +20,14 @@ declare const Event: any;
 declare const requestAnimationFrame: (callback: () => void) => number;
 
 type Host = { __host: { sent: PanelMessage[]; violations: unknown[]; post(m: unknown): void } };
-const SHOTS = join(ROOT, '.tmp', 'screenshots');
-
-let harness: Harness;
-let browser: Browser;
+let session: ReturnType<typeof panelSession>;
 
 async function panel(viewport: { width: number; height: number }): Promise<PanelPage> {
-  const p = await browser.open(harness.url('dark'), viewport);
-  await p.page.waitForFunction(() => (window as Host).__host.sent.some((m) => m.type === 'ready'));
+  const p = await session.open('dark', viewport);
   await host(p.page, { type: 'init', state: initState() });
   return p;
 }
 
-const host = (page: Page, message: HostMessage) => page.evaluate((m) => (window as Host).__host.post(m), message);
-const clearSent = (page: Page) => page.evaluate(() => void ((window as Host).__host.sent.length = 0));
 const setSelect = (page: Page, selector: string, value: string) =>
   page.locator(selector).evaluate((el, v) => {
     el.value = v;
@@ -75,16 +68,7 @@ const STEPS: ReduceView = {
 };
 
 describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () => {
-  before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    harness = await startHarness();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  session = panelSession();
 
   it('Compose makes the request of a pipeline, a blackboard, a fan-out/fan-in and an aggregated broadcast, with a routing choice', async () => {
     const p = await panel({ width: 1280, height: 900 });

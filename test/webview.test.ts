@@ -6,18 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { HostMessage, PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/panel/protocol.ts';
+import type { PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/panel/protocol.ts';
 import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
-import { launchBrowser, type Browser, type PanelPage } from './webview-harness/browser.ts';
+import type { PanelPage } from './webview-harness/browser.ts';
+import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 import { comparison, comparisonStarted, CONTEXT, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
-import { ROOT, startHarness, type Harness, type Theme } from './webview-harness/server.ts';
+import { ROOT, type Theme } from './webview-harness/server.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
 // here so that the project's type check (node only, no DOM library) stays as it is.
@@ -32,7 +33,6 @@ type Element = any;
 type Document = any;
 type ShadowRoot = any;
 
-const SHOTS = join(ROOT, '.tmp', 'screenshots');
 
 // ---- the panel's pure parts, in node ---------------------------------------------------------
 
@@ -173,18 +173,15 @@ describe('webview: pure parts', () => {
 
 type HostGlobal = { __host: { sent: Array<PanelMessage & { __at: number }>; violations: unknown[]; post(m: unknown): void; makeRows(n: number, o?: object): ResultRow[]; jsonl(rows: ResultRow[]): string; state: unknown } };
 
-let harness: Harness;
-let browser: Browser;
+let session: ReturnType<typeof panelSession>;
 const pages: PanelPage[] = [];
 
 async function panel(theme: Theme = 'dark', viewport?: { width: number; height: number }): Promise<PanelPage> {
-  const p = await browser.open(harness.url(theme), viewport);
+  const p = await session.open(theme, viewport);
   pages.push(p);
-  await p.page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.some((m) => m.type === 'ready'));
   return p;
 }
 
-const host = (page: Page, message: HostMessage) => page.evaluate((m) => (window as unknown as HostGlobal).__host.post(m), message);
 const sentMessages = (page: Page) => page.evaluate(() => (window as unknown as HostGlobal).__host.sent) as Promise<PanelMessage[]>;
 
 async function nextSent<T extends PanelMessage['type']>(page: Page, type: T, method?: RequestMethod): Promise<Extract<PanelMessage, { type: T }>> {
@@ -206,7 +203,6 @@ async function answer(page: Page, method: RequestMethod, value: unknown): Promis
 }
 
 /** Clears what the panel has posted so far (so the next wait sees only new messages). */
-const clearSent = (page: Page) => page.evaluate(() => void ((window as unknown as HostGlobal).__host.sent.length = 0));
 
 async function assertClean(p: PanelPage): Promise<void> {
   const violations = await p.page.evaluate(() => (window as unknown as HostGlobal).__host.violations);
@@ -263,15 +259,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       /* missing */
     }
     assert.ok(builtAt >= newest, 'dist/webview is missing or older than webview/: run `npm run build`');
-    mkdirSync(SHOTS, { recursive: true });
-    harness = await startHarness();
-    browser = await launchBrowser();
   });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  session = panelSession();
 
   it('says ready first, renders nothing from the host before init, then shows its endpoints and history', async () => {
     const p = await panel();
