@@ -39,7 +39,7 @@ export async function costCurveBench(say: Say): Promise<void> {
     const cells: Cell[] = [];
     for (const [prompts, endpoints] of CELLS) cells.push(await cell(dir, fleet.endpoints, prompts, endpoints, fleet.cpuMs));
     say();
-    say(`cost curve, batched: \`swarm scatter --out FILE --max-tokens 16 --no-hedge\` as its own process (whole process: start-up = exec to its first HTTP request), zero-latency simulator, 1,000 ports over ${SIM_PROCESSES} processes`);
+    say(`cost curve, batched: \`swarm scatter --out FILE --max-tokens 16 --no-hedge --template none\` (raw batches: the default server template adds one /tokenize request per distinct prompt) as its own process (whole process: start-up = exec to its first HTTP request), zero-latency simulator, 1,000 ports over ${SIM_PROCESSES} processes`);
     say('  (no hedging: against a zero-latency server the client\'s own lag in sending 1,000 first requests looks like slow endpoints and doubles their work)');
     say(`  ${'prompts × endpoints'.padEnd(21)}${'wall'.padStart(9)}${'client CPU'.padStart(12)}${'start-up'.padStart(10)}${'run'.padStart(9)}${'run µs/prompt'.padStart(15)}${'peak RSS'.padStart(10)}${'sim CPU'.padStart(9)}`);
     for (const c of cells) {
@@ -75,7 +75,7 @@ async function cell(dir: string, all: Endpoint[], prompts: number, endpoints: nu
   await writeFile(hostfile, writeHostfile(all.filter((_, i) => i % step === 0)));
   await writeFile(promptsFile, Array.from({ length: prompts }, (_, i) => `Prompt ${i}: say something about ${i}.\n`).join(''));
   const before = sum(simCpu());
-  const cost = await measureSwarm(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--out', join(dir, 'out.jsonl'), '--quiet', '--model', 'sim-model', '--max-tokens', '16', '--no-hedge']);
+  const cost = await measureSwarm(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--out', join(dir, 'out.jsonl'), '--quiet', '--model', 'sim-model', '--max-tokens', '16', '--no-hedge', '--template', 'none']);
   return { prompts, endpoints, cost, simCpuMs: sum(simCpu()) - before };
 }
 

@@ -13,8 +13,10 @@ export interface ServerProbe {
   reason: string | null;
 }
 
-/** `/tokenize` requests in flight per endpoint: rendering keeps pace with sending without flooding the API server. */
-const TOKENIZE_CONCURRENCY = 32;
+/** `/tokenize` requests in flight per endpoint (each may keep a socket open: 1,000 endpoints × 32 ran out of file descriptors)… */
+const TOKENIZE_CONCURRENCY = 4;
+/** …and over all endpoints, so rendering never floods the client or the servers. */
+const TOKENIZE_TOTAL = 256;
 /** Rendered prompts kept for reuse (token ids of ~100 tokens each: a few tens of MB at most). */
 const CACHE_ENTRIES = 50_000;
 
@@ -23,12 +25,13 @@ const CACHE_ENTRIES = 50_000;
  * `POST /tokenize` with `messages` and `add_generation_prompt`. Lazily, as each batch is formed
  * (never the whole input up front); each distinct (model, system, prompt) once, shared by every
  * endpoint serving that model and by batches asking for it while it is in flight; at most
- * TOKENIZE_CONCURRENCY requests per endpoint.
+ * TOKENIZE_CONCURRENCY requests per endpoint and TOKENIZE_TOTAL in all.
  */
 export class ServerRenderer {
   private readonly cache = new Map<string, Promise<Uint32Array>>();
   private readonly probes = new Map<string, Promise<ServerProbe>>();
   private readonly limits = new Map<number, LimitFunction>();
+  private readonly total = pLimit(TOKENIZE_TOTAL);
   /** Prompts rendered by a `/tokenize` request, and prompts served from the cache (or a request in flight). */
   readonly counts = { rendered: 0, reused: 0 };
 
@@ -85,11 +88,13 @@ export class ServerRenderer {
       this.cache.set(key, hit);
       return hit;
     }
-    const pending = this.limit(slot)(() => {
-      if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
-      this.counts.rendered++;
-      return this.tokenize(slot, model, prompt, system, false, kwargs);
-    }).then(({ tokens }) => Uint32Array.from(tokens));
+    const pending = this.limit(slot)(() =>
+      this.total(() => {
+        if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
+        this.counts.rendered++;
+        return this.tokenize(slot, model, prompt, system, false, kwargs);
+      }),
+    ).then(({ tokens }) => Uint32Array.from(tokens));
     pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));
     this.cache.set(key, pending);
     if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
