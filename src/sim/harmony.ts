@@ -11,6 +11,7 @@ const FINAL = '<|end|><|start|>assistant<|channel|>final<|message|>';
  */
 export function harmonyOutput(output: Output): Output {
   const tokens = (output.reasoning ?? []).map((t, i) => (i === 0 ? ANALYSIS + t : t));
-  if (output.content) tokens.push(...(output.content.length ? output.content : ['']).map((t, i) => (i === 0 ? FINAL + t : t)));
+  // A loop, not a spread: an answer may hold more tokens than a call takes arguments.
+  if (output.content) (output.content.length ? output.content : ['']).forEach((t, i) => tokens.push(i === 0 ? FINAL + t : t));
   return { reasoning: null, content: tokens, finishReason: output.finishReason, stopReason: output.stopReason };
 }
