@@ -735,14 +735,14 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const p = await panel();
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
-    const ms = await page.evaluate((rec) => {
+    // How fast is `npm run bench`'s business (webview.bench.ts); here: it paints, and the DOM stays small.
+    await page.evaluate((rec) => {
       const H = (window as unknown as HostGlobal).__host as unknown as { makeRows(n: number): ResultRow[]; jsonl(rows: ResultRow[]): string; timeUntil(m: unknown, done: () => boolean): Promise<number> };
       const rows = H.makeRows(100_000);
       return H.timeUntil({ type: 'showRun', record: rec, resultsJsonl: H.jsonl(rows) }, () =>
         document.querySelector('#results-table')?.getAttribute('data-count') === '100000' && !!document.querySelector('#results-table .vl-row[data-index="0"]'),
       );
     }, record('big', '2026-11-02T10:20:00.000Z', { label: '100k prompts' }));
-    assert.ok(ms < 5000, `100k rows painted in ${ms.toFixed(0)} ms`);
     assert.ok((await visibleRows(page).count()) < 80, 'only the rows in view exist');
     await page.locator('#results-table .rt-scroll').evaluate((s) => (s.scrollTop = s.scrollHeight));
     await page.locator('#results-table .vl-row:not([hidden]) .c-idx', { hasText: '100000' }).waitFor();
