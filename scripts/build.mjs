@@ -4,6 +4,15 @@ import { copyFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
+/** The llama engine is the CLI's alone: its native binding must never be inlined into the extension. */
+const noNativeEngine = {
+  name: 'no-native-engine',
+  setup(b) {
+    b.onResolve({ filter: /^node-llama-cpp$/ }, (args) => {
+      throw new Error(`${args.importer} reaches node-llama-cpp: the extension bundle must not`);
+    });
+  },
+};
 const extension = { ...common, format: 'cjs', external: ['vscode'], minify: true };
 
 /**
@@ -23,8 +32,8 @@ const onDemandApart = {
 
 await Promise.all([
   build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', format: 'esm', packages: 'external' }),
-  build({ ...extension, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', plugins: [onDemandApart], supported: { 'dynamic-import': false } }),
-  build({ ...extension, entryPoints: ['src/extension/on-demand.ts'], outfile: 'dist/extension-lazy.cjs' }),
+  build({ ...extension, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', plugins: [onDemandApart, noNativeEngine], supported: { 'dynamic-import': false } }),
+  build({ ...extension, entryPoints: ['src/extension/on-demand.ts'], outfile: 'dist/extension-lazy.cjs', plugins: [noNativeEngine] }),
   // The panel's front end (webview/): browser IIFE + its CSS, and the codicon font its icons need.
   build({ entryPoints: ['webview/main.ts'], outfile: 'dist/webview/panel.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }).then(() =>
     Promise.all(['codicon.css', 'codicon.ttf'].map((f) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`))),

@@ -1,4 +1,5 @@
 import type { Endpoint } from '../core/endpoint.ts';
+import type { InferenceBackend } from './backend.ts';
 import type { SimOptions } from './options.ts';
 import { SimServer } from './server.ts';
 
@@ -9,11 +10,11 @@ export interface SimCluster {
 }
 
 /**
- * Starts `count` identical simulated servers on free ports, or on `firstPort` … `firstPort + count - 1`;
- * if one fails to start, the rest are closed.
+ * Starts `count` identical simulated servers on free ports, or on `firstPort` … `firstPort + count - 1`,
+ * each with its backend if given (real inference); if one fails to start, the rest are closed.
  */
-export async function startSimCluster(count: number, options: Partial<SimOptions> = {}, firstPort = 0): Promise<SimCluster> {
-  const servers = Array.from({ length: count }, () => new SimServer(options));
+export async function startSimCluster(count: number, options: Partial<SimOptions> = {}, firstPort = 0, backends: readonly InferenceBackend[] = []): Promise<SimCluster> {
+  const servers = Array.from({ length: count }, (_, i) => new SimServer(options, backends[i]));
   const close = async (): Promise<void> => {
     await Promise.all(servers.map((s) => s.close()));
   };

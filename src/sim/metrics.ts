@@ -44,8 +44,13 @@ export class Metrics {
   }
 
   sequenceFinished(output: Output): void {
-    this.generationTokens += outputTokens(output);
-    this.finished[output.finishReason]++;
+    this.generated(outputTokens(output), output.finishReason);
+  }
+
+  /** One finished sequence's output tokens and why it ended. */
+  generated(tokens: number, reason: FinishReason): void {
+    this.generationTokens += tokens;
+    this.finished[reason]++;
   }
 
   /** One finished sequence (vLLM: one engine request) into the latency histograms. */

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Endpoint } from '../core/endpoint.ts';
+import type { InferenceBackend } from './backend.ts';
 import { chatApi } from './chat.ts';
 import { serveEmbeddings, unsupportedApi } from './embeddings.ts';
 import { completionsApi } from './completions.ts';
@@ -9,7 +10,7 @@ import { SimError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
 import { readBody, sendJson, sendText } from './http.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics, type EngineGauges } from './metrics.ts';
 import { modelList } from './models.ts';
 import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
 import { detokenize, tokenize } from './tokenize-api.ts';
@@ -55,6 +56,7 @@ export class SimServer {
   private readonly faults: FaultInjector;
   private readonly context: GenerationContext;
   private readonly apis: ReadonlyMap<string, GenerationApi>;
+  private readonly utilities: ReadonlyMap<string, (body: Body, options: SimOptions) => object>;
   private readonly created = Math.floor(Date.now() / 1000);
   private portNumber = 0;
   private started = false;
@@ -62,8 +64,15 @@ export class SimServer {
   /** Generation and embedding requests being answered now: vLLM's server load (`GET /load`). */
   private load = 0;
 
-  constructor(options: Partial<SimOptions> = {}) {
-    this.options = resolveSimOptions(options);
+  /**
+   * With a `backend` (the llama engine), generation, /tokenize and /detokenize are real inference;
+   * timing options then do nothing, faults and health still apply.
+   */
+  constructor(
+    options: Partial<SimOptions> = {},
+    private readonly backend?: InferenceBackend,
+  ) {
+    this.options = resolveSimOptions(backend ? { ...options, maxModelLen: backend.maxModelLen } : options);
     this.faults = new FaultInjector(this.options);
     const metrics = new Metrics(this.options.model, KNOWN_PATHS);
     const timing = (): Timing => {
@@ -79,6 +88,12 @@ export class SimServer {
       ['/v1/completions', completionsApi(this.options)],
       ['/v1/chat/completions', chatApi(this.options)],
     ]);
+    this.utilities = backend
+      ? new Map([
+          ['/tokenize', (body: Body, o: SimOptions) => backend.tokenize(body, o)],
+          ['/detokenize', (body: Body, o: SimOptions) => backend.detokenize(body, o)],
+        ])
+      : UTILITIES;
     this.http = createServer((req, res) => this.route(req, res));
     // Clients keep pooled connections; long batches must not be cut by server-side timeouts.
     this.http.keepAliveTimeout = 65_000;
@@ -116,14 +131,14 @@ export class SimServer {
 
   stats(): SimStats {
     const { metrics, engines } = this.context;
-    const sum = (of: (e: Engine) => number): number => engines.reduce((total, e) => total + of(e), 0);
+    const gauges = this.gauges();
     return {
       httpRequests: metrics.httpRequests(),
       generationRequests: this.faults.generationRequests,
       promptsReceived: metrics.promptsReceived,
       busyMs: engines.reduce((m, e) => Math.max(m, e.busyMs()), 0),
-      running: sum((e) => e.running),
-      waiting: sum((e) => e.waiting),
+      running: gauges.reduce((total, g) => total + g.running, 0),
+      waiting: gauges.reduce((total, g) => total + g.waiting, 0),
     };
   }
 
@@ -150,6 +165,12 @@ export class SimServer {
     const closed = this.http.listening ? new Promise<void>((resolve) => this.http.close(() => resolve())) : Promise.resolve();
     for (const socket of this.sockets) socket.destroy();
     await closed;
+    await this.backend?.close();
+  }
+
+  /** Each engine's sequences running and waiting, and its slots. */
+  private gauges(): EngineGauges[] {
+    return this.backend?.gauges() ?? this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
   }
 
   private listen(port: number): Promise<void> {
@@ -174,7 +195,7 @@ export class SimServer {
     }
     const api = this.apis.get(path);
     if (method === 'POST' && (api || path === '/v1/embeddings')) return void this.generate(api ?? null, req, res, path);
-    const utility = UTILITIES.get(path);
+    const utility = this.utilities.get(path);
     if (utility && method === 'POST') return void this.answer(req, res, (text) => sendJson(res, 200, utility(parseBody(text), this.options)));
     if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: versionProfile(this.options.vllmVersion ?? 'latest').version });
     // SageMaker's /ping is vLLM's /health under another name, for GET and POST.
@@ -184,8 +205,7 @@ export class SimServer {
     if (method === 'GET' && path === '/load') return sendJson(res, 200, { server_load: this.load });
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
-      const gauges = this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
-      const text = this.context.metrics.render(gauges, this.options.cacheMetric);
+      const text = this.context.metrics.render(this.gauges(), this.options.cacheMetric);
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }
     // FastAPI's answers for unknown routes and wrong methods.
@@ -204,13 +224,14 @@ export class SimServer {
       if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
       const unsupported = unsupportedApi(this.options.task, path);
       if (unsupported) throw unsupported;
+      if (api && this.backend) return this.backend.serve(path, parseBody(text), res, this.context);
       if (api) serveGeneration(api, parseBody(text), res, this.context);
       else serveEmbeddings(parseBody(text), res, this.options);
     });
   }
 
   /** Reads the whole body and runs `serve` on it, answering what it throws as a vLLM error body. */
-  private async answer(req: IncomingMessage, res: ServerResponse, serve: (text: string) => void): Promise<void> {
+  private async answer(req: IncomingMessage, res: ServerResponse, serve: (text: string) => void | Promise<void>): Promise<void> {
     let text: string;
     try {
       text = await readBody(req);
@@ -218,7 +239,7 @@ export class SimServer {
       return; // the client went away mid-body
     }
     try {
-      serve(text);
+      await serve(text);
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       const error = err instanceof SimError ? err : new SimError(500, String(err));

@@ -23,16 +23,31 @@ interface SimFlags extends Partial<SimOptions> {
   endpoints: number;
   port?: number;
   hostfile?: string;
+  engine: 'sim' | 'llama';
+  modelFile?: string;
+  parallel: number;
+  threads: number;
 }
+
+/** The llama engine serves the project's tiny model under this name unless told otherwise. */
+const TINY_MODEL = 'swarm-lab-tiny';
 
 export function simCommand(): Command {
   return new Command('sim')
     .usage('--endpoints N [--hostfile FILE] [options]')
-    .description('run N vLLM-compatible simulated servers on 127.0.0.1 (every flag applies to all N); prints "ready" once all listen. With VLLM_API_KEY set, /v1/* requires it as a Bearer token, as vLLM does')
+    .description('run N vLLM-compatible servers on 127.0.0.1 (every flag applies to all N), simulated or (--engine llama) real llama.cpp inference; prints "ready" once all listen. With VLLM_API_KEY set, /v1/* requires it as a Bearer token, as vLLM does')
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
-    .option('--model <name>', `served model name (default: sim-model, or ${EMBED_MODEL} with --task embed)`)
+    .option('--model <name>', `served model name (default: sim-model, ${EMBED_MODEL} with --task embed, ${TINY_MODEL} with --engine llama)`)
+    .addOption(
+      new Option('--engine <engine>', "sim: modeled timing and made-up text; llama: real inference with llama.cpp (node-llama-cpp) on the CPU — the same HTTP surface, real tokens, usage and context errors; the timing flags then do nothing")
+        .choices(['sim', 'llama'])
+        .default('sim'),
+    )
+    .option('--model-file <gguf>', "--engine llama: the GGUF model to serve (default: the project's tiny random-weight llama model, written into ~/.cache/swarm-lab on first use)")
+    .option('--parallel <k>', '--engine llama: sequences each endpoint decodes together in one batch; the rest queue', int('--parallel', 1, 256), 4)
+    .option('--threads <n>', '--engine llama: llama.cpp threads for the whole process (more than the free cores makes it spin and slow down)', int('--threads', 1, 256), 1)
     .addOption(new Option('--task <task>', 'generate: completions and chat; embed: a pooling model serving only /v1/embeddings (hostfile lines tagged role=embed)').choices(['generate', 'embed']).default('generate'))
     .option('--embedding-dim <d>', 'length of the embedding vectors (--task embed)', int('--embedding-dim', 1, 65_536), 384)
     .option('--max-model-len <l>', "context length in the simulated tokenizer's tokens (letters 4 to a token; every digit, mark and CJK character one: not chars/4)", int('--max-model-len', 1, 10_000_000), 8192)
@@ -65,13 +80,20 @@ export function simCommand(): Command {
     .option('--shuffle-choices', 'return choices out of array order (indices stay right)')
     .addOption(new Option('--error-format <shape>', 'error body: nested (vLLM ≥0.10.1, the default) or flat (older)').choices(['nested', 'flat']))
     .action(async (flags: SimFlags) => {
-      const { endpoints: count, port, hostfile, ...options } = flags;
+      const { endpoints: count, port, hostfile, engine, modelFile, parallel, threads, ...options } = flags;
+      if (engine === 'llama' && options.task === 'embed') throw new CliError('--engine llama serves generation only; --task embed is the simulated engine');
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
       const stop = claimStop();
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
-      options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
-      const cluster = await startSimCluster(count, { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) }, port);
+      options.model ??= options.task === 'embed' ? EMBED_MODEL : engine === 'llama' ? TINY_MODEL : 'sim-model';
+      const simOptions = { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) };
+      const cluster =
+        engine === 'llama'
+          ? await (await import('../../sim/llama/cluster.ts')).startLlamaCluster(count, simOptions, { modelFile, parallel, threads }, port).catch((err: Error) => {
+              throw new CliError(`--engine llama: ${err.message}`);
+            })
+          : await startSimCluster(count, simOptions, port);
       // Tagged as Aurora-Swarm's embeddings example selects its servers (--role embed).
       const lines = options.task === 'embed' ? cluster.endpoints.map((e) => ({ ...e, tags: { role: 'embed' } })) : cluster.endpoints;
       try {
@@ -81,7 +103,7 @@ export function simCommand(): Command {
         throw new CliError(`--hostfile ${printable(hostfile!)}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
       }
       const ids = cluster.endpoints.map(endpointId);
-      process.stdout.write(`ready: ${count} simulated vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
+      process.stdout.write(`ready: ${count} ${engine === 'llama' ? 'llama.cpp' : 'simulated'} vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
       answerIpc(cluster.servers, ids);
       await Promise.race([stopped(stop), new Promise((resolve) => process.once('disconnect', resolve))]);
       await cluster.close();
