@@ -110,6 +110,11 @@ export class SimServer {
     return this.portNumber;
   }
 
+  /** The served model name. */
+  get model(): string {
+    return this.options.model;
+  }
+
   get endpoint(): Endpoint {
     return { host: this.host, port: this.portNumber, tags: {} };
   }

@@ -1,26 +1,37 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { compareBatching, medianRound, scatterGather, speedup, SwarmPool, type PromptResult } from '../../core/index.ts';
-import { startSimCluster } from '../../sim/cluster.ts';
-import { formatComparison } from '../format.ts';
+import { startSimCluster, type SimCluster } from '../../sim/cluster.ts';
+import { formatComparison, printable } from '../format.ts';
 
-const ENDPOINTS = 4;
-const PROMPTS = 512;
-const MAX_TOKENS = 32;
 const ROUNDS = 3;
+const MAX_TOKENS = 32;
 
-/** The main job on the embedded default: a local simulated swarm, the same prompts batched and one by one. */
+/** Each engine's demo: the simulator plays a fast swarm; real inference on a laptop's CPU gets a smaller job. */
+const DEMOS = {
+  sim: { endpoints: 4, prompts: 512, what: 'simulated vLLM', start: (n: number) => startSimCluster(n, { reply: 'lorem' }) },
+  llama: {
+    endpoints: 2,
+    prompts: 64,
+    what: 'llama.cpp (real inference, tiny random-weight model)',
+    start: async (n: number): Promise<SimCluster> => (await import('../../sim/llama/cluster.ts')).startLlamaCluster(n, {}, { parallel: 8, threads: 1 }),
+  },
+} as const;
+
+/** The main job on the embedded default: a local swarm, the same prompts batched and one by one. */
 export function demoCommand(): Command {
   return new Command('demo')
-    .description(`start ${ENDPOINTS} simulated vLLM servers in-process and scatter ${PROMPTS} prompts batched and individually, side by side`)
-    .action(async () => {
-      const cluster = await startSimCluster(ENDPOINTS, { reply: 'lorem' });
+    .description(`start a local swarm in-process and scatter its prompts batched and individually, side by side (sim: ${DEMOS.sim.prompts} prompts over ${DEMOS.sim.endpoints} simulated servers; llama: ${DEMOS.llama.prompts} over ${DEMOS.llama.endpoints} llama.cpp servers)`)
+    .addOption(new Option('--engine <engine>', 'sim: the simulator; llama: real llama.cpp inference on the CPU (batches rendered with the chat template, so both arms do the same task)').choices(['sim', 'llama']).default('sim'))
+    .action(async ({ engine }: { engine: keyof typeof DEMOS }) => {
+      const demo = DEMOS[engine];
+      const cluster = await demo.start(demo.endpoints);
       const pool = new SwarmPool(cluster.endpoints);
       try {
-        const prompts = Array.from({ length: PROMPTS }, (_, i) => `Question ${i}: name one property of the number ${i}.`);
+        const prompts = Array.from({ length: demo.prompts }, (_, i) => `Question ${i}: name one property of the number ${i}.`);
         const say = (line: string) => process.stdout.write(`${line}\n`);
-        say(`Swarm Lab demo: ${PROMPTS} prompts over ${ENDPOINTS} simulated vLLM endpoints (${cluster.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')})`);
+        say(`Swarm Lab demo: ${demo.prompts} prompts over ${demo.endpoints} ${demo.what} endpoints (${cluster.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')})`);
         // A small warm-up so neither arm pays for first connections.
-        await scatterGather(pool, prompts.slice(0, ENDPOINTS), { maxTokens: 1 }).done;
+        await scatterGather(pool, prompts.slice(0, demo.endpoints), { maxTokens: 1 }).done;
         // The core's fair comparison: alternating rounds (ABBA), each arm's prefix cache salted apart.
         let firstBatched: readonly PromptResult[] = [];
         const comparison = await compareBatching(pool, prompts, {
@@ -53,7 +64,8 @@ export function demoCommand(): Command {
     });
 }
 
+/** One line of an answer: a model writes newlines and control characters (a random-weight one, anything). */
 function preview(r: PromptResult): string {
-  const text = r.ok ? r.text : `[${r.status}] ${r.error}`;
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  const text = (r.ok ? r.text : `[${r.status}] ${r.error}`).replaceAll('\n', ' ');
+  return printable(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 }

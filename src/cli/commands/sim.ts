@@ -29,9 +29,6 @@ interface SimFlags extends Partial<SimOptions> {
   threads: number;
 }
 
-/** The llama engine serves the project's tiny model under this name unless told otherwise. */
-const TINY_MODEL = 'swarm-lab-tiny';
-
 export function simCommand(): Command {
   return new Command('sim')
     .usage('--endpoints N [--hostfile FILE] [options]')
@@ -39,7 +36,7 @@ export function simCommand(): Command {
     .requiredOption('--endpoints <n>', 'number of servers', int('--endpoints', 1, 10_000))
     .option('--port <p>', 'listen on ports p … p+n-1 (default: free ports), e.g. to restart a killed sim where clients expect it', int('--port', 1, 65_535))
     .option('--hostfile <file>', 'write their hostfile here')
-    .option('--model <name>', `served model name (default: sim-model, ${EMBED_MODEL} with --task embed, ${TINY_MODEL} with --engine llama)`)
+    .option('--model <name>', `served model name (default: sim-model, ${EMBED_MODEL} with --task embed; with --engine llama swarm-lab-tiny, or the GGUF file's name)`)
     .addOption(
       new Option('--engine <engine>', "sim: modeled timing and made-up text; llama: real inference with llama.cpp (node-llama-cpp) on the CPU — the same HTTP surface, real tokens, usage and context errors; the timing flags then do nothing")
         .choices(['sim', 'llama'])
@@ -86,7 +83,7 @@ export function simCommand(): Command {
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
       const stop = claimStop();
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
-      options.model ??= options.task === 'embed' ? EMBED_MODEL : engine === 'llama' ? TINY_MODEL : 'sim-model';
+      if (engine === 'sim') options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const simOptions = { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) };
       const cluster =
         engine === 'llama'
@@ -103,7 +100,7 @@ export function simCommand(): Command {
         throw new CliError(`--hostfile ${printable(hostfile!)}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
       }
       const ids = cluster.endpoints.map(endpointId);
-      process.stdout.write(`ready: ${count} ${engine === 'llama' ? 'llama.cpp' : 'simulated'} vLLM server(s) serving ${options.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
+      process.stdout.write(`ready: ${count} ${engine === 'llama' ? 'llama.cpp' : 'simulated'} vLLM server(s) serving ${cluster.servers[0]!.model} on ${ids.length > 4 ? `${ids.slice(0, 3).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')}${hostfile ? `; hostfile ${hostfile}` : ''}\n`);
       answerIpc(cluster.servers, ids);
       await Promise.race([stopped(stop), new Promise((resolve) => process.once('disconnect', resolve))]);
       await cluster.close();

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { startSimCluster, type SimCluster } from '../cluster.ts';
 import type { SimOptions } from '../options.ts';
 import { LlamaBackend } from './backend.ts';
@@ -16,7 +17,13 @@ export interface LlamaClusterOptions {
   contextSize?: number;
 }
 
-/** `count` endpoints of real llama.cpp inference over one loaded model, each with its own context. */
+/** The tiny model's served name. */
+export const TINY_MODEL = 'swarm-lab-tiny';
+
+/**
+ * `count` endpoints of real llama.cpp inference over one loaded model, each with its own context;
+ * served as `options.model`, else the tiny model's name or the GGUF file's.
+ */
 export async function startLlamaCluster(count: number, options: Partial<SimOptions>, llama: LlamaClusterOptions, firstPort = 0): Promise<SimCluster> {
   const file = llama.modelFile ?? (await tinyModelFile());
   const model = await loadModel(file, llama.threads);
@@ -28,5 +35,6 @@ export async function startLlamaCluster(count: number, options: Partial<SimOptio
     await Promise.all(backends.map((b) => b.close()));
     throw err;
   }
-  return startSimCluster(count, options, firstPort, backends);
+  const served = options.model ?? (llama.modelFile ? basename(llama.modelFile).replace(/\.gguf$/i, '') : TINY_MODEL);
+  return startSimCluster(count, { ...options, model: served }, firstPort, backends);
 }
