@@ -243,9 +243,12 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await until(() => app.locator('#prompt-count').textContent(), (t) => t === String(PROMPTS.length), 'the prompt count');
     if (!(await app.locator('#compare-toggle').evaluate((e) => (e as unknown as { checked: boolean }).checked))) await app.locator('#compare-toggle').click();
     await app.locator('#rounds input').fill('2');
+    // The run bar still shows the last run ('done') until the comparison's runStarted arrives: wait for a new run id.
+    const before = await app.locator('#run-status').getAttribute('data-run');
     await app.locator('#run').click();
     await until(() => app.locator('#compare-of').textContent(), (t) => /8 prompts · batched vs individual × 2/.test(t ?? ''), 'the comparison on show');
-    await until(() => app.locator('#run-status').getAttribute('data-state'), (st) => st === 'done', 'the comparison to end', 120_000);
+    const runStatus = () => app.locator('#run-status').evaluate((e) => `${e.getAttribute('data-run')} ${e.getAttribute('data-state')}`);
+    await until(runStatus, (st) => !st.startsWith(`${before} `) && st.endsWith(' done'), 'the comparison to end', 120_000);
 
     // The prompts the bad endpoint took failed, in both arms (batched: its 2 of 8 each round).
     const counts = ((await app.locator('#run-status .counts').textContent()) ?? '').replace(/\s+/g, ' ');
