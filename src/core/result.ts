@@ -75,7 +75,7 @@ export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): 
 
 /** A result for a prompt that got no answer: it failed (`sentMs`: its last request's send, when one was sent), or the run was cancelled first. */
 export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0, sentMs: number | null = null): PromptResult {
-  return {
+  const result: PromptResult = {
     index: slot.index,
     prompt: slot.prompt,
     status,
@@ -90,8 +90,9 @@ export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: 
     attempts,
     timings: { queuedMs: slot.queuedMs, sentMs, firstByteMs: null, firstTokenMs: null, doneMs },
     input: slot.input ?? {},
-    ...(slot.level === undefined ? {} : { level: slot.level }),
   };
+  if (slot.level !== undefined) result.level = slot.level;
+  return result;
 }
 
 /**
