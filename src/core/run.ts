@@ -148,10 +148,10 @@ export class Run<T = void> {
     const signal = this.abort.signal;
     return {
       signal,
-      now: () => performance.now() - this.t0,
-      since: (t) => t - this.t0,
+      now: () => micros(performance.now() - this.t0),
+      since: (t) => micros(t - this.t0),
       reserve: (prompts, level) => {
-        const queuedMs = performance.now() - this.t0;
+        const queuedMs = micros(performance.now() - this.t0);
         const first = this.slots.length;
         // One fixed shape (no spread): a million slots cost ~50 bytes each, not a dictionary object each.
         const made = prompts.map((p, i): Slot => ({ prompt: p.prompt, input: p.input, index: first + i, queuedMs, level }));
@@ -203,3 +203,9 @@ export class Run<T = void> {
     if (this.events.listenerCount('progress')) this.events.emit('progress', this.progress);
   }
 }
+
+/**
+ * A run's times to the microsecond: finer digits are noise, and every result carries five of them
+ * into its JSON row (`317.738`, not `317.73867500000006`: shorter rows, faster to write).
+ */
+const micros = (ms: number): number => Math.round(ms * 1000) / 1000;
