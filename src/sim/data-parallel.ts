@@ -5,8 +5,8 @@ import type { Engine, SequenceListener } from './engine.ts';
  * own engine request (its `n` samples stay together) and its DP load balancer sends each to the
  * least loaded engine, so one batched request spreads over all of them.
  */
-export function submitSpread(engines: readonly Engine[], tokenCounts: readonly number[], n: number, listener: SequenceListener): () => void {
-  if (engines.length === 1) return engines[0]!.submit(tokenCounts, listener);
+export function submitSpread(engines: readonly Engine[], tokenCounts: readonly number[], n: number, listener: SequenceListener, arrivedAt?: number): () => void {
+  if (engines.length === 1) return engines[0]!.submit(tokenCounts, listener, arrivedAt);
   const loads = engines.map((e) => e.load);
   const groups = engines.map((): number[] => []);
   for (let first = 0; first < tokenCounts.length; first += n) {
@@ -19,7 +19,7 @@ export function submitSpread(engines: readonly Engine[], tokenCounts: readonly n
     const { onToken } = listener;
     const local: SequenceListener = { onDone: (i) => listener.onDone(indices[i]!) };
     if (onToken) local.onToken = (i, token) => onToken.call(listener, indices[i]!, token);
-    return [engines[k]!.submit(indices.map((i) => tokenCounts[i]!), local)];
+    return [engines[k]!.submit(indices.map((i) => tokenCounts[i]!), local, arrivedAt)];
   });
   return () => cancels.forEach((cancel) => cancel());
 }

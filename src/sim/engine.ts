@@ -31,6 +31,8 @@ export interface SequenceTimes {
 interface Job {
   readonly listener: SequenceListener;
   readonly arrivedAt: number;
+  /** When the front end is modeled to have let it in: arrival, after the requests before it. */
+  readonly admitAt: number;
   /** Its sequence count. */
   readonly size: number;
   cancelled: boolean;
@@ -73,6 +75,8 @@ export class Engine {
   private runningCount = 0;
   private frontEndFreeAt = 0;
   private pumping = false;
+  /** The job being let in now: its sequences that find a slot at once start at its modeled admission. */
+  private admitting: Job | null = null;
   private readonly clock = new BusyClock();
   /** Streamed sequences past their first token. */
   private readonly stepping = new Set<Sequence>();
@@ -107,10 +111,15 @@ export class Engine {
    * Schedules one request whose sequences generate `tokenCounts` tokens; the listener hears them
    * (synchronously when all costs are zero). Returns a cancel function that frees the request's
    * slots, for clients that disconnect.
+   *
+   * `arrivedAt` is when the request reached the server. Modeled time counts from it, not from now:
+   * one simulator process plays many servers, and while it was busy writing other endpoints'
+   * answers this request would already have been running on a server of its own.
    */
-  submit(tokenCounts: readonly number[], listener: SequenceListener): () => void {
+  submit(tokenCounts: readonly number[], listener: SequenceListener, arrivedAt = performance.now()): () => void {
     const now = performance.now();
-    const job: Job = { listener, arrivedAt: now, size: tokenCounts.length, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
+    this.frontEndFreeAt = Math.max(Math.min(arrivedAt, now), this.frontEndFreeAt) + this.requestOverheadMs;
+    const job: Job = { listener, arrivedAt, admitAt: this.frontEndFreeAt, size: tokenCounts.length, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
     this.inFrontEnd += job.size;
     const admit = (): void => {
       job.frontEndTimer = undefined;
@@ -118,9 +127,10 @@ export class Engine {
       tokenCounts.forEach((tokens, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
       job.queued = tokenCounts.length;
       this.waitingCount += tokenCounts.length;
+      this.admitting = job;
       this.pump();
+      this.admitting = null;
     };
-    this.frontEndFreeAt = Math.max(now, this.frontEndFreeAt) + this.requestOverheadMs;
     const delay = this.frontEndFreeAt - now;
     if (delay > 0) job.frontEndTimer = setTimeout(admit, delay);
     else admit();
@@ -168,11 +178,15 @@ export class Engine {
     const timing = this.timing();
     const { ttftMs, tpotMs } = timing;
     const now = performance.now();
-    seq.startedAt = now;
+    // An unstreamed sequence that found a slot on admission started at the modeled admission, however
+    // late this process got to it (one freed later starts now). A stream starts now: back-dated, its
+    // first tokens would leave in one burst instead of at their pace.
+    const at = this.admitting === job && !job.listener.onToken ? Math.min(job.admitAt, now) : now;
+    seq.startedAt = at;
     seq.timing = timing;
-    seq.interval = this.clock.open(now, ttftMs + (seq.steps - 1) * tpotMs);
+    seq.interval = this.clock.open(at, ttftMs + (seq.steps - 1) * tpotMs);
     if (job.listener.onToken) {
-      seq.firstAt = now + ttftMs;
+      seq.firstAt = at + ttftMs;
       seq.stepMs = tpotMs;
       seq.sent = 0;
       if (ttftMs > 0) seq.timer = setTimeout(() => this.firstToken(seq), ttftMs);
@@ -233,7 +247,9 @@ export class Engine {
     const { arrivedAt } = seq.job;
     const queueMs = seq.startedAt! - arrivedAt;
     this.observe({ queueMs, ttftMs: queueMs + seq.timing!.ttftMs, e2eMs: now - arrivedAt, tokens: seq.steps, tpotMs: seq.timing!.tpotMs });
-    this.release(seq, now);
+    // A finished sequence kept its slot for its whole modeled time, even when its timer fired a
+    // fraction of a millisecond early (libuv's clock is in whole ms) or its last token left within half a step.
+    this.release(seq, Math.max(now, seq.interval!.end));
     seq.job.listener.onDone(seq.index);
     this.pump();
   }

@@ -69,11 +69,12 @@ export interface GenerationContext {
 }
 
 /**
- * Validates, schedules and answers one generation request. Throws SimError before anything is
+ * Validates, schedules and answers one generation request (`arrivedAt`: when it reached the server,
+ * where modeled time starts). Throws SimError before anything is
  * sent; afterwards the answer (JSON once all sequences finished, or SSE token by token) is
  * written by engine callbacks, and a client that disconnects frees its slots.
  */
-export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext): void {
+export function serveGeneration(api: GenerationApi, body: Body, res: ServerResponse, ctx: GenerationContext, arrivedAt?: number): void {
   const { options, metrics } = ctx;
   const request = api.parse(body);
   metrics.promptsReceived += request.prompts.length;
@@ -112,7 +113,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
       onDone(index) {
         if (finished(index)) sendText(res, 200, 'application/json', answer);
       },
-    });
+    }, arrivedAt);
   } else {
     const stream = new EventStream(res, options);
     // vLLM's continuous usage counts the prompt of the choice and that choice's tokens so far.
@@ -134,7 +135,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
         if (request.includeUsage) stream.send(envelope(api.chunkObject, [], { usage }));
         stream.end();
       },
-    });
+    }, arrivedAt);
   }
   res.on('close', () => {
     if (!res.writableFinished) cancel();

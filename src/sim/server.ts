@@ -190,6 +190,7 @@ export class SimServer {
   }
 
   private route(req: IncomingMessage, res: ServerResponse): void {
+    const arrivedAt = performance.now();
     if (this.faults.isDead) return void req.socket.resetAndDestroy();
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!;
@@ -199,7 +200,7 @@ export class SimServer {
       return sendJson(res, 401, { error: 'Unauthorized' });
     }
     const api = this.apis.get(path);
-    if (method === 'POST' && (api || path === '/v1/embeddings')) return void this.generate(api ?? null, req, res, path);
+    if (method === 'POST' && (api || path === '/v1/embeddings')) return void this.generate(api ?? null, req, res, path, arrivedAt);
     const utility = this.utilities.get(path);
     if (utility && method === 'POST') return void this.answer(req, res, (text) => sendJson(res, 200, utility(parseBody(text), this.options)));
     if (method === 'GET' && path === '/version') return sendJson(res, 200, { version: versionProfile(this.options.vllmVersion ?? 'latest').version });
@@ -219,7 +220,7 @@ export class SimServer {
   }
 
   /** A generation request, or with `api` null an embeddings request; faults apply to both. */
-  private async generate(api: GenerationApi | null, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  private async generate(api: GenerationApi | null, req: IncomingMessage, res: ServerResponse, path: string, arrivedAt: number): Promise<void> {
     const verdict = this.faults.onGenerationRequest();
     if (verdict === 'die') return void req.socket.resetAndDestroy();
     this.load++;
@@ -230,7 +231,7 @@ export class SimServer {
       const unsupported = unsupportedApi(this.options.task, path);
       if (unsupported) throw unsupported;
       if (api && this.backend) return this.backend.serve(path, parseBody(text), res, this.context);
-      if (api) serveGeneration(api, parseBody(text), res, this.context);
+      if (api) serveGeneration(api, parseBody(text), res, this.context, arrivedAt);
       else serveEmbeddings(parseBody(text), res, this.options);
     });
   }
