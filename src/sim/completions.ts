@@ -63,11 +63,16 @@ export function completionsApi(options: SimOptions): GenerationApi {
  * (token prompts answer as their decoded text). Any empty prompt fails the request.
  */
 function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
-  if (typeof prompt === 'string') return [textPrompt(prompt)];
+  return promptList(prompt, maxPrompts, textPrompt, tokenPrompt);
+}
+
+/** The shapes `prompt` may take, each prompt made by `fromText` or `fromIds`; every other shape, or too long a list, is vLLM's 400. */
+export function promptList<P>(prompt: unknown, maxPrompts: number, fromText: (text: string) => P, fromIds: (ids: number[]) => P): P[] {
+  if (typeof prompt === 'string') return [fromText(prompt)];
   if (!Array.isArray(prompt) || prompt.length === 0) {
     throw badRequest('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
   }
-  if (prompt.every(isTokenId)) return [tokenPrompt(prompt)];
+  if (prompt.every(isTokenId)) return [fromIds(prompt)];
   const batch = prompt.every((p) => typeof p === 'string') || prompt.every((p) => Array.isArray(p) && p.every(isTokenId));
   if (!batch) throw badRequest("'prompt' must be a string, a list of strings, a list of token ids or a list of token-id lists", 'prompt');
   if (prompt.length > maxPrompts) {
@@ -77,7 +82,7 @@ function parsePrompts(prompt: unknown, maxPrompts: number): Prompt[] {
       'prompt',
     );
   }
-  return prompt.map((p: string | number[]) => (typeof p === 'string' ? textPrompt(p) : tokenPrompt(p)));
+  return prompt.map((p: string | number[]) => (typeof p === 'string' ? fromText(p) : fromIds(p)));
 }
 
 const isTokenId = (v: unknown): v is number => Number.isInteger(v);

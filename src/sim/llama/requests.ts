@@ -3,6 +3,7 @@ import { Template } from '@huggingface/jinja';
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import { renderOptions } from '../chat.ts';
 import { parseMessages } from '../chat-template.ts';
+import { promptList } from '../completions.ts';
 import { badRequest } from '../errors.ts';
 import type { SimOptions } from '../options.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage, type Body, type StreamUsage } from '../validation.ts';
@@ -124,22 +125,15 @@ function chatPrompt(body: Body, text: LlamaText, options: SimOptions): LlamaProm
   return { tokens: text.chatTokens(rendered), text: rendered };
 }
 
-const isTokenId = (v: unknown): v is number => Number.isInteger(v);
-
-/** A string, a list of strings, one token-id list or a list of them, as vLLM takes `prompt`. */
+/** A completion's prompts, in the shapes vLLM takes (the simulator's own parser). */
 function completionPrompts(prompt: unknown, text: LlamaText, maxPrompts: number): LlamaPrompt[] {
-  const fromText = (s: string): LlamaPrompt => ({ tokens: text.completionTokens(s), text: s });
-  const fromIds = (ids: number[]): LlamaPrompt => {
-    const tokens = text.checkIds(ids);
-    return { tokens, text: text.detokenize(tokens) };
-  };
-  if (typeof prompt === 'string') return [fromText(prompt)];
-  if (!Array.isArray(prompt) || prompt.length === 0) throw badRequest('Either prompt or prompt_embeds must be provided and non-empty.', 'prompt');
-  if (prompt.every(isTokenId)) return [fromIds(prompt)];
-  const list = prompt.every((p) => typeof p === 'string') || prompt.every((p) => Array.isArray(p) && p.every(isTokenId));
-  if (!list) throw badRequest("'prompt' must be a string, a list of strings, a list of token ids or a list of token-id lists", 'prompt');
-  if (prompt.length > maxPrompts) {
-    throw badRequest(`prompt list length ${prompt.length} exceeds the maximum allowed count of ${maxPrompts}. To increase this limit, set the VLLM_MAX_COMPLETION_PROMPTS environment variable.`, 'prompt');
-  }
-  return prompt.map((p: string | number[]) => (typeof p === 'string' ? fromText(p) : fromIds(p)));
+  return promptList<LlamaPrompt>(
+    prompt,
+    maxPrompts,
+    (s) => ({ tokens: text.completionTokens(s), text: s }),
+    (ids) => {
+      const tokens = text.checkIds(ids);
+      return { tokens, text: text.detokenize(tokens) };
+    },
+  );
 }
