@@ -290,11 +290,17 @@ test('dropAfterChunks: the connection closes mid-stream after K events and the s
 
 test('dead set mid-stream resets the open stream and every new connection until revived', async () => {
   await withServer({ tpotMs: 10, reply: 'lorem' }, async (server, origin) => {
+    // Once two events are in (a loaded machine may deliver more in the same chunk), the server dies.
+    let seenWhenKilled = 0;
     const { events, error } = await stream(origin, '/v1/completions', { prompt: 'x', max_tokens: 100, ignore_eos: true }, (events) => {
-      if (events.length === 2) server.setFaults({ dead: true });
+      if (!seenWhenKilled && events.length >= 2) {
+        seenWhenKilled = events.length;
+        server.setFaults({ dead: true });
+      }
       return false;
     });
-    assert.equal(events.length, 2);
+    assert.ok(seenWhenKilled >= 2 && events.length < 100, `${events.length} events, ${seenWhenKilled} when the server died`);
+    assert.ok(events.every((e) => e.data !== '[DONE]'));
     assert.match(String(error), /ECONNRESET|UND_ERR_SOCKET/);
     await assert.rejects(request(origin + '/health'), (err: { code?: string }) => /ECONNRESET|UND_ERR_SOCKET/.test(String(err.code)));
     server.setFaults({ dead: false });

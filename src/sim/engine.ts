@@ -77,6 +77,8 @@ export class Engine {
   private pumping = false;
   /** The job being let in now: its sequences that find a slot at once start at its modeled admission. */
   private admitting: Job | null = null;
+  /** While a finished sequence hands its slot on: when, modeled, the slot came free. */
+  private slotFreedAt = -Infinity;
   private readonly clock = new BusyClock();
   /** Streamed sequences past their first token. */
   private readonly stepping = new Set<Sequence>();
@@ -179,9 +181,9 @@ export class Engine {
     const { ttftMs, tpotMs } = timing;
     const now = performance.now();
     // An unstreamed sequence that found a slot on admission started at the modeled admission, however
-    // late this process got to it (one freed later starts now). A stream starts now: back-dated, its
-    // first tokens would leave in one burst instead of at their pace.
-    const at = this.admitting === job && !job.listener.onToken ? Math.min(job.admitAt, now) : now;
+    // late this process got to it; one handed a slot starts when it came free. A stream starts no
+    // earlier than now: back-dated, its first tokens would leave in one burst instead of at their pace.
+    const at = this.admitting === job && !job.listener.onToken ? Math.min(job.admitAt, now) : Math.max(now, this.slotFreedAt);
     seq.startedAt = at;
     seq.timing = timing;
     seq.interval = this.clock.open(at, ttftMs + (seq.steps - 1) * tpotMs);
@@ -248,10 +250,14 @@ export class Engine {
     const queueMs = seq.startedAt! - arrivedAt;
     this.observe({ queueMs, ttftMs: queueMs + seq.timing!.ttftMs, e2eMs: now - arrivedAt, tokens: seq.steps, tpotMs: seq.timing!.tpotMs });
     // A finished sequence kept its slot for its whole modeled time, even when its timer fired a
-    // fraction of a millisecond early (libuv's clock is in whole ms) or its last token left within half a step.
-    this.release(seq, Math.max(now, seq.interval!.end));
+    // fraction of a millisecond early (libuv's clock is in whole ms) or its last token left within
+    // half a step; the sequence that takes the slot starts then, not before.
+    const freedAt = Math.max(now, seq.interval!.end);
+    this.release(seq, freedAt);
     seq.job.listener.onDone(seq.index);
+    this.slotFreedAt = freedAt;
     this.pump();
+    this.slotFreedAt = -Infinity;
   }
 
   private release(seq: Sequence, now: number): void {
