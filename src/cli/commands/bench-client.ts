@@ -2,6 +2,7 @@ import pLimit from 'p-limit';
 import { Pool } from '../../core/http/undici-pool.ts';
 import { median, scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
 import type { SimProcess } from './bench.ts';
+import { procCpuMs } from './bench-process.ts';
 
 type Say = (line?: string) => void;
 type StartSim = (endpoints: number, flags?: readonly string[]) => Promise<SimProcess>;
@@ -26,20 +27,26 @@ export async function clientBench(say: Say, startSim: StartSim): Promise<void> {
       'openai SDK': () => openai(sim.endpoints, prompts),
     };
     const names = Object.keys(contenders);
-    const times = new Map<string, number[]>(names.map((n) => [n, []]));
+    const rounds = new Map<string, Array<{ wallMs: number; cpuMs: number; simMs: number }>>(names.map((n) => [n, []]));
     await ours(sim.endpoints, prompts.slice(0, 200));
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of round % 2 ? [...names].reverse() : names) {
-        const t0 = performance.now();
+        const [t0, cpu, sim0] = [performance.now(), process.cpuUsage(), procCpuMs(sim.child.pid!)];
         await contenders[name]!();
-        times.get(name)!.push(performance.now() - t0);
+        const { user, system } = process.cpuUsage(cpu);
+        rounds.get(name)!.push({ wallMs: performance.now() - t0, cpuMs: (user + system) / 1000, simMs: procCpuMs(sim.child.pid!) - sim0 });
       }
     }
-    const rate = (name: string) => REQUESTS / (median(times.get(name)!) / 1000);
+    const med = (name: string, f: (r: { wallMs: number; cpuMs: number; simMs: number }) => number) => median(rounds.get(name)!.map(f));
+    const rate = (name: string) => REQUESTS / (med(name, (r) => r.wallMs) / 1000);
+    const cpuPerRequest = (name: string) => (med(name, (r) => r.cpuMs) * 1000) / REQUESTS;
     say();
     say(`individual mode, client only: ${REQUESTS.toLocaleString('en-US')} chat requests, concurrency ${CONCURRENCY}, zero-latency simulator (4 ports) in another process; medians of ${ROUNDS} alternating rounds`);
-    for (const name of names) say(`  ${name.padEnd(11)} ${Math.round(rate(name)).toLocaleString('en-US').padStart(7)} req/s`);
-    say(`  swarm pool / raw undici = ${(rate('swarm pool') / rate('raw undici')).toFixed(2)}× · swarm pool / openai SDK = ${(rate('swarm pool') / rate('openai SDK')).toFixed(2)}×`);
+    say(`  (client CPU per request is what the client itself costs; the server's CPU ÷ wall says whether it, not the client, set the pace)`);
+    for (const name of names) {
+      say(`  ${name.padEnd(11)} ${Math.round(rate(name)).toLocaleString('en-US').padStart(7)} req/s · client CPU ${cpuPerRequest(name).toFixed(1).padStart(6)} µs/request · server CPU ÷ wall ${(med(name, (r) => r.simMs / r.wallMs) * 100).toFixed(0)} %`);
+    }
+    say(`  swarm pool / raw undici = ${(rate('swarm pool') / rate('raw undici')).toFixed(2)}× req/s, ${(cpuPerRequest('raw undici') / cpuPerRequest('swarm pool')).toFixed(2)}× by client CPU · swarm pool / openai SDK = ${(rate('swarm pool') / rate('openai SDK')).toFixed(2)}× req/s, ${(cpuPerRequest('openai SDK') / cpuPerRequest('swarm pool')).toFixed(2)}× by client CPU`);
   } finally {
     await sim.stop();
   }
