@@ -7,6 +7,11 @@ import { fillTemplate } from '../src/core/plan.ts';
 import { chatBody, completionsBody, readChat, readCompletions } from '../src/core/request-shapes.ts';
 import { backoffDelay, DEFAULT_RETRY } from '../src/core/retry.ts';
 import { SwarmPool } from '../src/core/pool.ts';
+import { OrderedJsonlWriter } from '../src/core/results-file.ts';
+import type { PromptResult } from '../src/core/result.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('request shapes', () => {
   it('builds chat and list-prompt bodies with options and extra fields, ours winning', () => {
@@ -104,5 +109,44 @@ describe('prompt files', () => {
       return true;
     });
     assert.throws(() => parsePrompts('\n\n', 'empty.txt'), /empty\.txt: no prompts/);
+  });
+});
+
+describe('results file', () => {
+  const row = (index: number, text: string) => ({ index, prompt: `p${index}`, text }) as unknown as PromptResult;
+
+  it('ends in input order with the latest row of each index, however rows arrived, over any window size', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.nat(), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 4000 }),
+        async (total, stride, rewrites, seed) => {
+          const dir = mkdtempSync(join(tmpdir(), 'rows-'));
+          try {
+            const path = join(dir, 'out.jsonl');
+            const writer = new OrderedJsonlWriter(path, undefined, undefined, undefined, 64 + (seed % 512)) // windows of a few rows;
+            // Strided arrival, as batches over `stride` endpoints finish; rows of varied length.
+            const order = Array.from({ length: stride }, (_, s) => Array.from({ length: Math.ceil((total - s) / stride) }, (_, k) => s + k * stride)).flat();
+            const text = (i: number, v: number) => 'x'.repeat((i * 7 + v * 13 + seed) % 90);
+            for (const i of order) writer.add(row(i, text(i, 0)));
+            const latest = new Map<number, number>();
+            rewrites.forEach((r, v) => {
+              const i = r % total;
+              latest.set(i, v + 1);
+              writer.add(row(i, text(i, v + 1)));
+            });
+            assert.equal(await writer.close(total), total);
+            const lines = readFileSync(path, 'utf8').split('\n');
+            assert.equal(lines.pop(), '');
+            assert.deepEqual(lines.map((l) => JSON.parse(l)), Array.from({ length: total }, (_, i) => ({ index: i, prompt: `p${i}`, text: text(i, latest.get(i) ?? 0) })));
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

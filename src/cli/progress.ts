@@ -29,8 +29,8 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
     : null;
   // Made at the first progress, when the total is known: no `0/0` frame.
   let line: cliProgress.SingleBar | undefined;
-  run.on('progress', (p) => {
-    if (!bars) return;
+  // Only a bar listens: a run with no progress listener builds no progress object per result.
+  if (bars) run.on('progress', (p) => {
     line ??= bars.create(p.total, 0, {});
     line.setTotal(p.total);
     line.update(p.done, { failed: int(p.failed), secs: (p.elapsedMs / 1000).toFixed(1) });

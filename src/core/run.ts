@@ -112,7 +112,8 @@ export class Run<T = void> {
   }
 
   get progress(): RunProgress {
-    return { total: this.slots.length, ...this.counts, elapsedMs: performance.now() - this.t0 };
+    const { done, ok, failed, cancelled } = this.counts;
+    return { total: this.slots.length, done, ok, failed, cancelled, elapsedMs: performance.now() - this.t0 };
   }
 
   private async execute(job: (ctx: RunContext) => Promise<T>): Promise<RunReport<T>> {
