@@ -8,7 +8,8 @@ import { chatBody, completionsBody, readChat, readCompletions } from '../src/cor
 import { backoffDelay, DEFAULT_RETRY } from '../src/core/retry.ts';
 import { SwarmPool } from '../src/core/pool.ts';
 import { OrderedJsonlWriter } from '../src/core/results-file.ts';
-import type { PromptResult } from '../src/core/result.ts';
+import { resultRow } from '../src/core/result-row.ts';
+import { failedResult, type PromptResult } from '../src/core/result.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,7 +114,59 @@ describe('prompt files', () => {
 });
 
 describe('results file', () => {
-  const row = (index: number, text: string) => ({ index, prompt: `p${index}`, text }) as unknown as PromptResult;
+  it('writes a row exactly as JSON.stringify would, for any result', () => {
+    const text = fc.string({ unit: 'binary' });
+    const ms = fc.option(fc.oneof(fc.double({ noNaN: false }), fc.integer()), { nil: null });
+    const result = fc.record(
+      {
+        index: fc.nat(),
+        prompt: text,
+        status: fc.constantFrom('ok', 'failed', 'cancelled'),
+        ok: fc.boolean(),
+        text,
+        reasoning: fc.option(text, { nil: null }),
+        error: fc.option(text, { nil: null }),
+        endpoint: fc.option(text, { nil: null }),
+        finishReason: fc.option(text, { nil: null }),
+        promptTokens: fc.option(fc.nat(), { nil: null }),
+        completionTokens: fc.option(fc.nat(), { nil: null }),
+        attempts: fc.nat(),
+        timings: fc.record({ queuedMs: fc.double(), sentMs: ms, firstByteMs: ms, firstTokenMs: ms, doneMs: fc.double() }),
+        input: fc.dictionary(fc.string(), fc.jsonValue()),
+        texts: fc.array(text),
+        level: fc.nat(),
+        embedding: fc.array(fc.double({ noNaN: true })),
+        template: fc.constantFrom('server', 'file', 'none'),
+      },
+      { requiredKeys: ['index', 'prompt', 'status', 'ok', 'text', 'reasoning', 'error', 'endpoint', 'finishReason', 'promptTokens', 'completionTokens', 'attempts', 'timings', 'input'] },
+    );
+    fc.assert(
+      fc.property(result, fc.nat(), (r, index) => {
+        const row = resultRow(r as PromptResult, index);
+        assert.equal(row, JSON.stringify({ ...r, index }));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  const row = (index: number, text: string): PromptResult => ({
+    ...failedResult({ index, prompt: `p${index}`, queuedMs: 0 }, 'failed', 'x', 1),
+    text,
+  });
+
+  it('keeps a row larger than its write buffer whole, multi-byte text included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rows-'));
+    try {
+      const path = join(dir, 'out.jsonl');
+      const writer = new OrderedJsonlWriter(path);
+      const texts = ['a', 'é€😀'.repeat(300_000), 'b', 'ü'.repeat(10)];
+      for (const i of [3, 1, 0, 2]) writer.add(row(i, texts[i]!));
+      assert.equal(await writer.close(4), 4);
+      assert.deepEqual(readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as PromptResult).text), texts);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('ends in input order with the latest row of each index, however rows arrived, over any window size', async () => {
     await fc.assert(
@@ -140,7 +193,8 @@ describe('results file', () => {
             assert.equal(await writer.close(total), total);
             const lines = readFileSync(path, 'utf8').split('\n');
             assert.equal(lines.pop(), '');
-            assert.deepEqual(lines.map((l) => JSON.parse(l)), Array.from({ length: total }, (_, i) => ({ index: i, prompt: `p${i}`, text: text(i, latest.get(i) ?? 0) })));
+            const read = lines.map((l) => JSON.parse(l) as PromptResult).map(({ index, prompt, text }) => ({ index, prompt, text }));
+            assert.deepEqual(read, Array.from({ length: total }, (_, i) => ({ index: i, prompt: `p${i}`, text: text(i, latest.get(i) ?? 0) })));
           } finally {
             rmSync(dir, { recursive: true, force: true });
           }

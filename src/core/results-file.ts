@@ -2,6 +2,7 @@ import { closeSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { PromptResult } from './result.ts';
+import { resultRow } from './result-row.ts';
 
 /** Where a row sits in a results file: its prompt index, byte offset and length (without the newline). */
 export interface RowPlace {
@@ -31,8 +32,9 @@ export class OrderedJsonlWriter {
   private lengths = new Uint32Array(1024);
   private fd: number | null = null;
   private size = 0;
-  private buffer: string[] = [];
-  private bufferBytes = 0;
+  /** Rows not yet written, encoded: `used` bytes of `chunk`. */
+  private chunk = Buffer.allocUnsafe(FLUSH_BYTES);
+  private used = 0;
   private flushQueued = false;
   private inOrder = true;
   private last = -1;
@@ -65,14 +67,17 @@ export class OrderedJsonlWriter {
 
   add(result: PromptResult): void {
     const index = this.indexOf(result.index);
-    const line = `${JSON.stringify(index === result.index ? result : { ...result, index })}\n`;
+    const line = `${resultRow(result, index)}\n`;
     if (this.fd === null) return this.addInOrder(index, line);
-    const bytes = Buffer.byteLength(line);
-    this.record(index, this.size + this.bufferBytes, bytes - 1);
-    this.buffer.push(line);
-    this.bufferBytes += bytes;
-    if (this.bufferBytes >= FLUSH_BYTES) this.flush();
-    else if (!this.flushQueued) {
+    // Encoded straight into the chunk (no byte count, join and copy per row); a UTF-16 unit is at most 3 bytes.
+    if (this.used + line.length * 3 > this.chunk.length) {
+      this.flush();
+      if (line.length * 3 > this.chunk.length) this.chunk = Buffer.allocUnsafe(line.length * 3);
+    }
+    const bytes = this.chunk.write(line, this.used);
+    this.record(index, this.size + this.used, bytes - 1);
+    this.used += bytes;
+    if (!this.flushQueued) {
       this.flushQueued = true;
       setImmediate(() => this.flush());
     }
@@ -99,12 +104,11 @@ export class OrderedJsonlWriter {
 
   private flush(): void {
     this.flushQueued = false;
-    if (this.fd === null || !this.buffer.length) return;
-    const data = Buffer.from(this.buffer.join(''));
-    writeSync(this.fd, data, 0, data.length, this.size);
-    this.size += data.length;
-    this.buffer = [];
-    this.bufferBytes = 0;
+    if (this.fd === null || !this.used) return;
+    writeSync(this.fd, this.chunk, 0, this.used, this.size);
+    this.size += this.used;
+    this.used = 0;
+    if (this.chunk.length > FLUSH_BYTES) this.chunk = Buffer.allocUnsafe(FLUSH_BYTES); // one huge row's room, given back
   }
 
   private addInOrder(index: number, line: string): void {
