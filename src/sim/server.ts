@@ -10,6 +10,7 @@ import { SimError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
 import { readBody, sendJson, sendText } from './http.ts';
+import { nextTurn } from './turns.ts';
 import { Metrics, type EngineGauges } from './metrics.ts';
 import { modelList } from './models.ts';
 import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
@@ -225,8 +226,9 @@ export class SimServer {
     if (verdict === 'die') return void req.socket.resetAndDestroy();
     this.load++;
     res.once('close', () => this.load--);
-    await this.answer(req, res, (text) => {
+    await this.answer(req, res, async (text) => {
       if (verdict === 'hang') return; // held open until the client or close() drops it
+      await nextTurn();
       if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
       const unsupported = unsupportedApi(this.options.task, path);
       if (unsupported) throw unsupported;
