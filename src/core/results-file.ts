@@ -13,8 +13,6 @@ export interface RowPlace {
 
 /** Rows waiting for the next flush are written together once the event loop turns (one syscall, not one per row). */
 const FLUSH_BYTES = 1 << 20;
-/** Bytes of rows `close()` puts in order at a time: what it holds in memory, twice. */
-const SORT_WINDOW = 4 << 20;
 
 /**
  * Writes results as JSONL, one row per prompt, in input order when closed.
@@ -49,8 +47,6 @@ export class OrderedJsonlWriter {
     private readonly out: Writable = process.stdout,
     /** Rows of an existing results file to keep (`--resume`, `--retry-failed`): new rows are appended after them. */
     continued?: { rows: ReadonlyArray<RowPlace>; size: number },
-    /** Bytes of rows `close()` puts in order at a time. */
-    private readonly sortWindow = SORT_WINDOW,
   ) {
     if (!path) return;
     this.fd = openSync(path, continued ? 'r+' : 'w+');
@@ -155,57 +151,38 @@ export class OrderedJsonlWriter {
     return bytes;
   }
 
-  /**
-   * Writes the indexed rows in index order to a sibling file and renames it over. Rows are read a
-   * window of indices at a time, in file order, one read per run of rows that sit together on disk:
-   * a batch's rows were written together but are strided among the indices (prompt i went to
-   * endpoint i mod N), so reading index by index took a syscall per row (100,000: 110 ms).
-   */
+  /** Writes the indexed rows in index order to a sibling file, reading runs of adjacent rows at once, and renames it over. */
   private sort(fd: number): void {
     const tmp = `${this.path}.sorting`;
     const out = openSync(tmp, 'w');
     try {
-      const present: number[] = [];
-      const buffers = { disk: Buffer.alloc(0), ordered: Buffer.alloc(0) }; // reused: windows of one size
+      let chunk = Buffer.allocUnsafe(FLUSH_BYTES);
+      let used = 0;
+      const spill = () => {
+        writeSync(out, chunk, 0, used);
+        used = 0;
+      };
       for (let i = 0; i < this.lengths.length; ) {
-        // The window: present rows from i on, up to sortWindow bytes (at least one row).
-        present.length = 0;
-        let bytes = 0;
-        for (; i < this.lengths.length && (bytes < this.sortWindow || !present.length); i++) {
-          if (this.lengths[i] === 0) continue;
-          present.push(i);
-          bytes += this.lengths[i]!;
+        if (this.lengths[i] === 0) {
+          i++;
+          continue;
         }
-        if (!present.length) continue;
-        if (buffers.disk.length < bytes) buffers.disk = Buffer.allocUnsafe(bytes);
-        if (buffers.ordered.length < bytes) buffers.ordered = Buffer.allocUnsafe(bytes);
-        this.readWindow(fd, present, buffers.disk, buffers.ordered);
-        writeSync(out, buffers.ordered, 0, bytes);
+        // A run: rows i..j-1 that sit one after another in the file.
+        const start = this.offsets[i]!;
+        let end = start + this.lengths[i]!;
+        let j = i + 1;
+        while (j < this.lengths.length && this.lengths[j]! > 0 && this.offsets[j] === end) end += this.lengths[j++]!;
+        const bytes = end - start;
+        if (used + bytes > chunk.length) spill();
+        if (bytes > chunk.length) chunk = Buffer.allocUnsafe(bytes);
+        readSync(fd, chunk, used, bytes, start);
+        used += bytes;
+        i = j;
       }
+      spill();
     } finally {
       closeSync(out);
     }
     renameSync(tmp, this.path!);
-  }
-
-  /** Reads the rows of `indices` (ascending) into `disk` in file order, then copies them to `ordered` in index order. */
-  private readWindow(fd: number, indices: number[], disk: Buffer, ordered: Buffer): void {
-    const offsets = Float64Array.from(indices, (i) => this.offsets[i]!);
-    const offset = (k: number) => offsets[k]!;
-    const length = (k: number) => this.lengths[indices[k]!]!;
-    const byOffset = Array.from(indices.keys()).sort((a, b) => offsets[a]! - offsets[b]!);
-    const at = new Float64Array(indices.length); // where row k sits in `disk`
-    let used = 0;
-    for (let r = 0; r < byOffset.length; ) {
-      const start = offset(byOffset[r]!);
-      let end = start;
-      for (; r < byOffset.length && offset(byOffset[r]!) === end; r++) {
-        at[byOffset[r]!] = used + end - start;
-        end += length(byOffset[r]!);
-      }
-      readSync(fd, disk, used, end - start, start);
-      used += end - start;
-    }
-    for (let k = 0, put = 0; k < indices.length; k++) put += disk.copy(ordered, put, at[k]!, at[k]! + length(k));
   }
 }
