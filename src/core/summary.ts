@@ -2,6 +2,7 @@ import type { LogHistogram } from './histogram.ts';
 import { percentile } from './stats.ts';
 import type { Usage } from './request-shapes.ts';
 import type { PromptResult } from './result.ts';
+import { naturalOrder } from './natural-order.ts';
 
 /** What a run counted on the way: HTTP requests and token usage per endpoint id, the model used. */
 export interface Tally {
@@ -118,7 +119,7 @@ export class SummaryBuilder {
       ttft: latencyStats(this.ttft),
       tpot: latencyStats(this.tpot),
       itl: histogramStats(tally.gaps),
-      endpoints: [...this.perEndpoint.values()].sort((a, b) => a.endpoint.localeCompare(b.endpoint, undefined, { numeric: true })),
+      endpoints: [...this.perEndpoint.values()].sort((a, b) => naturalOrder(a.endpoint, b.endpoint)),
     };
   }
 

@@ -4,6 +4,7 @@ import type { EndpointView, SwarmConnection } from './connection.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { STATUS_LABELS } from './status-labels.ts';
 import { throttle, type Throttled } from './throttle.ts';
+import { naturalOrder } from '../core/natural-order.ts';
 
 type Node = { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
 
@@ -149,7 +150,7 @@ function summarize(views: readonly EndpointView[], shown: number | null): { text
 }
 
 function sorted(views: readonly EndpointView[], order: EndpointSort): EndpointView[] {
-  const byName = (a: EndpointView, b: EndpointView) => a.id.localeCompare(b.id, undefined, { numeric: true });
+  const byName = (a: EndpointView, b: EndpointView) => naturalOrder(a.id, b.id);
   const rank = (v: EndpointView) => STATUS_ORDER.indexOf(v.status);
   const rate = (v: EndpointView) => failureRate(v) ?? -1;
   switch (order) {

@@ -3,6 +3,7 @@
  */
 import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 import { defaultPatterns, PORTED_PATTERNS, portedRequest, portedSummary, type PatternsCompose } from './patterns-compose.ts';
+import { naturalOrder } from './natural-order.ts';
 
 export interface ComposeState {
   pattern: Pattern;
@@ -90,7 +91,7 @@ export function tagPairs(tags: readonly string[]): Array<[string, string]> {
 export function endpointTags(endpoints: readonly EndpointInfo[]): string[] {
   const all = new Set<string>();
   for (const e of endpoints) for (const [k, v] of Object.entries(e.tags)) all.add(`${k}=${v}`);
-  return [...all].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  return [...all].sort(naturalOrder);
 }
 
 /** Endpoints carrying all of the tags (the core's rule). */

@@ -4,6 +4,7 @@
  */
 import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
+import { naturalOrder } from './natural-order.ts';
 
 export type FilterMode = 'all' | 'failures' | 'ok';
 
@@ -135,7 +136,7 @@ export class ResultsStore {
     view.sort((a, b) => {
       const [va, vb] = [values.get(a), values.get(b)];
       if (va === undefined || vb === undefined) return va === vb ? a - b : va === undefined ? 1 : -1;
-      const c = typeof va === 'number' && typeof vb === 'number' ? va - vb : String(va).localeCompare(String(vb), undefined, { numeric: true });
+      const c = typeof va === 'number' && typeof vb === 'number' ? va - vb : naturalOrder(String(va), String(vb));
       return c ? c * dir : a - b; // ties keep input order
     });
   }
@@ -151,7 +152,7 @@ export class ResultsStore {
   }
 
   endpoints(): string[] {
-    return [...this.endpointSet].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    return [...this.endpointSet].sort(naturalOrder);
   }
 
   all(): ResultRow[] {

@@ -4,6 +4,7 @@
  */
 import { median, speedup } from '../../src/core/stats.ts';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
+import { naturalOrder } from './natural-order.ts';
 
 export type Arm = 'batched' | 'individual';
 export const ARMS: readonly Arm[] = ['batched', 'individual'];
@@ -62,7 +63,7 @@ export function endpointRows(c: ComparisonView): EndpointRow[] {
   const names = new Set<string>();
   for (const r of c.rounds) for (const e of r.summary.endpoints) names.add(e.endpoint);
   return [...names]
-    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }))
+    .sort(naturalOrder)
     .map((endpoint) => {
       const arms = {} as EndpointRow['arms'];
       for (const arm of ARMS) {
@@ -119,7 +120,7 @@ export interface Bar {
 
 /** Timeline bars per endpoint: each request takes the first free slot of its endpoint's lane. */
 export function timelineLanes(requests: ArmRound['requests']): { endpoints: string[]; slots: number[]; bars: Bar[]; endMs: number } {
-  const endpoints = [...new Set(requests.map((r) => r.endpoint))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const endpoints = [...new Set(requests.map((r) => r.endpoint))].sort(naturalOrder);
   const freeAt = new Map<string, number[]>();
   const bars: Bar[] = [];
   let endMs = 0;
