@@ -229,6 +229,7 @@ export class SimServer {
     await this.answer(req, res, async (text) => {
       if (verdict === 'hang') return; // held open until the client or close() drops it
       await nextTurn();
+      if (req.socket.destroyed) return; // the client left while it waited: nothing to schedule
       if (verdict === 'fault') throw new SimError(this.options.faultStatus, `Simulated fault (HTTP ${this.options.faultStatus})`);
       const unsupported = unsupportedApi(this.options.task, path);
       if (unsupported) throw unsupported;
