@@ -3,7 +3,7 @@
  */
 import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 import { defaultPatterns, PORTED_PATTERNS, portedRequest, portedSummary, type PatternsCompose } from './patterns-compose.ts';
-import { naturalOrder } from './natural-order.ts';
+import { naturalOrder } from '../../src/core/natural-order.ts';
 
 export interface ComposeState {
   pattern: Pattern;

@@ -4,7 +4,7 @@
  */
 import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
-import { naturalOrder } from './natural-order.ts';
+import { naturalOrder } from '../../src/core/natural-order.ts';
 
 export type FilterMode = 'all' | 'failures' | 'ok';
 

@@ -4,7 +4,7 @@
  */
 import { median, speedup } from '../../src/core/stats.ts';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
-import { naturalOrder } from './natural-order.ts';
+import { naturalOrder } from '../../src/core/natural-order.ts';
 
 export type Arm = 'batched' | 'individual';
 export const ARMS: readonly Arm[] = ['batched', 'individual'];
