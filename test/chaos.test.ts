@@ -152,7 +152,7 @@ describe('batch surgery', () => {
     assert.deepEqual(report.results.filter((r) => !r.ok).map((r) => r.index), [17]);
     assert.match(report.results[17]!.error!, /^HTTP 400: .*context length/i);
     for (const r of report.results.filter((x) => x.ok)) assert.equal(r.text, `completion: ${r.prompt}`);
-    assert.ok(report.summary.httpRequests <= 1 + 2 * Math.ceil(Math.log2(40)), `${report.summary.httpRequests} requests`);
+    assert.ok(report.summary.generationRequests <= 1 + 2 * Math.ceil(Math.log2(40)), `${report.summary.generationRequests} requests`);
   });
 
   it('a list above the server cap is split to fit and the cap is kept for the next run', async () => {
@@ -162,7 +162,7 @@ describe('batch surgery', () => {
     assert.equal(first.summary.ok, 30);
     const second = await scatterGather(pool, prompts(30), { maxTokens: 8 }).done;
     assert.equal(second.summary.ok, 30);
-    assert.equal(second.summary.httpRequests, Math.ceil(30 / 7), 'the learned cap splits up front');
+    assert.equal(second.summary.generationRequests, Math.ceil(30 / 7), 'the learned cap splits up front');
   });
 });
 

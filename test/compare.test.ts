@@ -71,7 +71,8 @@ describe('compareBatching', () => {
     assert.equal(comparison.rounds.length, 4);
     for (const r of comparison.rounds) {
       const expected = r.arm === 'batched' ? 3 : 10;
-      assert.equal(r.summary.httpRequests, expected, `${r.arm} round ${r.round}`);
+      const generated = r.arm === 'batched' ? r.summary.requestsByPath['/v1/completions'] : r.summary.generationRequests;
+      assert.equal(generated, expected, `${r.arm} round ${r.round}`);
       assert.equal(r.summary.mode, r.arm);
       assert.equal(r.summary.ok, 10);
       assert.equal(r.requests.length, expected);
@@ -91,7 +92,7 @@ describe('compareBatching', () => {
     const seen: Captured[] = [];
     const endpoints = await Promise.all(sim.endpoints.map((e) => capturing(e, seen)));
     await compareBatching(fx.pool(endpoints), prompts(4), { rounds: 2, maxTokens: 8, extra: { seed_note: 'kept' } }).done;
-    const generation = seen.filter((c) => c.path.startsWith('/v1/'));
+    const generation = seen.filter((c) => c.path === '/v1/completions' || c.path === '/v1/chat/completions');
     assert.equal(generation.length, 2 * (2 + 4));
     assert.ok(generation.every((c) => c.body.seed_note === 'kept'), 'other extra fields ride along');
     const salts = new Map<string, Set<string>>();

@@ -20,7 +20,7 @@ describe('batch mode', () => {
     assert.deepEqual(report.results.map((r) => r.endpoint), prompts(10).map((_, i) => endpointId(sim.endpoints[i % 4]!)));
     assert.deepEqual(gen(sim.servers.map((s) => s.stats())), [1, 1, 1, 1]);
     assert.deepEqual(sim.servers.map((s) => s.stats().promptsReceived), [3, 3, 2, 2]);
-    assert.equal(report.summary.httpRequests, 4);
+    assert.equal(report.summary.generationRequests, 4);
     assert.equal(report.summary.ok, 10);
     assert.ok(report.summary.completionTokens! > 0, 'usage totals are counted');
   });
@@ -77,7 +77,7 @@ describe('individual mode', () => {
     assert.deepEqual(texts(report.results), prompts(10).map((p) => `completion: ${p}`));
     assert.deepEqual(gen(sim.servers.map((s) => s.stats())), [3, 3, 2, 2]);
     assert.ok(report.results.every((r) => r.promptTokens! > 0 && r.completionTokens! > 0));
-    assert.equal(report.summary.httpRequests, 10);
+    assert.equal(report.summary.generationRequests, 10);
   });
 
   it('keeps input fields apart from result fields', async () => {
@@ -105,7 +105,7 @@ describe('retries and failover', () => {
     const report = await scatterGather(pool, prompts(30), { batch: false, maxTokens: 5 }).done;
     assert.equal(report.summary.ok, 30);
     assert.ok(report.results.some((r) => r.attempts > 1), 'some prompts needed a retry');
-    assert.equal(report.summary.httpRequests, report.results.reduce((s, r) => s + r.attempts, 0));
+    assert.equal(report.summary.generationRequests, report.results.reduce((s, r) => s + r.attempts, 0));
   });
 
   it('re-routes the prompts of an endpoint that dies (connection reset) to the live ones', async () => {
@@ -275,6 +275,6 @@ describe('run events', () => {
   it('handles an empty prompt list', async () => {
     const sim = await fx.sim(1);
     const report = await scatterGather(fx.pool(sim.endpoints), []).done;
-    assert.deepEqual([report.results.length, report.error, report.summary.httpRequests], [0, null, 0]);
+    assert.deepEqual([report.results.length, report.error, report.summary.generationRequests], [0, null, 0]);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Templated batches against the simulator over loopback: a batch rendered by the server's chat
- * template (through /tokenize, sent as token ids) or by a template file asks the same question as
- * chat, and says which path it took; harmony answers split as the chat endpoint splits them.
+ * Templated batches against the simulator over loopback: a batch sent to the batch chat endpoint,
+ * placed in the server's chat template (a skeleton rendered once through /tokenize), rendered prompt
+ * by prompt, or rendered by a template file asks the same question as chat, says which path it took,
+ * and counts what it cost; harmony answers split as the chat endpoint splits them.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { compareBatching, scatterGather, SwarmPool } from '../src/core/index.ts'
 import { renderedAnswer } from '../src/core/request-shapes.ts';
 import { loadTemplateFile, parseHarmony, TemplateFileError } from '../src/core/templating/index.ts';
 import { ensureBuilt, runCli } from './helpers/cli.ts';
-import { ignoringN } from './helpers/odd-servers.ts';
+import { ignoringN, rewritingTemplate } from './helpers/odd-servers.ts';
 import { withServer } from './helpers/sim-server.ts';
 
 /** The simulator's own template (ChatML) as a Jinja file. */
@@ -31,7 +32,7 @@ async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 const texts = (results: ReadonlyArray<{ text: string }>) => results.map((r) => r.text);
 
 describe('templated batches', { timeout: 60_000 }, () => {
-  it('server: each distinct prompt rendered once through /tokenize, answered as chat answers it', async () => {
+  it('skeleton: the template rendered once per system prompt (two /tokenize), every prompt answered as chat answers it', async () => {
     await withServer({ reply: 'echo' }, async (server) => {
       const pool = new SwarmPool([server.endpoint]);
       try {
@@ -40,17 +41,85 @@ describe('templated batches', { timeout: 60_000 }, () => {
         const batched = await scatterGather(pool, prompts, { ...gen, template: 'server' }).done;
         const chat = await scatterGather(pool, prompts, { ...gen, batch: false }).done;
         assert.deepEqual(texts(batched.results), texts(chat.results));
-        assert.ok(batched.results.every((r) => r.ok && r.template === 'server'));
+        assert.ok(batched.results.every((r) => r.ok && r.template === 'skeleton'));
         assert.ok(chat.results.every((r) => r.template === undefined), 'chat results name no batch template');
-        // One probe, then the 3 distinct prompts; a second run renders nothing again.
-        assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4);
-        await scatterGather(pool, prompts, { ...gen, template: 'server' }).done;
-        assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4);
-        assert.deepEqual(pool.renderCounts(), { rendered: 3, reused: 7 });
+        // The batch chat endpoint is tried once (this server predates it), then two sentinels are rendered.
+        const http = server.stats().httpRequests;
+        assert.equal(http['POST /tokenize 200'], 2);
+        assert.equal(http['POST /v1/chat/completions/batch 404'], 1);
+        assert.deepEqual(batched.summary.requestsByPath, { '/v1/models': 1, '/tokenize': 2, '/v1/chat/completions/batch': 1, '/v1/completions': 1 });
+        assert.equal(batched.summary.httpRequests, 5);
+        const again = await scatterGather(pool, prompts, { ...gen, template: 'server' }).done;
+        assert.equal(server.stats().httpRequests['POST /tokenize 200'], 2, 'the skeleton is kept for the pool');
+        assert.deepEqual(again.summary.requestsByPath, { '/v1/completions': 1 });
+        const other = await scatterGather(pool, prompts, { system: 'Be very brief.', maxTokens: 16, template: 'server' }).done;
+        assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4, 'another system prompt, another skeleton');
+        assert.ok(other.results.every((r) => r.ok));
       } finally {
         await pool.close();
       }
     });
+  });
+
+  it('chat-batch: vLLM ≥ 0.19 serves the list of conversations itself, no rendering requests', async () => {
+    await withServer({ reply: 'echo', vllmVersion: '0.19' }, async (server) => {
+      const pool = new SwarmPool([server.endpoint]);
+      try {
+        const prompts = ['What is 2+2?', 'Say hi.', 'Name a colour.'];
+        const gen = { system: 'Be brief.', maxTokens: 16 };
+        const batched = await scatterGather(pool, prompts, { ...gen, template: 'auto' }).done;
+        const chat = await scatterGather(pool, prompts, { ...gen, batch: false }).done;
+        assert.deepEqual(texts(batched.results), texts(chat.results));
+        assert.ok(batched.results.every((r) => r.ok && r.template === 'chat-batch'));
+        assert.deepEqual(batched.results.map((r) => r.completionTokens), chat.results.map((r) => r.completionTokens));
+        assert.equal(server.stats().httpRequests['POST /tokenize 200'], undefined);
+        assert.equal(server.stats().httpRequests['POST /v1/chat/completions/batch 200'], 1);
+        // Streamed batches cannot use it: they take the skeleton.
+        const streamed = await scatterGather(pool, prompts, { ...gen, template: 'auto', stream: true }).done;
+        assert.deepEqual(texts(streamed.results), texts(chat.results));
+        assert.ok(streamed.results.every((r) => r.template === 'skeleton'));
+      } finally {
+        await pool.close();
+      }
+    });
+  });
+
+  it('a template that trims the content (Llama 3): the skeleton trims it too', async () => {
+    await withServer({ reply: 'echo', chatTemplate: 'llama3' }, async (server) => {
+      const pool = new SwarmPool([server.endpoint]);
+      try {
+        const prompts = ['  padded \n', '\tSay hi.', 'plain'];
+        const batched = await scatterGather(pool, prompts, { maxTokens: 16, template: 'auto', extra: { echo: true } }).done;
+        const chat = await scatterGather(pool, prompts, { maxTokens: 16, batch: false }).done;
+        assert.deepEqual(texts(chat.results), ['completion: padded', 'completion: Say hi.', 'completion: plain']);
+        assert.ok(batched.results.every((r) => r.template === 'skeleton'));
+        assert.match(batched.results[0]!.text, /<\|start_header_id\|>user<\|end_header_id\|>\n\npadded<\|eot_id\|>/);
+      } finally {
+        await pool.close();
+      }
+    });
+  });
+
+  it('a template that rewrites the content: each prompt rendered by /tokenize, and the run says so', async () => {
+    const odd = await rewritingTemplate();
+    const pool = new SwarmPool([odd.endpoint]);
+    try {
+      const prompts = ['one', 'two', 'one'];
+      const run = scatterGather(pool, prompts, { maxTokens: 8, template: 'auto' });
+      const warnings: string[] = [];
+      run.on('warning', (w) => warnings.push(w));
+      const batched = await run.done;
+      const chat = await scatterGather(pool, prompts, { maxTokens: 8, batch: false }).done;
+      assert.deepEqual(texts(batched.results), texts(chat.results));
+      assert.ok(batched.results.every((r) => r.template === 'tokenize'));
+      assert.equal(warnings.filter((w) => /each prompt is rendered by its own POST \/tokenize/.test(w)).length, 1, warnings.join('\n'));
+      // Two sentinels, then the two distinct prompts.
+      assert.equal(odd.requests.get('/tokenize'), 4);
+      assert.equal(batched.summary.requestsByPath['/tokenize'], 4);
+    } finally {
+      await pool.close();
+      await odd.close();
+    }
   });
 
   it('raw batches differ from chat: the system prompt is glued to the text', async () => {
@@ -102,7 +171,7 @@ describe('templated batches', { timeout: 60_000 }, () => {
           assert.match(echoed!.text, /^\[effort low\]<\|im_start\|>user\nSay hi\./);
           await scatterGather(pool, ['Say hi.'], { maxTokens: 8, template: 'server' }).done;
           await scatterGather(pool, ['Say hi.'], { maxTokens: 8, template: 'server', extra: { chat_template_kwargs: { reasoning_effort: 'low' } } }).done;
-          assert.deepEqual(pool.renderCounts(), { rendered: 2, reused: 0 });
+          assert.equal(server.stats().httpRequests['POST /tokenize 200'], 4, 'one skeleton (two sentinels) per set of kwargs');
         } finally {
           await pool.close();
         }
@@ -129,9 +198,9 @@ describe('templated batches', { timeout: 60_000 }, () => {
       run.on('warning', (w) => warnings.push(w));
       const report = await run.done;
       assert.ok(report.results.every((r) => r.ok && r.template === 'none'));
-      assert.equal(warnings.filter((w) => /batches skip the chat template on every endpoint/.test(w)).length, 1, warnings.join('\n'));
+      assert.equal(warnings.filter((w) => /batches skip the chat template on 127\.0\.0\.1:\d+: \/tokenize does not render messages there/.test(w)).length, 1, warnings.join('\n'));
       const strict = await scatterGather(pool, ['a'], { maxTokens: 8, template: 'server' }).done;
-      assert.match(strict.error ?? '', /no endpoint renders chat templates through \/tokenize/);
+      assert.match(strict.results[0]!.error ?? '', /does not render chat templates through \/tokenize/);
     } finally {
       await pool.close();
       await odd.close();
@@ -143,8 +212,8 @@ describe('templated batches', { timeout: 60_000 }, () => {
       const pool = new SwarmPool([server.endpoint]);
       try {
         const comparison = await compareBatching(pool, ['x', 'y'], { maxTokens: 8, rounds: 1 }).done;
-        assert.equal(comparison.template, 'server');
-        assert.match(comparison.templatePaths.batched, /token-id lists rendered by the server/);
+        assert.equal(comparison.template, 'skeleton');
+        assert.match(comparison.templatePaths.batched, /prompts placed in the server's chat template, rendered once/);
       } finally {
         await pool.close();
       }
@@ -163,7 +232,7 @@ describe('harmony (gpt-oss) on the simulator: a templated batch reads as chat', 
           const chat = await scatterGather(pool, prompts, { system: 'Be brief.', maxTokens, batch: false }).done;
           const view = (r: (typeof chat.results)[number]) => [r.status, r.text, r.reasoning, r.finishReason];
           assert.deepEqual(batched.results.map(view), chat.results.map(view), `max_tokens ${maxTokens}`);
-          assert.ok(batched.results.every((r) => r.template === 'server' && r.reasoning));
+          assert.ok(batched.results.every((r) => r.template === 'skeleton' && r.reasoning));
         }
       } finally {
         await pool.close();
@@ -196,8 +265,8 @@ describe('harmony (gpt-oss) answers of templated batches', () => {
 
   it('text without harmony markers is left alone', () => {
     assert.equal(parseHarmony('analysisThinking.assistantfinal4'), null);
-    const answer = renderedAnswer({ text: 'plain', reasoning: null, finishReason: 'stop' }, { template: 'server', harmony: true });
-    assert.deepEqual(answer, { text: 'plain', reasoning: null, finishReason: 'stop', template: 'server' });
+    const answer = renderedAnswer({ text: 'plain', reasoning: null, finishReason: 'stop' }, { template: 'skeleton', harmony: true });
+    assert.deepEqual(answer, { text: 'plain', reasoning: null, finishReason: 'stop', template: 'skeleton' });
   });
 
   it('a batched answer from a harmony model reads like the chat endpoint answer, every choice too', () => {

@@ -65,8 +65,12 @@ class Flight implements SendCall, SendSink {
     this.lastActivity = startedAt;
   }
 
-  onRequest(member: Member): void {
-    this.owner.ctx.onRequest(member);
+  sent(endpoint: string, path: string): void {
+    this.owner.ctx.sent(endpoint, path);
+  }
+
+  note(message: string): void {
+    this.owner.note(message);
   }
 
   onActivity(at: number): void {
@@ -153,6 +157,8 @@ class Dispatcher {
   private readonly intact = new Set<number>();
   /** Endpoints whose failover was announced since they last answered. */
   private readonly warned = new Set<number>();
+  /** Notes from the pool already passed on to the run. */
+  private readonly noted = new Set<string>();
   private pending: number;
   private waiting = 0;
   private watch: NodeJS.Timeout | undefined;
@@ -235,7 +241,7 @@ class Dispatcher {
   private scrape(): void {
     const { pool } = this.plan;
     const once = () =>
-      Promise.all(this.members.map(async (m) => this.loads.set(m.slot, await readLoad(pool, m.slot, this.ctx.signal)))).then(() => undefined);
+      Promise.all(this.members.map(async (m) => this.loads.set(m.slot, await readLoad(pool, m.slot, this.ctx.signal, this.ctx)))).then(() => undefined);
     this.park(once(), () => undefined);
     this.scraper = setInterval(() => void once(), SCRAPE_MS);
   }
@@ -377,6 +383,13 @@ class Dispatcher {
     }
     if (this.isSettled(slot)) return;
     this.settle(answeredResult(slot, flight.member.id, flight.group.attempts, answer, times, flight.ownUsage, this.ctx, this.plan.gen));
+  }
+
+  /** A note from the pool, told to the run once. */
+  note(message: string): void {
+    if (this.noted.has(message)) return;
+    this.noted.add(message);
+    this.ctx.warn(message);
   }
 
   promptError(flight: Flight, i: number, failure: RequestFailure): void {

@@ -1,3 +1,4 @@
+import type { Meter } from './http/request-meter.ts';
 import type { SwarmPool } from './pool.ts';
 
 /** What an endpoint is busy with, from vLLM's `/metrics`. */
@@ -31,10 +32,10 @@ export function parseVllmMetrics(text: string): EndpointLoad | null {
   };
 }
 
-/** `GET /metrics` of one endpoint; null when it has none (not vLLM) or cannot be reached. */
-export async function readLoad(pool: SwarmPool, slot: number, signal?: AbortSignal): Promise<EndpointLoad | null> {
+/** `GET /metrics` of one endpoint; null when it has none (not vLLM) or cannot be reached. `meter`: the run that asked. */
+export async function readLoad(pool: SwarmPool, slot: number, signal?: AbortSignal, meter?: Meter): Promise<EndpointLoad | null> {
   try {
-    const res = await pool.client(slot).send('GET', '/metrics', undefined, pool.options.lookupTimeoutMs, signal);
+    const res = await pool.client(slot).send('GET', '/metrics', undefined, pool.options.lookupTimeoutMs, signal, undefined, meter);
     return res.status === 200 ? parseVllmMetrics(res.body) : null;
   } catch {
     return null;

@@ -15,7 +15,7 @@ export interface RunOptions extends GenerationOptions {
 
 /** Picks the run's endpoints and model, and tells the run's watchers what was left out. */
 export async function makePlan(pool: SwarmPool, options: RunOptions, ctx: RunContext): Promise<Plan> {
-  const selection = await pool.select(options, options.tags ?? [], ctx.signal, options.exclude);
+  const selection = await pool.select(options, options.tags ?? [], ctx.signal, options.exclude, ctx);
   ctx.setModel(selection.model);
   for (const w of selection.warnings) ctx.warn(w);
   return { pool, selection, gen: options, ctx };

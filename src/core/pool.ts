@@ -6,7 +6,8 @@ import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
-import { chatBody, completionsBody, RAW, readChat, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from './request-shapes.ts';
+import { batchPath, CHAT_BATCH, chatBatchBody, chatBody, completionsBody, RAW, readChat, readChatBatch, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from './request-shapes.ts';
+import { Unbilled, type Meter } from './http/request-meter.ts';
 import { StreamAnswers } from './stream-answers.ts';
 import { Breaker } from './breaker.ts';
 import { embeddingsBody, readEmbeddings } from './embeddings.ts';
@@ -14,7 +15,8 @@ import { guidedFields, guidedWarning } from './guided.ts';
 import { withRetries } from './retry.ts';
 import { speaksHarmony } from './templating/harmony.ts';
 import { chatMessages, templateKwargs } from './templating/messages.ts';
-import { ServerRenderer } from './templating/server-render.ts';
+import { ServerRenderer, type PlanRequest, type PreparedPlan } from './templating/server-render.ts';
+import { fill } from './templating/skeleton.ts';
 import type { FileTemplate } from './templating/setting.ts';
 import { FileRenderer } from './templating/template-file.ts';
 
@@ -50,10 +52,9 @@ export interface Selection {
   warnings: string[];
 }
 
-/** What a run lends every call: its cancel signal and its request tally. */
-export interface CallContext {
+/** What a run lends every call: its cancel signal, and the meter that counts every request sent for it. */
+export interface CallContext extends Meter {
   signal: AbortSignal;
-  onRequest(member: Member): void;
 }
 
 /** `/v1/chat/completions` with one prompt, `/v1/completions` with a list, or `/v1/embeddings` with a list. */
@@ -65,11 +66,12 @@ export interface SentTimes {
   firstByteAt: number;
 }
 
-/** What one `send` call lends the pool: the request's abort signal and the run's tallies. */
-export interface SendCall {
+/** What one `send` call lends the pool: the request's abort signal, the run's meter, and where notes go. */
+export interface SendCall extends Meter {
   signal: RequestSignal;
   stream?: boolean;
-  onRequest(member: Member): void;
+  /** Something the run should know once (a batch that took a costlier path to the chat template, and why). */
+  note(message: string): void;
   /** Called with `performance.now()` at the headers (and, streamed, each event): stalls and hung endpoints are told by it. */
   onActivity?(at: number): void;
 }
@@ -102,7 +104,7 @@ export class SwarmPool {
   readonly limit: LimitFunction;
   private readonly states: EndpointState[];
   private readonly clients: EndpointClient[];
-  private readonly lookups = new Map<number, Promise<void>>();
+  private readonly lookups = new Map<number, { done: Promise<void>; cost: Unbilled }>();
   private readonly versions = new Map<number, Promise<string | null>>();
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
@@ -134,6 +136,7 @@ export class SwarmPool {
         route,
         { connections: this.options.connectionsPerEndpoint, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 10_000 },
         headers,
+        s.id,
       );
     });
     this.renderer = new ServerRenderer((slot) => this.clients[slot]!, this.options.lookupTimeoutMs);
@@ -222,30 +225,30 @@ export class SwarmPool {
     }
   }
 
-  /** Prompts the endpoints' `/tokenize` rendered for this pool so far, and renderings reused. */
-  renderCounts(): { rendered: number; reused: number } {
-    return { ...this.renderer.counts };
-  }
-
   client(slot: number): EndpointClient {
     return this.clients[slot]!;
   }
 
-  /** `GET /v1/models` once per endpoint for the pool's lifetime (never once per prompt). */
-  lookupModels(slot: number, signal?: AbortSignal): Promise<void> {
-    let pending = this.lookups.get(slot);
-    if (!pending) {
-      pending = this.fetchModels(this.states[slot]!, signal ?? new AbortController().signal);
-      this.lookups.set(slot, pending);
+  /**
+   * `GET /v1/models` once per endpoint for the pool's lifetime (never once per prompt). Its requests
+   * are counted by the first meter that awaits it (the run it served, even when asked before the run).
+   */
+  lookupModels(slot: number, signal?: AbortSignal, meter?: Meter): Promise<void> {
+    let lookup = this.lookups.get(slot);
+    if (!lookup) {
+      const cost = new Unbilled();
+      lookup = { done: this.fetchModels(this.states[slot]!, signal ?? new AbortController().signal, cost), cost };
+      this.lookups.set(slot, lookup);
     }
-    return pending;
+    lookup.cost.billTo(meter);
+    return lookup.done;
   }
 
-  private async fetchModels(state: EndpointState, signal: AbortSignal): Promise<void> {
+  private async fetchModels(state: EndpointState, signal: AbortSignal, meter: Meter): Promise<void> {
     const policy = { ...this.options.retry, maxAttempts: 2 };
     try {
       const { value } = await withRetries(policy, signal, () =>
-        this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, signal),
+        this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, signal, undefined, meter),
       );
       state.models = parseModelList(value.body);
       this.setStatus(state, 'up', null);
@@ -263,8 +266,8 @@ export class SwarmPool {
     }
   }
 
-  /** Endpoints for a run: tag filter, reachable, serving the chosen model. Warns about those left out. */
-  async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal, exclude: readonly string[] = []): Promise<Selection> {
+  /** Endpoints for a run: tag filter, reachable, serving the chosen model. Warns about those left out. `meter` counts the lookups. */
+  async select(gen: GenerationOptions, tags: ReadonlyArray<[string, string]>, signal: AbortSignal, exclude: readonly string[] = [], meter?: Meter): Promise<Selection> {
     checkExtra(gen.extra);
     if (!this.endpoints.length) throw new SelectionError('the (sub-)pool has no endpoints');
     const left = new Set(exclude);
@@ -275,7 +278,7 @@ export class SwarmPool {
       const wanted = tags.map(([k, v]) => `${k}=${v}`).join(', ');
       throw new SelectionError(`no endpoint has tag ${wanted}; tags in the hostfile: ${present.join(', ') || '(none)'}`);
     }
-    await Promise.all(tagged.map((s) => this.lookupModels(s.slot, signal)));
+    await Promise.all(tagged.map((s) => this.lookupModels(s.slot, signal, meter)));
     const warnings: string[] = [];
     // A degraded endpoint is benched, not gone: the run's breaker probes it after its cool-down.
     const up = tagged.filter((s) => s.status === 'up' || s.status === 'degraded');
@@ -304,11 +307,11 @@ export class SwarmPool {
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
     const guided = guidedFields(gen.extra);
     if (guided.length) {
-      const versions = await Promise.all(members.map(async (m) => ({ id: m.id, version: await this.version(m.slot) })));
+      const versions = await Promise.all(members.map(async (m) => ({ id: m.id, version: await this.version(m.slot, meter) })));
       const warning = guidedWarning(guided, versions);
       if (warning) warnings.push(warning);
     }
-    return { model, members: await this.templateMembers(gen, model, members, warnings), warnings };
+    return { model, members, warnings };
   }
 
   /** The server versions these endpoints report (`GET /version`, asked once per endpoint), distinct and sorted. */
@@ -318,36 +321,16 @@ export class SwarmPool {
   }
 
   /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
-  private version(slot: number): Promise<string | null> {
+  private version(slot: number, meter?: Meter): Promise<string | null> {
     let pending = this.versions.get(slot);
     if (!pending) {
-      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs).then(
+      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, undefined, meter).then(
         ({ body }) => (typeof body.version === 'string' ? body.version : null),
         () => null,
       );
       this.versions.set(slot, pending);
     }
     return pending;
-  }
-
-  /**
-   * Asks each endpoint once whether it renders chat through `/tokenize` when the run's batches want
-   * the server's template: `server` leaves out those that cannot, `auto` sends them raw text, with
-   * one warning either way.
-   */
-  private async templateMembers(gen: GenerationOptions, model: string, members: Member[], warnings: string[]): Promise<Member[]> {
-    if (gen.template !== 'auto' && gen.template !== 'server') return members;
-    const probes = await Promise.all(members.map((m) => this.renderer.probe(m.slot, model)));
-    const lacking = members.flatMap((m, i) => (probes[i]!.renders ? [] : [`${m.id} (${probes[i]!.reason})`]));
-    if (!lacking.length) return members;
-    const which = lacking.length === members.length ? 'every endpoint' : `${lacking.length} of ${members.length} endpoints`;
-    if (gen.template === 'auto') {
-      warnings.push(`batches skip the chat template on ${which}: /tokenize does not render messages there (${lacking.join('; ')}); give --template file:PATH to render client-side`);
-      return members;
-    }
-    if (lacking.length === members.length) throw new SelectionError(`no endpoint renders chat templates through /tokenize: ${lacking.join('; ')}`);
-    warnings.push(`left out ${which} that do not render chat templates through /tokenize: ${lacking.join('; ')}`);
-    return members.filter((_, i) => probes[i]!.renders);
   }
 
   /**
@@ -362,8 +345,32 @@ export class SwarmPool {
   async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     if (shape === 'chat') return this.exchange(member, model, prompts, 0, shape, RAW, gen, call, sink);
     if (shape === 'embed') return this.embed(member, model, prompts, call, sink);
-    const batch = await this.render(member, model, prompts, gen, call.signal, sink);
-    if (batch.prompts.length) return this.sendList(member, model, batch.prompts, batch.rendering, gen, call, batch.sink);
+    const setting = gen.template ?? 'none';
+    if (setting === 'none') return this.sendList(member, model, prompts, RAW, gen, call, sink);
+    if (typeof setting === 'object') {
+      let renderer = this.fileRenderers.get(setting);
+      if (!renderer) this.fileRenderers.set(setting, (renderer = new FileRenderer(setting)));
+      const kwargs = templateKwargs(gen.extra);
+      const texts = prompts.map((p) => renderer.render(chatMessages(p, gen.system), kwargs));
+      return this.sendList(member, model, texts, { template: 'file', harmony: speaksHarmony(texts[0] ?? '') }, gen, call, sink);
+    }
+    const request: PlanRequest = {
+      model,
+      system: gen.system,
+      kwargs: templateKwargs(gen.extra),
+      chatBatchFits: !call.stream && (gen.n ?? 1) === 1 && gen.extra?.['tools'] === undefined,
+    };
+    if (request.chatBatchFits && this.renderer.mayChatBatch(member.slot)) {
+      try {
+        return await this.sendList(member, model, prompts, CHAT_BATCH, gen, call, sink);
+      } catch (err) {
+        if (!routeAbsent(err)) throw err;
+        // An older server (vLLM < 0.19): nothing was answered; its batches take the next path from now on.
+        this.renderer.lacksChatBatch(member.slot);
+      }
+    }
+    const plan = await this.renderer.prepared(member.slot, request, call);
+    return this.sendPlanned(member, model, prompts, plan, request, setting === 'server', gen, call, sink);
   }
 
   /** A batch's list, split at the endpoint's prompt-list cap (ours, or a lower one learned from its 400). */
@@ -376,31 +383,27 @@ export class SwarmPool {
   }
 
   /**
-   * A batch's prompts as the run's template setting wants them on the wire. Server-rendered: token
-   * ids from the endpoint's `/tokenize` (a prompt it rejects fails alone, and the rest go on under
-   * a sink that maps their positions back); file: text rendered here; raw: untouched.
+   * A templated batch on `/v1/completions`, as its plan says: placed in the template's skeleton (text,
+   * no BOS added); rendered prompt by prompt through `/tokenize` (a prompt it rejects fails alone,
+   * the rest go on under a sink that maps their positions back); or raw where the server cannot render.
    */
-  private async render(member: Member, model: string, prompts: readonly string[], gen: GenerationOptions, signal: SendCall['signal'], sink: SendSink): Promise<{ prompts: readonly WirePrompt[]; rendering: Rendering; sink: SendSink }> {
-    const setting = gen.template ?? 'none';
-    if (setting === 'none') return { prompts, rendering: RAW, sink };
-    const kwargs = templateKwargs(gen.extra);
-    if (typeof setting === 'object') {
-      let renderer = this.fileRenderers.get(setting);
-      if (!renderer) this.fileRenderers.set(setting, (renderer = new FileRenderer(setting)));
-      const texts = prompts.map((p) => renderer.render(chatMessages(p, gen.system), kwargs));
-      return { prompts: texts, rendering: { template: 'file', harmony: speaksHarmony(texts[0] ?? '') }, sink };
+  private async sendPlanned(member: Member, model: string, prompts: readonly string[], plan: PreparedPlan, request: PlanRequest, insist: boolean, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
+    if (plan.kind === 'skeleton') {
+      const texts = prompts.map((p) => fill(plan.skeleton, p));
+      return this.sendList(member, model, texts, { template: 'skeleton', harmony: plan.skeleton.harmony }, gen, call, sink);
     }
-    const probe = await this.renderer.probe(member.slot, model);
-    if (!probe.renders) {
-      if (setting === 'server') throw new RequestFailure('protocol', `${member.id} does not render chat templates through /tokenize: ${probe.reason}`);
-      return { prompts, rendering: RAW, sink };
+    if (plan.kind === 'raw') {
+      if (insist) throw new RequestFailure('protocol', `${member.id} does not render chat templates through /tokenize: ${plan.why}`);
+      call.note(`batches skip the chat template on ${member.id}: /tokenize does not render messages there (${plan.why}); give --template file:PATH to render client-side`);
+      return this.sendList(member, model, prompts, RAW, gen, call, sink);
     }
-    const rendered = await this.renderer.render(member.slot, model, gen.system, prompts, kwargs, signal);
+    call.note(`batches for ${model}: ${plan.why}, so each prompt is rendered by its own POST /tokenize (one request per distinct prompt)`);
+    const rendered = await this.renderer.renderEach(member.slot, request, prompts, call.signal, call);
     const kept: number[] = [];
     const ids: number[][] = [];
     rendered.forEach((r, i) => (r instanceof RequestFailure ? sink.onPromptError(i, r) : (kept.push(i), ids.push(r))));
-    const rendering: Rendering = { template: 'server', harmony: probe.harmony };
-    return { prompts: ids, rendering, sink: kept.length === prompts.length ? sink : picked(sink, kept) };
+    if (!ids.length) return;
+    return this.sendList(member, model, ids, { template: 'tokenize', harmony: plan.harmony }, gen, call, kept.length === prompts.length ? sink : picked(sink, kept));
   }
 
   /** Groups a batch run's prompts as Aurora-Swarm's send_all_batched: prompt i to member i mod n, each group cut at the prompt-list cap. */
@@ -455,16 +458,21 @@ export class SwarmPool {
     // Sizing counts characters (4 per token); a rendered prompt's exact token count is put in those units.
     const longest = prompts.reduce((m, p) => Math.max(m, typeof p === 'string' ? p.length : 4 * p.length), 0);
     const maxTokens = this.maxTokens(member, gen, longest);
-    const body = shape === 'chat' ? chatBody(prompts[0] as string, gen, model, maxTokens, stream) : completionsBody(prompts, gen, model, maxTokens, stream, rendering);
+    const chatBatch = rendering.template === 'chat-batch';
+    const body =
+      shape === 'chat'
+        ? chatBody(prompts[0] as string, gen, model, maxTokens, stream)
+        : chatBatch
+          ? chatBatchBody(prompts as readonly string[], gen, model, maxTokens)
+          : completionsBody(prompts, gen, model, maxTokens, stream, rendering);
     const finish = (answer: Answer): Answer => (shape === 'batch' ? renderedAnswer(answer, rendering) : answer);
-    const path = shape === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+    const path = shape === 'chat' ? '/v1/chat/completions' : batchPath(rendering);
     const client = this.clients[member.slot]!;
-    call.onRequest(member);
     if (!stream) {
       const timeout = shape === 'chat' ? this.options.timeoutMs : this.batchTimeoutMs(prompts.length * n);
       // vLLM sends an unstreamed answer's headers once it is generated: from then on the endpoint has answered.
-      const ex = await client.json('POST', path, body, timeout, call.signal, call.onActivity && ((at) => call.onActivity!(at)));
-      const answers = shape === 'chat' ? [readChat(ex.body, n)] : readCompletions(ex.body, prompts.length, n);
+      const ex = await client.json('POST', path, body, timeout, call.signal, call.onActivity && ((at) => call.onActivity!(at)), call);
+      const answers = shape === 'chat' ? [readChat(ex.body, n)] : chatBatch ? readChatBatch(ex.body, prompts.length) : readCompletions(ex.body, prompts.length, n);
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);
       const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
@@ -479,15 +487,14 @@ export class SwarmPool {
     }, (t) => {
       times = t;
       call.onActivity?.(t.firstByteAt);
-    });
+    }, call);
     answers.end();
     if (answers.usage) sink.onUsage(answers.usage, prompts.length === 1);
   }
 
   /** `POST /v1/embeddings` with the list (grouped and capped as batches are); each vector reaches `sink` as an answer. */
   private async embed(member: Member, model: string, inputs: readonly string[], call: SendCall, sink: SendSink): Promise<void> {
-    call.onRequest(member);
-    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal);
+    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal, undefined, call);
     const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
     const usage = readUsage(ex.body);
     if (usage) sink.onUsage(usage, inputs.length === 1);
@@ -543,6 +550,12 @@ function picked(sink: SendSink, kept: readonly number[]): SendSink {
     onUsage: (usage, own) => sink.onUsage(usage, own),
     onGap: (ms) => sink.onGap(ms),
   };
+}
+
+/** A server without the route (FastAPI's bare 404 or 405, not vLLM's own 404 for an unknown model, which names its type). */
+function routeAbsent(err: unknown): boolean {
+  const failure = RequestFailure.from(err);
+  return failure.kind === 'http' && (failure.status === 405 || (failure.status === 404 && failure.errorType === null));
 }
 
 /** Waits for every part; the first failure (after all settle, so none answers behind our back) is thrown. */

@@ -15,6 +15,13 @@ export interface Rendering {
 }
 
 export const RAW: Rendering = { template: 'none', harmony: false };
+/** The server's batch chat endpoint: prompts go as conversations, the server renders and parses. */
+export const CHAT_BATCH: Rendering = { template: 'chat-batch', harmony: false };
+
+/** Where a batch goes on the wire. */
+export function batchPath(rendering: Rendering): '/v1/chat/completions/batch' | '/v1/completions' {
+  return rendering.template === 'chat-batch' ? '/v1/chat/completions/batch' : '/v1/completions';
+}
 
 /** What one prompt's choices came to. */
 export interface Answer {
@@ -23,8 +30,10 @@ export interface Answer {
   finishReason: string | null;
   /** Every choice's text when `n` > 1, in choice order. */
   texts?: string[];
-  /** Streamed only: output tokens counted from the deltas, and when the first and last arrived (`performance.now()`). */
-  stream?: { tokens: number; firstTokenAt: number; lastTokenAt: number };
+  /** Streamed only: when the first and last output arrived (`performance.now()`). */
+  stream?: { firstTokenAt: number; lastTokenAt: number };
+  /** This prompt's own tokens (its choices' outputs summed), where the server told them apart from the other prompts'. */
+  tokens?: PromptTokens;
   /** `/v1/embeddings`: the input's vector (text is then null). */
   embedding?: number[];
   /** Batches: the path its prompt took to the chat template. */
@@ -39,7 +48,8 @@ function sampling(gen: GenerationOptions, model: string, maxTokens: number, stre
   if (gen.seed !== undefined) body.seed = gen.seed;
   if (gen.stop?.length) body.stop = gen.stop;
   if (gen.n !== undefined && gen.n !== 1) body.n = gen.n;
-  if (stream) Object.assign(body, { stream: true, stream_options: { include_usage: true } });
+  // Each prompt's own token counts: streamed, on every chunk (a delta may hold several tokens); whole, from its ids (vLLM ≥ 0.10.2).
+  if (stream) Object.assign(body, { stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } });
   return body;
 }
 
@@ -55,11 +65,17 @@ export function chatBody(prompt: string, gen: GenerationOptions, model: string, 
 export function completionsBody(prompts: readonly WirePrompt[], gen: GenerationOptions, model: string, maxTokens: number, stream = false, rendering = RAW): Record<string, unknown> {
   const prompt = rendering.template === 'none' && gen.system ? prompts.map((p) => `${gen.system}\n\n${p as string}`) : prompts;
   const body: Record<string, unknown> = { ...sampling(gen, model, maxTokens, stream), prompt };
-  // A rendered template writes its own BOS; vLLM's completions would add a second one to text.
-  if (rendering.template === 'file') body.add_special_tokens = false;
+  if (!stream) body.return_token_ids = true;
+  // A rendered template writes its own BOS, and the chat endpoint tokenizes it without adding one: so must completions.
+  if (rendering.template === 'file' || rendering.template === 'skeleton') body.add_special_tokens = false;
   // Harmony's channels are special tokens: kept in the text, they can be split as the chat endpoint does.
   if (rendering.harmony) body.skip_special_tokens = false;
   return body;
+}
+
+/** vLLM ≥ 0.19's batch chat endpoint: one conversation per prompt, answered in one response (unstreamed, n = 1). */
+export function chatBatchBody(prompts: readonly string[], gen: GenerationOptions, model: string, maxTokens: number): Record<string, unknown> {
+  return { ...sampling(gen, model, maxTokens, false), messages: prompts.map((p) => chatMessages(p, gen.system)), return_token_ids: true };
 }
 
 /** A batched answer as the chat endpoint would give it: the path recorded, harmony split into reasoning and text. */
@@ -77,6 +93,12 @@ export interface Usage {
   completionTokens: number;
 }
 
+/** One prompt's own token counts; null where the server did not tell them. */
+export interface PromptTokens {
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
 export function readUsage(body: unknown): Usage | null {
   const u = (body as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | null)?.usage;
   if (typeof u?.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return null;
@@ -87,12 +109,24 @@ interface ChatChoice {
   index?: number;
   finish_reason?: string | null;
   message?: { content?: string | null; reasoning?: string | null; reasoning_content?: string | null };
+  token_ids?: unknown;
 }
 
 interface CompletionChoice {
   index?: number;
   text?: unknown;
   finish_reason?: string | null;
+  token_ids?: unknown;
+  prompt_token_ids?: unknown;
+}
+
+/** A prompt's own tokens from its choices' `token_ids` and the first's `prompt_token_ids` (vLLM ≥ 0.10.2); undefined where the server sent neither. */
+function idTokens(choices: ReadonlyArray<{ token_ids?: unknown; prompt_token_ids?: unknown }>): PromptTokens | undefined {
+  let completion: number | null = 0;
+  for (const c of choices) completion = Array.isArray(c.token_ids) && completion !== null ? completion + c.token_ids.length : null;
+  const prompt = choices[0]?.prompt_token_ids;
+  const promptTokens = Array.isArray(prompt) ? prompt.length : null;
+  return completion === null && promptTokens === null ? undefined : { promptTokens, completionTokens: completion };
 }
 
 /**
@@ -125,7 +159,22 @@ export function choiceCountMessage(got: number, prompts: number, n: number): str
 
 /** One chat answer: `content`, with `reasoning` (vLLM ≥ 0.16, both fields 0.11.1–0.15) or `reasoning_content` (older) kept apart. */
 export function readChat(body: unknown, n = 1): Answer {
-  const choices = choicesByIndex<ChatChoice>(body, 1, n);
+  return chatAnswer(choicesByIndex<ChatChoice>(body, 1, n));
+}
+
+/** The batch chat endpoint's answers, choice i for conversation i. */
+export function readChatBatch(body: unknown, prompts: number): Answer[] {
+  const choices = choicesByIndex<ChatChoice>(body, prompts, 1);
+  return choices.map((c) => {
+    const answer = chatAnswer([c]);
+    const tokens = idTokens([c]);
+    if (tokens) answer.tokens = tokens;
+    return answer;
+  });
+}
+
+function chatAnswer(choices: readonly ChatChoice[]): Answer {
+  const n = choices.length;
   const msg = choices[0]!.message ?? {};
   const answer: Answer = {
     text: typeof msg.content === 'string' ? msg.content : null,
@@ -144,7 +193,10 @@ export function readCompletions(body: unknown, promptCount: number, n: number): 
     const first = choices[p * n]!;
     if (typeof first.text !== 'string') throw new RequestFailure('protocol', `choice ${p * n} has no text`);
     const answer: Answer = { text: first.text, reasoning: null, finishReason: first.finish_reason ?? null };
-    if (n > 1) answer.texts = choices.slice(p * n, p * n + n).map((c) => (typeof c.text === 'string' ? c.text : ''));
+    const own = choices.slice(p * n, p * n + n);
+    if (n > 1) answer.texts = own.map((c) => (typeof c.text === 'string' ? c.text : ''));
+    const tokens = idTokens(own);
+    if (tokens) answer.tokens = tokens;
     answers[p] = answer;
   }
   return answers;

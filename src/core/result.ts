@@ -36,8 +36,12 @@ export interface PromptResult {
   /** `host:port` of the real endpoint that answered (or last tried), never a tunnel's local address. */
   endpoint: string | null;
   finishReason: string | null;
+  /**
+   * This prompt's own tokens, from the server: its usage when the request held it alone, its choices'
+   * token ids (`return_token_ids`), or a stream's per-choice usage (`continuous_usage_stats`); never
+   * counted from deltas. Null where the server did not tell them.
+   */
   promptTokens: number | null;
-  /** From the server's usage when the request held this prompt alone, else counted from streamed deltas. */
   completionTokens: number | null;
   /** HTTP requests that carried this prompt, retries, failovers and hedges included. */
   attempts: number;
@@ -115,8 +119,8 @@ export function answeredResult(slot: Slot, endpoint: string, attempts: number, a
     error,
     endpoint,
     finishReason: answer.finishReason,
-    promptTokens: ownUsage?.promptTokens ?? null,
-    completionTokens: ownUsage?.completionTokens ?? streamed?.tokens ?? null,
+    promptTokens: answer.tokens?.promptTokens ?? ownUsage?.promptTokens ?? null,
+    completionTokens: answer.tokens?.completionTokens ?? ownUsage?.completionTokens ?? null,
     attempts,
     timings: {
       queuedMs: slot.queuedMs,

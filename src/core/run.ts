@@ -76,7 +76,7 @@ export class Run<T = void> {
   private readonly slots: Array<Slot | undefined> = [];
   private readonly results: Array<PromptResult | undefined> = [];
   private settled = new Uint8Array(1024);
-  private readonly tally: Tally = { requests: new Map(), usage: new Map(), model: null, gaps: new LogHistogram() };
+  private readonly tally: Tally = { requests: new Map(), paths: new Map(), usage: new Map(), model: null, gaps: new LogHistogram() };
   private readonly summary: SummaryBuilder;
   private readonly t0 = performance.now();
   private counts = { done: 0, ok: 0, failed: 0, cancelled: 0 };
@@ -169,7 +169,10 @@ export class Run<T = void> {
       settle: (result) => this.settle(result),
       isSettled: (index) => this.isSettled(index),
       gaps: this.tally.gaps!,
-      onRequest: (member) => this.tally.requests.set(member.id, (this.tally.requests.get(member.id) ?? 0) + 1),
+      sent: (endpoint, path) => {
+        this.tally.requests.set(endpoint, (this.tally.requests.get(endpoint) ?? 0) + 1);
+        this.tally.paths.set(path, (this.tally.paths.get(path) ?? 0) + 1);
+      },
       addUsage: (member, usage) => {
         const had = this.tally.usage.get(member.id) ?? { promptTokens: 0, completionTokens: 0 };
         this.tally.usage.set(member.id, {

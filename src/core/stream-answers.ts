@@ -1,5 +1,5 @@
 import { RequestFailure } from './http/failure.ts';
-import { choiceCountMessage, readUsage, type Answer, type Usage } from './request-shapes.ts';
+import { choiceCountMessage, readUsage, type Answer, type PromptTokens, type Usage } from './request-shapes.ts';
 
 /** Where a streamed request's answers and inter-token gaps go as they arrive. */
 export interface StreamSink {
@@ -12,7 +12,10 @@ export interface StreamSink {
 interface ChoiceState {
   text: string[];
   reasoning: string[] | null;
-  tokens: number;
+  /** Output arrived (a delta with text): the first one's time is TTFT's. */
+  produced: boolean;
+  /** The choice's own counts so far, from `continuous_usage_stats` (never a count of deltas: a delta may hold several tokens, or none). */
+  counts: PromptTokens | null;
   firstAt: number;
   lastAt: number;
   finish: string | null;
@@ -46,29 +49,34 @@ export class StreamAnswers {
 
   add(event: unknown, at: number): void {
     const usage = readUsage(event);
-    if (usage) this.usage = usage;
     const list = (event as { choices?: unknown } | null)?.choices;
-    if (!Array.isArray(list)) return;
+    if (!Array.isArray(list) || !list.length) {
+      if (usage) this.usage = usage; // the trailing chunk: the request's total
+      return;
+    }
     for (const raw of list as Delta[]) {
-      const index = raw.index ?? 0;
+      // Only a request of one choice may leave its index out: otherwise the delta could be any prompt's.
+      const index = raw.index === undefined && this.choices.length === 1 ? 0 : raw.index;
       if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= this.choices.length) {
         throw new RequestFailure('protocol', `streamed choice index ${String(index)} outside 0..${this.choices.length - 1}`);
       }
-      this.addDelta(index as number, raw, at);
+      // continuous_usage_stats: a chunk of one choice carries that choice's prompt and its output so far.
+      this.addDelta(index as number, raw, at, list.length === 1 ? usage : null);
     }
   }
 
-  private addDelta(index: number, raw: Delta, at: number): void {
+  private addDelta(index: number, raw: Delta, at: number, usage: Usage | null): void {
     let c = this.choices[index];
     if (c?.finish) throw new RequestFailure('protocol', `streamed choice ${index} continued after its finish_reason`);
     const piece = typeof raw.text === 'string' ? raw.text : typeof raw.delta?.content === 'string' ? raw.delta.content : '';
     const thought = raw.delta ? (raw.delta.reasoning ?? raw.delta.reasoning_content) : undefined;
     const produced = piece !== '' || (typeof thought === 'string' && thought !== '');
-    if (!c) c = this.choices[index] = { text: [], reasoning: null, tokens: 0, firstAt: at, lastAt: at, finish: null };
+    if (!c) c = this.choices[index] = { text: [], reasoning: null, produced: false, counts: null, firstAt: at, lastAt: at, finish: null };
+    if (usage) c.counts = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     if (produced) {
-      if (c.tokens > 0) this.sink.onGap(at - c.lastAt);
+      if (c.produced) this.sink.onGap(at - c.lastAt);
       else c.firstAt = at;
-      c.tokens++;
+      c.produced = true;
       c.lastAt = at;
       if (piece) c.text.push(piece);
       if (typeof thought === 'string' && thought) (c.reasoning ??= []).push(thought);
@@ -92,13 +100,15 @@ export class StreamAnswers {
 
 function answerOf(choices: ChoiceState[]): Answer {
   const first = choices[0]!;
-  const tokens = choices.reduce((s, c) => s + c.tokens, 0);
   const answer: Answer = {
     text: first.text.length || !first.reasoning ? first.text.join('') : null,
     reasoning: first.reasoning?.join('') ?? null,
     finishReason: first.finish,
-    stream: { tokens, firstTokenAt: choices.reduce((t, c) => Math.min(t, c.firstAt), Infinity), lastTokenAt: choices.reduce((t, c) => Math.max(t, c.lastAt), 0) },
+    stream: { firstTokenAt: choices.reduce((t, c) => Math.min(t, c.firstAt), Infinity), lastTokenAt: choices.reduce((t, c) => Math.max(t, c.lastAt), 0) },
   };
+  if (choices.every((c) => c.counts)) {
+    answer.tokens = { promptTokens: first.counts!.promptTokens, completionTokens: choices.reduce((s, c) => s + c.counts!.completionTokens!, 0) };
+  }
   if (choices.length > 1) answer.texts = choices.map((c) => c.text.join(''));
   return answer;
 }

@@ -3,10 +3,12 @@ import { percentile } from './stats.ts';
 import type { Usage } from './request-shapes.ts';
 import type { PromptResult } from './result.ts';
 import { naturalOrder } from './natural-order.ts';
+import { requestKind } from './http/request-meter.ts';
 
-/** What a run counted on the way: HTTP requests and token usage per endpoint id, the model used. */
+/** What a run counted on the way: HTTP requests per endpoint id and per path, token usage per endpoint id, the model used. */
 export interface Tally {
   requests: Map<string, number>;
+  paths: Map<string, number>;
   usage: Map<string, Usage>;
   model: string | null;
   /** Streamed runs: every inter-token gap, ms. */
@@ -36,18 +38,25 @@ export interface RunSummary {
   streamed: boolean;
   model: string | null;
   wallMs: number;
+  /** Every HTTP request the run sent, of any path (generation, its preparation, load scrapes). */
   httpRequests: number;
+  /** Those to a generation endpoint (completions, chat, batch chat, embeddings). */
+  generationRequests: number;
+  /** Requests by path (`/v1/completions`, `/tokenize`, `/v1/models`, …). */
+  requestsByPath: Record<string, number>;
   prompts: number;
   ok: number;
   failed: number;
   cancelled: number;
-  /** HTTP requests per second of wall time. */
+  /** Generation requests per second of wall time. */
   requestThroughput: number;
   /** Successful prompts per second of wall time. */
   promptThroughput: number;
   /** From the servers' `usage`; null when no server reported it. */
   promptTokens: number | null;
   completionTokens: number | null;
+  /** Successful prompts whose own token counts the servers did not tell (their TPOT is then unknown). */
+  uncounted: number;
   outputTokenThroughput: number | null;
   /** End-to-end latency of each successful prompt: its request's send to its answer. */
   e2el: LatencyStats | null;
@@ -70,6 +79,7 @@ export class SummaryBuilder {
   private ok = 0;
   private failed = 0;
   private prompts = 0;
+  private uncounted = 0;
 
   constructor(private readonly meta: { pattern: string; batch: boolean; stream?: boolean }) {}
 
@@ -84,6 +94,7 @@ export class SummaryBuilder {
       if (r.status === 'failed') e.failed++;
     }
     if (r.status !== 'ok') return;
+    if (r.completionTokens === null) this.uncounted++;
     const l = promptLatencies(r);
     if (l.e2el !== null) this.e2el.push(l.e2el);
     if (l.ttft !== null) this.ttft.push(l.ttft);
@@ -97,7 +108,11 @@ export class SummaryBuilder {
     const promptTokens = usage.length ? usage.reduce((s, u) => s + u.promptTokens, 0) : null;
     const completionTokens = usage.length ? usage.reduce((s, u) => s + u.completionTokens, 0) : null;
     let httpRequests = 0;
-    for (const n of tally.requests.values()) httpRequests += n;
+    let generationRequests = 0;
+    for (const [path, n] of tally.paths) {
+      httpRequests += n;
+      if (requestKind(path) === 'generation') generationRequests += n;
+    }
     const seconds = Math.max(wallMs, 1e-3) / 1000;
     return {
       pattern: this.meta.pattern,
@@ -106,14 +121,17 @@ export class SummaryBuilder {
       model: tally.model,
       wallMs,
       httpRequests,
+      generationRequests,
+      requestsByPath: Object.fromEntries([...tally.paths].sort((a, b) => b[1] - a[1])),
       prompts: this.prompts,
       ok: this.ok,
       failed: this.failed,
       cancelled: this.prompts - this.ok - this.failed,
-      requestThroughput: httpRequests / seconds,
+      requestThroughput: generationRequests / seconds,
       promptThroughput: this.ok / seconds,
       promptTokens,
       completionTokens,
+      uncounted: this.uncounted,
       outputTokenThroughput: completionTokens === null ? null : completionTokens / seconds,
       e2el: latencyStats(this.e2el),
       ttft: latencyStats(this.ttft),
@@ -174,14 +192,21 @@ export function summaryRows(s: RunSummary): Array<[string, string]> {
   return [
     ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed · ${int(s.cancelled)} cancelled`],
     ['wall time', secs(s.wallMs)],
-    ['HTTP requests', int(s.httpRequests)],
+    ['HTTP requests', requestsLine(s)],
     ['request throughput', rate(s.requestThroughput, 'req')],
     ['prompt throughput', rate(s.promptThroughput, 'prompts')],
-    ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens)],
+    ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens) + (s.uncounted ? ` (${int(s.uncounted)} answers without their own count)` : '')],
     ['output token throughput', rate(s.outputTokenThroughput, 'tok')],
     ...latencyRows('E2EL', s.e2el),
     ...(s.streamed ? [...latencyRows('TTFT', s.ttft), ...latencyRows('TPOT', s.tpot), ...latencyRows('ITL', s.itl)] : []),
   ];
+}
+
+/** Every request the run sent, and by path: `1,012 (/tokenize 1,004 · /v1/models 4 · /v1/completions 4)`. */
+export function requestsLine(s: RunSummary): string {
+  const paths = Object.entries(s.requestsByPath);
+  if (paths.length <= 1) return int(s.httpRequests);
+  return `${int(s.httpRequests)} (${paths.map(([path, n]) => `${path} ${int(n)}`).join(' · ')})`;
 }
 
 function latencyRows(label: string, l: LatencyStats | null): Array<[string, string]> {

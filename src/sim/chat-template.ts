@@ -6,9 +6,11 @@ import type { Body } from './validation.ts';
 /** How each simulated chat template frames a turn. */
 const FORMATS = {
   /** ChatML, as Qwen's: `<|im_start|>{role}\n{content}<|im_end|>\n`. */
-  chatml: { open: (role: string) => `<|im_start|>${role}\n`, close: '<|im_end|>\n', user: /<\|im_start\|>user\n([^]*?)<\|im_end\|>/g },
+  chatml: { open: (role: string) => `<|im_start|>${role}\n`, close: '<|im_end|>\n', user: /<\|im_start\|>user\n([^]*?)<\|im_end\|>/g, trims: false },
   /** OpenAI's harmony (gpt-oss), without its system preamble: `<|start|>{role}<|message|>{content}<|end|>`. */
-  harmony: { open: (role: string) => `<|start|>${role}<|message|>`, close: '<|end|>', user: /<\|start\|>user<\|message\|>([^]*?)<\|end\|>/g },
+  harmony: { open: (role: string) => `<|start|>${role}<|message|>`, close: '<|end|>', user: /<\|start\|>user<\|message\|>([^]*?)<\|end\|>/g, trims: false },
+  /** Llama 3's, which strips each message's content (`message['content'] | trim`). */
+  llama3: { open: (role: string) => `<|start_header_id|>${role}<|end_header_id|>\n\n`, close: '<|eot_id|>', user: /<\|start_header_id\|>user<\|end_header_id\|>\n\n([^]*?)<\|eot_id\|>/g, trims: true },
 } as const;
 
 export type ChatFormat = keyof typeof FORMATS;
@@ -31,9 +33,10 @@ export function renderChat(messages: readonly Message[], { addGenerationPrompt, 
   if (addGenerationPrompt && continueFinalMessage) {
     throw badRequest('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
   }
-  const { open, close } = FORMATS[format];
+  const { open, close, trims } = FORMATS[format];
   const turns = messages.map((m, i) => {
-    const opened = open(m.role) + m.content;
+    // Python's str.strip(), as jinja's trim filter does it in vLLM.
+    const opened = open(m.role) + (trims ? m.content.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g, '') : m.content);
     return continueFinalMessage && i === messages.length - 1 ? opened : opened + close;
   });
   return turns.join('') + (addGenerationPrompt ? open('assistant') : '');

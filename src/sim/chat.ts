@@ -2,7 +2,8 @@ import { conversationPrompt, parseMessages, renderChat, type RenderOptions } fro
 import { outputTokenIds, promptTokenIds, type GenerationApi } from './generation.ts';
 import { chatLogprobs, chatLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
-import { tokenAt } from './replies.ts';
+import { badRequest } from './errors.ts';
+import { tokensBetween } from './replies.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage, type Body } from './validation.ts';
 
 /** `POST /v1/chat/completions`: the reply answers the last user message; reasoning models think first. */
@@ -35,7 +36,7 @@ export function chatApi(options: SimOptions): GenerationApi {
         echo: false,
         stream,
         ...streamUsage(body, stream),
-        returnTokenIds: optionalBool(body, 'return_token_ids'),
+        returnTokenIds: options.returnTokenIds && optionalBool(body, 'return_token_ids'),
       };
     },
     choice(output, index, _prompt, request) {
@@ -52,15 +53,45 @@ export function chatApi(options: SimOptions): GenerationApi {
     // vLLM opens every choice with the role once the request's first token is out.
     openingChoices: (request) =>
       Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
-    streamChoice(output, k, index, _prompt, request) {
-      const token = tokenAt(output, k);
-      const logprobs = request.logprobs === undefined || token.reasoning ? null : chatLogprobs([token.text], request.logprobs, k);
-      const delta = token.reasoning ? thinking(token.text) : { content: token.text };
+    streamChoice(output, from, to, index, _prompt, request) {
+      const tokens = tokensBetween(output, from, to);
+      const text = tokens.texts.join('');
+      const logprobs = request.logprobs === undefined || tokens.reasoning ? null : chatLogprobs(tokens.texts, request.logprobs, from);
+      const delta = tokens.reasoning ? thinking(text) : { content: text };
       // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).
-      const finish = token.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
+      const finish = tokens.last ? { finish_reason: output.finishReason, stop_reason: output.stopReason } : { finish_reason: null };
       return { index, delta, logprobs, ...finish };
     },
   };
+}
+
+/**
+ * `POST /v1/chat/completions/batch` (vLLM ≥ 0.19, PR #38011): `messages` is a list of conversations,
+ * answered as one chat completion whose choice i answers conversation i.
+ */
+export function chatBatchApi(options: SimOptions): GenerationApi {
+  const chat = chatApi(options);
+  return {
+    ...chat,
+    parse(body) {
+      const requests = batchConversations(body).map((conversation) => chat.parse(conversation));
+      return { ...requests[0]!, prompts: requests.map((r) => r.prompts[0]!) };
+    },
+    // The one-prompt chat response's prompt_token_ids has no meaning for a list.
+    responseFields: undefined,
+  };
+}
+
+/** A batch chat request as one chat request per conversation; what the batch endpoint refuses is a 400, as in vLLM. */
+export function batchConversations(body: Body): Body[] {
+  const list = body['messages'];
+  if (!Array.isArray(list) || list.length === 0 || !list.every(Array.isArray)) {
+    throw badRequest("'messages' must be a non-empty list of conversations, each a list of messages", 'messages');
+  }
+  if (optionalBool(body, 'stream')) throw badRequest('Streaming is not supported for batch chat completions.', 'stream');
+  if ((optionalInt(body, 'n', 1) ?? 1) !== 1) throw badRequest('n > 1 is not supported for batch chat completions.', 'n');
+  if (body['tools'] !== undefined && body['tools'] !== null) throw badRequest('Tools are not supported for batch chat completions.', 'tools');
+  return list.map((messages: unknown) => ({ ...body, messages }));
 }
 
 /** `add_generation_prompt` (default true) and `continue_final_message`, shared by chat and /tokenize. */

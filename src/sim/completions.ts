@@ -2,7 +2,7 @@ import { badRequest } from './errors.ts';
 import { outputTokenIds, promptTokenIds, type GenerationApi, type GenerationRequest, type Prompt } from './generation.ts';
 import { completionLogprobs, completionLogprobsField } from './logprobs.ts';
 import type { SimOptions } from './options.ts';
-import { tokenAt } from './replies.ts';
+import { tokensBetween } from './replies.ts';
 import { awaitedFormat, conversationPrompt } from './chat-template.ts';
 import { checkTokenIds, decode, withoutSpecials } from './tokenizer.ts';
 import { optionalBool, optionalInt, requestedModel, samplingFields, streamUsage } from './validation.ts';
@@ -29,7 +29,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
         echo,
         stream,
         ...streamUsage(body, stream),
-        returnTokenIds: optionalBool(body, 'return_token_ids'),
+        returnTokenIds: options.returnTokenIds && optionalBool(body, 'return_token_ids'),
         skipSpecialTokens: optionalBool(body, 'skip_special_tokens', true),
       };
     },
@@ -37,22 +37,22 @@ export function completionsApi(options: SimOptions): GenerationApi {
       const echoed = request.echo ? prompt.text : '';
       const text = echoed + visible(output.content?.join('') ?? '', request);
       const logprobs = request.logprobs === undefined ? null : completionLogprobs(output.content ?? [], request.logprobs, 0, echoed.length);
-      const ids = request.returnTokenIds ? { token_ids: outputTokenIds(output.content ?? []), prompt_token_ids: promptTokenIds(prompt) } : {};
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds([...(output.reasoning ?? []), ...(output.content ?? [])]), prompt_token_ids: promptTokenIds(prompt) } : {};
       return { index, text, logprobs, finish_reason: output.finishReason, stop_reason: output.stopReason, ...ids };
     },
     openingChoices: () => [],
-    streamChoice(output, k, index, prompt, request) {
+    streamChoice(output, from, to, index, prompt, request) {
       // vLLM echoes the prompt in front of the first delta.
-      const token = tokenAt(output, k);
-      const text = (request.echo && k === 0 ? prompt.text : '') + visible(token.text, request);
-      const { last } = token;
+      const tokens = tokensBetween(output, from, to);
+      const text = (request.echo && from === 0 ? prompt.text : '') + visible(tokens.texts.join(''), request);
+      const { last } = tokens;
       let logprobs: object | null = null;
       if (request.logprobs !== undefined) {
-        const before = (output.content ?? []).slice(0, k).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
-        logprobs = completionLogprobs([token.text], request.logprobs, k, before);
+        const before = (output.content ?? []).slice(0, from).reduce((sum, t) => sum + t.length, request.echo ? prompt.text.length : 0);
+        logprobs = completionLogprobs(tokens.texts, request.logprobs, from, before);
       }
-      // Streamed, the prompt's ids come with a choice's first chunk and each chunk carries its own token's.
-      const ids = request.returnTokenIds ? { token_ids: outputTokenIds([token.text]), ...(k === 0 ? { prompt_token_ids: promptTokenIds(prompt) } : {}) } : {};
+      // Streamed, the prompt's ids come with a choice's first chunk and each chunk carries its own tokens'.
+      const ids = request.returnTokenIds ? { token_ids: outputTokenIds(tokens.texts), ...(from === 0 ? { prompt_token_ids: promptTokenIds(prompt) } : {}) } : {};
       return { index, text, logprobs, finish_reason: last ? output.finishReason : null, stop_reason: last ? output.stopReason : null, ...ids };
     },
   };

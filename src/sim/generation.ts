@@ -8,8 +8,8 @@ import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
 import { harmonyOutput } from './harmony.ts';
-import { generate, outputTokens, type Output } from './replies.ts';
-import { encode } from './tokenizer.ts';
+import { generate, outputTokens, tokenAt, type Output } from './replies.ts';
+import { encode, outputTokenId } from './tokenizer.ts';
 import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
 /** One prompt as the simulator sees it. */
@@ -55,8 +55,8 @@ export interface GenerationApi {
   choice(output: Output, index: number, prompt: Prompt, request: GenerationRequest): object;
   /** Streamed choices sent once, before the first token's (chat: the assistant role of each choice, index order). */
   openingChoices(request: GenerationRequest): object[];
-  /** The streamed choice carrying output token `k`; the last token's carries the finish reason. */
-  streamChoice(output: Output, k: number, index: number, prompt: Prompt, request: GenerationRequest): object;
+  /** The streamed choice carrying output tokens `from`…`to` (one kind: thinking or answer); the last token's carries the finish reason. */
+  streamChoice(output: Output, from: number, to: number, index: number, prompt: Prompt, request: GenerationRequest): object;
   /** Fields of the whole (non-streamed) response beside its choices. */
   responseFields?(request: GenerationRequest): object;
 }
@@ -122,13 +122,19 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
       stream.send(envelope(api.chunkObject, [choice], extra));
     };
     let opened = false;
+    // With --stream-interval K a delta carries K tokens (fewer at the end, or where thinking turns to answer).
+    const unsent = new Array<number>(outputs.length).fill(0);
     cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
       onToken(index, k) {
         if (!opened) {
           opened = true;
           api.openingChoices(request).forEach((choice, i) => sendChoice(choice, i, 0));
         }
-        sendChoice(api.streamChoice(outputs[index]!, k, index, promptOf(index), request), index, Math.min(k + 1, tokenCounts[index]!));
+        const output = outputs[index]!;
+        const end = k >= tokenCounts[index]! - 1 || tokenAt(output, k).reasoning !== tokenAt(output, k + 1).reasoning;
+        if (!end && k + 1 - unsent[index]! < options.streamInterval) return;
+        sendChoice(api.streamChoice(output, unsent[index]!, k, index, promptOf(index), request), index, Math.min(k + 1, tokenCounts[index]!));
+        unsent[index] = k + 1;
       },
       onDone(index) {
         if (!finished(index)) return;
@@ -147,9 +153,9 @@ export function promptTokenIds(prompt: Prompt): number[] {
   return prompt.ids ?? encode(prompt.text);
 }
 
-/** The ids of an output's tokens (thinking included), in order. */
+/** One id per output token (thinking included), in order, so `len(token_ids) == completion_tokens` as in vLLM. */
 export function outputTokenIds(tokens: readonly string[]): number[] {
-  return tokens.flatMap((t) => encode(t));
+  return tokens.map(outputTokenId);
 }
 
 interface Usage {

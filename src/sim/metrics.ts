@@ -66,7 +66,7 @@ export class Metrics {
   }
 
   /** Gauges once per data-parallel engine (label `engine`); counters and histograms for the server, on engine 0. */
-  render(engines: readonly EngineGauges[], cacheMetric: SimOptions['cacheMetric']): string {
+  render(engines: readonly EngineGauges[], cacheMetric: SimOptions['cacheMetric'], tokenLatency: SimOptions['tokenLatencyMetric']): string {
     const model = { engine: '0', model_name: this.model };
     const lines: string[] = [];
     const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Labels, number]>): void => {
@@ -98,7 +98,9 @@ export class Metrics {
       Object.entries(this.finished).map(([reason, count]) => [{ ...model, finished_reason: reason }, count]),
     );
     histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttft);
-    histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl);
+    // Added by PR #24110 (0.11) beside the old name, which PR #32661 removed (0.15).
+    if (tokenLatency !== 'itl') histogram('vllm:time_per_output_token_seconds', 'Histogram of time per output token in seconds.', this.itl);
+    if (tokenLatency !== 'tpot') histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl);
     histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', this.e2e);
     histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', this.queue);
     family('http_requests_total', 'counter', 'Total number of requests by method, status and handler.', [...this.instrumented().values()]);

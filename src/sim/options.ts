@@ -4,8 +4,9 @@ import { versionProfile, type ContextError } from './versions.ts';
 export interface SimOptions {
   /**
    * The vLLM release to behave as ("0.11.0", "0.13", "latest"): its profile sets `errorFormat`,
-   * `contextError`, `cacheMetric`, `maxPrompts` and the field(s) of `reasoning: 'auto'`, unless given.
-   * Without it the simulator keeps its historical mix (nested errors, ≤0.10.1 wording, the cap, kv gauge).
+   * `contextError`, `cacheMetric`, `maxPrompts`, `chatBatch`, `returnTokenIds`, `tokenLatencyMetric` and the
+   * field(s) of `reasoning: 'auto'`, unless given. Without it the simulator keeps its historical mix
+   * (nested errors, ≤0.10.1 wording, the cap, kv gauge, no batch chat endpoint, token ids, ITL histogram).
    */
   vllmVersion?: string;
   /** Served model name (`--served-model-name`). */
@@ -14,6 +15,14 @@ export interface SimOptions {
   maxModelLen: number;
   /** Prompt-list cap of /v1/completions (vLLM's VLLM_MAX_COMPLETION_PROMPTS); undefined = none, as before PR #47845. */
   maxPrompts?: number;
+  /** Serves `POST /v1/chat/completions/batch` (vLLM ≥ 0.19): a list of conversations in one request. */
+  chatBatch: boolean;
+  /** Honours `return_token_ids` (vLLM ≥ 0.10.2); older releases ignore the field. */
+  returnTokenIds: boolean;
+  /** Per-token latency histogram name(s) in /metrics, by version. */
+  tokenLatencyMetric: 'tpot' | 'both' | 'itl';
+  /** Output tokens per streamed delta (vLLM's `--stream-interval`): a delta is not a token. */
+  streamInterval: number;
   /** Sequences in flight per engine (`--max-num-seqs`); the rest queue. */
   maxNumSeqs: number;
   /** Engines per server (`--data-parallel-size`), each with its own slots, front end and `engine` gauges. */
@@ -30,11 +39,11 @@ export interface SimOptions {
   /** `echo` answers `completion: <prompt>`; `lorem` answers seeded lorem-ipsum words. */
   reply: 'echo' | 'lorem';
   /**
-   * The model's chat format: `chatml`, or `harmony` as gpt-oss: chat then answers as a reasoning
+   * The model's chat format: `chatml`, `llama3` (which trims each message's content), or `harmony` as gpt-oss: chat then answers as a reasoning
    * model, and a raw completion of a rendered harmony conversation comes back in harmony channels
    * (`<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final<|message|>…`).
    */
-  chatTemplate: 'chatml' | 'harmony';
+  chatTemplate: 'chatml' | 'harmony' | 'llama3';
   /**
    * Lorem answers end at a sampled end-of-sequence, lognormal around this many tokens, whatever
    * max_tokens: a model stops when it is done, not at its budget (ignore_eos fills the budget).
@@ -86,6 +95,10 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   model: 'sim-model',
   maxModelLen: 8192,
   maxPrompts: 1024,
+  chatBatch: false,
+  returnTokenIds: true,
+  tokenLatencyMetric: 'itl',
+  streamInterval: 1,
   maxNumSeqs: 256,
   dataParallel: 1,
   requestOverheadMs: 2,
@@ -116,7 +129,15 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   const given: Partial<SimOptions> = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
   const profile = given.vllmVersion === undefined ? undefined : versionProfile(given.vllmVersion);
   const fromProfile: Partial<SimOptions> = profile
-    ? { errorFormat: profile.errorFormat, contextError: profile.contextError, cacheMetric: profile.cacheMetric, maxPrompts: profile.maxPrompts }
+    ? {
+        errorFormat: profile.errorFormat,
+        contextError: profile.contextError,
+        cacheMetric: profile.cacheMetric,
+        maxPrompts: profile.maxPrompts,
+        chatBatch: profile.chatBatch,
+        returnTokenIds: profile.returnTokenIds,
+        tokenLatencyMetric: profile.tokenLatencyMetric,
+      }
     : {};
   const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
   // gpt-oss is a reasoning model: its chat answers carry the analysis channel as reasoning.
@@ -136,6 +157,7 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   atLeast('embeddingDim', 1);
   for (const name of ['dieAfter', 'stallAfterChunks', 'dropAfterChunks'] as const) if (o[name] !== undefined) atLeast(name, 0);
   atLeast('answerTokens', 1);
+  atLeast('streamInterval', 1);
   for (const name of ['requestOverheadMs', 'ttftMs', 'tpotMs', 'slowFactor', 'bootMs'] as const) atLeast(name, 0, false);
   if (!(o.faultRate >= 0 && o.faultRate <= 1)) throw new RangeError(`sim option faultRate must be within 0..1, got ${o.faultRate}`);
   const status = (name: 'faultStatus' | 'healthStatus', min: number): void => {

@@ -43,6 +43,14 @@ export function outputTokens(output: Output): number {
 }
 
 /** Output token `k` as streamed: its text, whether it is thinking, whether it ends the output. An empty output streams one empty piece. */
+/** Output tokens `from`…`to` (inclusive) of one kind: a streamed delta never mixes thinking with the answer. */
+export function tokensBetween(output: Output, from: number, to: number): { texts: string[]; reasoning: boolean; last: boolean } {
+  const texts: string[] = [];
+  for (let k = from; k <= to; k++) texts.push(tokenAt(output, k).text);
+  const end = tokenAt(output, to);
+  return { texts, reasoning: end.reasoning, last: end.last };
+}
+
 export function tokenAt(output: Output, k: number): { text: string; reasoning: boolean; last: boolean } {
   const thinking = output.reasoning?.length ?? 0;
   const last = k >= outputTokens(output) - 1;

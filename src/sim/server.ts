@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Endpoint } from '../core/endpoint.ts';
 import type { InferenceBackend } from './backend.ts';
-import { chatApi } from './chat.ts';
+import { chatApi, chatBatchApi } from './chat.ts';
 import { serveEmbeddings, unsupportedApi } from './embeddings.ts';
 import { completionsApi } from './completions.ts';
 import { Engine, type Timing } from './engine.ts';
@@ -40,7 +40,9 @@ export type RuntimeFaults = Partial<
   dead?: boolean;
 };
 
-const KNOWN_PATHS: ReadonlySet<string> = new Set(['/health', '/ping', '/load', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings']);
+const KNOWN_PATHS: readonly string[] = ['/health', '/ping', '/load', '/metrics', '/version', '/tokenize', '/detokenize', '/v1/models', '/v1/completions', '/v1/chat/completions', '/v1/embeddings'];
+/** vLLM ≥ 0.19's list-of-conversations chat endpoint; older servers answer it 404. */
+export const CHAT_BATCH_PATH = '/v1/chat/completions/batch';
 
 /** Endpoints that answer a JSON body with JSON at once, without the engine. */
 const UTILITIES: ReadonlyMap<string, (body: Body, options: SimOptions) => object> = new Map([
@@ -57,6 +59,7 @@ export class SimServer {
   private readonly faults: FaultInjector;
   private readonly context: GenerationContext;
   private readonly apis: ReadonlyMap<string, GenerationApi>;
+  private readonly known: ReadonlySet<string>;
   private readonly utilities: ReadonlyMap<string, (body: Body, options: SimOptions) => object>;
   private readonly created = Math.floor(Date.now() / 1000);
   private portNumber = 0;
@@ -75,7 +78,8 @@ export class SimServer {
   ) {
     this.options = resolveSimOptions(backend ? { ...options, maxModelLen: backend.maxModelLen } : options);
     this.faults = new FaultInjector(this.options);
-    const metrics = new Metrics(this.options.model, KNOWN_PATHS);
+    this.known = new Set(this.options.chatBatch ? [...KNOWN_PATHS, CHAT_BATCH_PATH] : KNOWN_PATHS);
+    const metrics = new Metrics(this.options.model, this.known);
     const timing = (): Timing => {
       const { ttftMs, tpotMs, slowFactor } = this.options;
       return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
@@ -88,6 +92,7 @@ export class SimServer {
     this.apis = new Map([
       ['/v1/completions', completionsApi(this.options)],
       ['/v1/chat/completions', chatApi(this.options)],
+      ...(this.options.chatBatch ? [[CHAT_BATCH_PATH, chatBatchApi(this.options)] as const] : []),
     ]);
     this.utilities = backend
       ? new Map([
@@ -212,11 +217,11 @@ export class SimServer {
     if (method === 'GET' && path === '/load') return sendJson(res, 200, { server_load: this.load });
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
-      const text = this.context.metrics.render(this.gauges(), this.options.cacheMetric);
+      const text = this.context.metrics.render(this.gauges(), this.options.cacheMetric, this.options.tokenLatencyMetric);
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }
     // FastAPI's answers for unknown routes and wrong methods.
-    if (KNOWN_PATHS.has(path)) sendJson(res, 405, { detail: 'Method Not Allowed' });
+    if (this.known.has(path)) sendJson(res, 405, { detail: 'Method Not Allowed' });
     else sendJson(res, 404, { detail: 'Not Found' });
   }
 

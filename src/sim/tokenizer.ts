@@ -49,6 +49,36 @@ export function decode(ids: readonly number[]): string {
   return ids.map(pieceOf).join('');
 }
 
+/**
+ * The simulated model's output tokens are whole words (`" voluptate"`, `"completion:"`), several
+ * pieces of the prompt vocabulary; `return_token_ids` must still give one id per output token (vLLM's
+ * `len(token_ids) == completion_tokens`) that `/detokenize` reads back. Such words get ids of their
+ * own above the fixed vocabulary, kept for the process's life up to OUTPUT_WORDS (then the oldest
+ * words' ids stop decoding: a 400, as for any id outside the vocabulary).
+ */
+const OUTPUT_BASE = WORD_BASE + MAX_WORD_CODE + 1;
+const OUTPUT_WORDS = 200_000;
+const outputIds = new Map<string, number>();
+const outputWords = new Map<number, string>();
+let nextOutput = OUTPUT_BASE;
+
+/** The one id of an output token. */
+export function outputTokenId(token: string): number {
+  const known = outputIds.get(token);
+  if (known !== undefined) return known;
+  const pieces = encode(token);
+  if (pieces.length === 1) return pieces[0]!;
+  const id = nextOutput++;
+  outputIds.set(token, id);
+  outputWords.set(id, token);
+  if (outputWords.size > OUTPUT_WORDS) {
+    const [oldId, oldWord] = outputWords.entries().next().value!;
+    outputWords.delete(oldId);
+    outputIds.delete(oldWord);
+  }
+  return id;
+}
+
 /** Ids of a token-id prompt, checked against the vocabulary. */
 export function checkTokenIds(ids: readonly number[]): void {
   for (const id of ids) pieceOf(id);
@@ -68,6 +98,8 @@ function pieceOf(id: number): string {
     if (id >= CHAR_BASE && id < WORD_BASE) return String.fromCodePoint(id - CHAR_BASE);
     const code = id - WORD_BASE;
     if (code >= 2 && code <= MAX_WORD_CODE) return (code % 2 ? ' ' : '') + wordLetters(Math.floor(code / 2));
+    const word = outputWords.get(id);
+    if (word !== undefined) return word;
   }
   throw badRequest(`Token id ${id} is out of vocabulary`, 'prompt');
 }

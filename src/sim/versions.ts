@@ -1,5 +1,5 @@
 /**
- * What changes between vLLM releases in what a client sees (protocol notes §2.6, §2.7, §7). Each
+ * What changes between vLLM releases in what a client sees (protocol notes §2.6, §2.7, §7, §8). Each
  * field is the behaviour of the given version; sources in the comments.
  */
 export interface VersionProfile {
@@ -14,6 +14,12 @@ export interface VersionProfile {
   cacheMetric: 'gpu' | 'both' | 'kv';
   /** VLLM_MAX_COMPLETION_PROMPTS' default, or undefined on versions without the cap. */
   maxPrompts: number | undefined;
+  /** `POST /v1/chat/completions/batch` (PR #38011): from 0.19. */
+  chatBatch: boolean;
+  /** `return_token_ids` is honoured from 0.10.2 (#22587); older releases ignore the field. */
+  returnTokenIds: boolean;
+  /** The per-token latency histogram(s): `time_per_output_token` to 0.10, both 0.11–0.14 (#24110), `inter_token_latency` from 0.15 (#32661 removed the old). */
+  tokenLatencyMetric: 'tpot' | 'both' | 'itl';
 }
 
 /**
@@ -23,12 +29,10 @@ export interface VersionProfile {
  */
 export type ContextError = 'requested' | 'too-large' | 'input-tokens';
 
-const LATEST_VERSION = '0.20.0';
-/**
- * The prompt-list cap came with PR #47845 (merged 2026-07-07); the first release carrying it is
- * not verified here, so this is an assumption.
- */
-const PROMPT_CAP_SINCE = [0, 20, 0];
+/** The newest release modeled; `latest` means it, and a newer version gets this profile with a warning. */
+export const LATEST_VERSION = '0.31.0';
+/** CVE-2026-73559 names the releases without the prompt-list cap "from 0.19.0 until 0.26.0": the cap (PR #47845) ships in 0.26. */
+const PROMPT_CAP_SINCE = [0, 26, 0];
 
 /** The profile of `version` ("0.11.0", "0.13", "latest"); throws RangeError on anything else. */
 export function versionProfile(version: string): VersionProfile {
@@ -44,7 +48,16 @@ export function versionProfile(version: string): VersionProfile {
     contextError: atLeast(0, 12) ? 'input-tokens' : atLeast(0, 10, 2) ? 'too-large' : 'requested',
     cacheMetric: atLeast(0, 11) ? 'kv' : atLeast(0, 9, 2) ? 'both' : 'gpu',
     maxPrompts: atLeast(...PROMPT_CAP_SINCE) ? 1024 : undefined,
+    chatBatch: atLeast(0, 19),
+    returnTokenIds: atLeast(0, 10, 2),
+    tokenLatencyMetric: atLeast(0, 15) ? 'itl' : atLeast(0, 11) ? 'both' : 'tpot',
   };
+}
+
+/** Whether `version` is newer than any release modeled (its behaviour is then a guess). */
+export function newerThanModeled(version: string): boolean {
+  const match = /^(\d+)\.(\d+)(?:\.(\d+))?$/.exec(version);
+  return match !== null && compare(match.slice(1).map((p) => Number(p ?? 0)), LATEST_VERSION.split('.').map(Number)) > 0;
 }
 
 function compare(a: readonly number[], b: readonly number[]): number {

@@ -57,3 +57,43 @@ async function echoServer(honourN: boolean, bodyDelayMs = 0): Promise<OddServer>
     close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined),
   };
 }
+
+/**
+ * A server whose chat template rewrites what it is given (it upper-cases the user's content), so no
+ * skeleton can stand for it: `/tokenize` renders `<u>CONTENT</u>>` as one token per character (pieces
+ * are the characters), completions and chat echo what the model read.
+ */
+export async function rewritingTemplate(): Promise<OddServer & { requests: Map<string, number> }> {
+  const requests = new Map<string, number>();
+  const render = (messages: Array<{ role: string; content: string }>) => messages.map((m) => `<${m.role[0]}>${m.role === 'user' ? m.content.toUpperCase() : m.content}</${m.role[0]}>`).join('') + '>';
+  const ids = (text: string) => [...text].map((c) => c.codePointAt(0)!);
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8').on('data', (d: string) => (raw += d));
+    req.on('end', () => {
+      requests.set(req.url!, (requests.get(req.url!) ?? 0) + 1);
+      const body = raw ? (JSON.parse(raw) as { prompt?: Array<string | number[]>; messages?: Array<{ role: string; content: string }> }) : {};
+      const send = (payload: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (req.url === '/v1/models') return send({ object: 'list', data: [{ id: 'odd', object: 'model' }] });
+      if (req.url === '/tokenize') {
+        const text = body.messages ? render(body.messages) : String(body.prompt ?? '');
+        return send({ count: text.length, tokens: ids(text), token_strs: [...text] });
+      }
+      if (req.url === '/v1/completions') {
+        const read = (p: string | number[]) => (typeof p === 'string' ? p : String.fromCodePoint(...p));
+        return send({ object: 'text_completion', choices: (body.prompt ?? []).map((p, index) => ({ index, text: `read ${read(p)}`, finish_reason: 'stop' })) });
+      }
+      if (req.url === '/v1/chat/completions') {
+        return send({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `read ${render(body.messages ?? [])}` }, finish_reason: 'stop' }] });
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: { host: '127.0.0.1', port, tags: {} },
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined),
+  };
+}

@@ -71,11 +71,8 @@ export function scatterCommand(): Command {
       });
       const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
       await swarm.close();
-      if (flags.batch && !flags.quiet && paths.size) {
-        const { rendered, reused } = swarm.pool.renderCounts();
-        const requests = paths.has('server') ? `; /tokenize requests: ${rendered}, renderings reused: ${reused}` : '';
-        process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}${requests}\n`);
-      }
+      // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
+      if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
       if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);

@@ -4,6 +4,7 @@ import { endpointId, writeHostfile } from '../../core/index.ts';
 import { startSimCluster } from '../../sim/cluster.ts';
 import type { SimOptions } from '../../sim/options.ts';
 import type { SimServer, SimStats } from '../../sim/server.ts';
+import { LATEST_VERSION, newerThanModeled } from '../../sim/versions.ts';
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
@@ -48,15 +49,16 @@ export function simCommand(): Command {
     .addOption(new Option('--task <task>', 'generate: completions and chat; embed: a pooling model serving only /v1/embeddings (hostfile lines tagged role=embed)').choices(['generate', 'embed']).default('generate'))
     .option('--embedding-dim <d>', 'length of the embedding vectors (--task embed)', int('--embedding-dim', 1, 65_536), 384)
     .option('--max-model-len <l>', "context length in the simulated tokenizer's tokens (letters 4 to a token; every digit, mark and CJK character one: not chars/4)", int('--max-model-len', 1, 10_000_000), 8192)
-    .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.11.0, 0.13, 0.16, latest): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge name, prompt-list cap, GET /version; the flags below override it')
+    .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.15, 0.19, latest = 0.31): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge and per-token histogram names, prompt-list cap (0.26+), POST /v1/chat/completions/batch (0.19+), return_token_ids (0.10.2+), GET /version; the flags below override it')
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1, 1_000_000))
+    .option('--stream-interval <k>', "output tokens per streamed delta (vLLM's --stream-interval): clients must count tokens from usage, not deltas", int('--stream-interval', 1, 1_000_000), 1)
     .option('--max-num-seqs <k>', 'sequences running at once per engine; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
     .option('--data-parallel <k>', "engines per server (vLLM's --data-parallel-size): each has --max-num-seqs slots and its own engine=\"i\" gauges in /metrics", int('--data-parallel', 1, 64), 1)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0, 60_000), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0, 600_000), 20)
     .option('--tpot-ms <x>', 'time per output token per sequence', num('--tpot-ms', 0, 60_000), 1)
     .addOption(new Option('--reply <mode>', 'echo: "completion: <prompt>"; lorem: words, seeded unless a request samples (temperature > 0 without seed)').choices(['echo', 'lorem']).default('echo'))
-    .addOption(new Option('--chat-template <format>', 'chatml, or harmony as gpt-oss (chat answers with reasoning; raw completions of a rendered conversation answer in harmony channels)').choices(['chatml', 'harmony']).default('chatml'))
+    .addOption(new Option('--chat-template <format>', "chatml; llama3 (strips each message's content, as Llama 3's template does); or harmony as gpt-oss (chat answers with reasoning; raw completions of a rendered conversation answer in harmony channels)").choices(['chatml', 'llama3', 'harmony']).default('chatml'))
     .option('--answer-tokens <median>', 'lorem answers stop at a sampled end-of-sequence around this many tokens, as a model stops when done (default: 128; ignore_eos fills max_tokens)', int('--answer-tokens', 1, 10_000_000))
     .addOption(
       new Option('--reasoning <field>', "act as a reasoning model, reasoning text in this field (chat): reasoning_content (vLLM ≤0.11.0), both (to 0.15), reasoning (0.16+), auto (--vllm-version's)")
@@ -82,6 +84,9 @@ export function simCommand(): Command {
       // Like `vllm serve`, the key comes from VLLM_API_KEY (kept out of shell history and `ps`).
       if (process.env.VLLM_API_KEY) options.apiKey = process.env.VLLM_API_KEY;
       const stop = claimStop();
+      if (options.vllmVersion && newerThanModeled(options.vllmVersion)) {
+        process.stderr.write(`warning: vLLM ${printable(options.vllmVersion)} is newer than the newest release modeled (${LATEST_VERSION}); behaving as ${LATEST_VERSION}\n`);
+      }
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
       if (engine === 'sim') options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const simOptions = { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) };

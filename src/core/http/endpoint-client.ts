@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { Pool } from './undici-pool.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
 import type { RequestSignal } from './abort.ts';
+import type { Meter } from './request-meter.ts';
 import { readEvents } from './sse.ts';
 
 /**
@@ -47,10 +48,12 @@ export class EndpointClient {
   private readonly jsonHeaders: Record<string, string>;
   private readonly connectTimeoutMs: number;
 
+  /** `id`: the endpoint's own `host:port`, under which a meter counts its requests. */
   constructor(
     route: Route,
     limits: ClientLimits,
     private readonly headers: Record<string, string>,
+    private readonly id = route.origin,
   ) {
     this.viaForward = route.kind === 'forward';
     this.jsonHeaders = { ...headers, 'content-type': 'application/json' };
@@ -63,9 +66,9 @@ export class EndpointClient {
     });
   }
 
-  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. `onHeaders`: when the response began. */
-  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void): Promise<Exchange<T>> {
-    const ex = await this.send(method, path, payload, timeoutMs, signal, onHeaders);
+  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. `onHeaders`: when the response began; `meter` counts the request. */
+  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void, meter?: Meter): Promise<Exchange<T>> {
+    const ex = await this.send(method, path, payload, timeoutMs, signal, onHeaders, meter);
     if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
@@ -75,7 +78,8 @@ export class EndpointClient {
   }
 
   /** Raw exchange: the status and text body, whatever the status. */
-  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void): Promise<Exchange<string>> {
+  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void, meter?: Meter): Promise<Exchange<string>> {
+    meter?.sent(this.id, path);
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
@@ -93,7 +97,8 @@ export class EndpointClient {
    * Headers must come within `timeoutMs`; the body has no deadline of ours (a long batch streams for
    * as long as it generates) — the caller watches for stalls and aborts through `signal`.
    */
-  async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void): Promise<StreamTimes> {
+  async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void, meter?: Meter): Promise<StreamTimes> {
+    meter?.sent(this.id, path);
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options('POST', path, payload, timeoutMs, 0, signal));

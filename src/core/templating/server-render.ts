@@ -2,75 +2,127 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { RequestSignal } from '../http/abort.ts';
+import type { Meter } from '../http/request-meter.ts';
 import { speaksHarmony } from './harmony.ts';
 import { chatMessages, type TemplateKwargs } from './messages.ts';
-
-/** Whether an endpoint renders chat through `/tokenize`, and whether its model speaks harmony. */
-export interface ServerProbe {
-  renders: boolean;
-  harmony: boolean;
-  /** Why it does not render, when it does not. */
-  reason: string | null;
-}
-
-/** `/tokenize` requests in flight per endpoint (each may keep a socket open: 1,000 endpoints × 32 ran out of file descriptors)… */
-const TOKENIZE_CONCURRENCY = 4;
-/** …and over all endpoints, so rendering never floods the client or the servers. */
-const TOKENIZE_TOTAL = 256;
-/** Rendered prompts kept for reuse (token ids of ~100 tokens each: a few tens of MB at most). */
-const CACHE_ENTRIES = 50_000;
+import { fill, SENTINELS, skeletonOf, type Rendered, type Skeleton } from './skeleton.ts';
 
 /**
- * Renders prompts exactly as an endpoint's chat endpoint would, as token ids from vLLM's
- * `POST /tokenize` with `messages` and `add_generation_prompt`. Lazily, as each batch is formed
- * (never the whole input up front); each distinct (model, system, prompt) once, shared by every
- * endpoint serving that model and by batches asking for it while it is in flight; at most
- * TOKENIZE_CONCURRENCY requests per endpoint and TOKENIZE_TOTAL in all.
+ * How a templated batch reaches an endpoint's chat template, cheapest exact path first (the pool
+ * tries the batch chat endpoint while `mayChatBatch`, then asks `prepared`):
+ * `chat-batch` — vLLM ≥ 0.19's `POST /v1/chat/completions/batch` (no preparation at all);
+ * `skeleton` — text around the prompt, rendered once per model, system prompt and kwargs;
+ * `tokenize` — each prompt rendered by `/tokenize` (a template that rewrites content);
+ * `raw` — the server cannot render (`why`).
+ */
+export type BatchPlan = { kind: 'chat-batch' } | PreparedPlan;
+export type PreparedPlan = { kind: 'skeleton'; skeleton: Skeleton } | { kind: 'tokenize'; harmony: boolean; why: string } | { kind: 'raw'; why: string };
+
+/** What of a run decides the plan. */
+export interface PlanRequest {
+  model: string;
+  system: string | undefined;
+  kwargs: TemplateKwargs;
+  /** The batch chat endpoint serves unstreamed, n = 1 requests without tools. */
+  chatBatchFits: boolean;
+}
+
+/** `/tokenize` requests in flight per endpoint when prompts are rendered one by one (1,000 endpoints × 32 ran out of file descriptors)… */
+const TOKENIZE_CONCURRENCY = 4;
+/** …and over all endpoints. */
+const TOKENIZE_TOTAL = 256;
+/** Prompts rendered one by one, kept for reuse. */
+const CACHE_ENTRIES = 50_000;
+
+/** What rendering the sentinels came to for one model, system prompt and kwargs. */
+type Preparation = { skeleton: Skeleton } | { skeleton: null; harmony: boolean; why: string };
+
+/**
+ * Chooses and prepares each endpoint's path to the chat template, for the pool's life: whether the
+ * endpoint serves the batch chat endpoint (learned from its first answer there), and one skeleton
+ * per model, system prompt and kwargs, shared by every endpoint serving that model. Every request
+ * goes out under the caller's meter, so the run that needed it counts it.
  */
 export class ServerRenderer {
-  private readonly cache = new Map<string, Promise<Uint32Array>>();
-  private readonly probes = new Map<string, Promise<ServerProbe>>();
+  private readonly noChatBatch = new Set<number>();
+  private readonly preparations = new Map<string, Promise<Preparation>>();
+  /** Endpoints whose `/tokenize` refused to render a conversation, and why. */
+  private readonly refusals = new Map<number, string>();
+  private readonly rendered = new Map<string, Promise<Uint32Array>>();
   private readonly limits = new Map<number, LimitFunction>();
   private readonly total = pLimit(TOKENIZE_TOTAL);
-  /** Prompts rendered by a `/tokenize` request, and prompts served from the cache (or a request in flight). */
-  readonly counts = { rendered: 0, reused: 0 };
 
   constructor(
     private readonly client: (slot: number) => EndpointClient,
     private readonly timeoutMs: number,
   ) {}
 
-  /** One rendering of a short conversation per endpoint and model, kept for the pool's lifetime. */
-  probe(slot: number, model: string): Promise<ServerProbe> {
-    const key = `${slot}\n${model}`;
-    let probe = this.probes.get(key);
-    if (!probe) {
-      probe = this.tokenize(slot, model, 'Hi', undefined, true).then(
-        ({ strs }) => ({ renders: true, harmony: speaksHarmony(strs?.join('') ?? ''), reason: null }),
-        (err: unknown) => {
-          const failure = RequestFailure.from(err);
-          // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; ask again after anything else (5xx, resets).
-          const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500);
-          if (!refused) this.probes.delete(key);
-          return { renders: false, harmony: false, reason: failure.message };
-        },
-      );
-      this.probes.set(key, probe);
-    }
-    return probe;
+  /** Whether this endpoint may serve the batch chat endpoint (until it answered there 404 or 405). */
+  mayChatBatch(slot: number): boolean {
+    return !this.noChatBatch.has(slot);
   }
 
-  /** Forgets an endpoint's probes (after it came back, perhaps with another server). */
+  /** The cheapest exact path on `/v1/completions` for this endpoint. Throws a RequestFailure when the endpoint failed while preparing it. */
+  async prepared(slot: number, request: PlanRequest, meter: Meter | undefined): Promise<PreparedPlan> {
+    const prepared = await this.prepare(slot, request, meter);
+    if (prepared === null) return { kind: 'raw', why: this.refusals.get(slot)! };
+    if (prepared.skeleton) return { kind: 'skeleton', skeleton: prepared.skeleton };
+    return { kind: 'tokenize', harmony: prepared.harmony, why: prepared.why };
+  }
+
+  /** The endpoint answered the batch chat endpoint 404 or 405: an older server, planned otherwise from now on. */
+  lacksChatBatch(slot: number): void {
+    this.noChatBatch.add(slot);
+  }
+
+  /** Forgets what an endpoint was found to serve (after it came back, perhaps another server). */
   forget(slot: number): void {
-    for (const key of this.probes.keys()) if (key.startsWith(`${slot}\n`)) this.probes.delete(key);
+    this.noChatBatch.delete(slot);
+    this.refusals.delete(slot);
+  }
+
+  /** The skeleton for this model, system prompt and kwargs, rendered on this endpoint unless another already did; null when this endpoint cannot render. */
+  private async prepare(slot: number, request: PlanRequest, meter: Meter | undefined): Promise<Preparation | null> {
+    const key = JSON.stringify([request.model, request.system ?? '', request.kwargs ?? null]);
+    let pending = this.preparations.get(key);
+    if (!pending) {
+      if (this.refusals.has(slot)) return null;
+      pending = this.sentinels(slot, request, meter);
+      this.preparations.set(key, pending);
+      // Any failure is forgotten: the next batch (perhaps on another endpoint) prepares again.
+      pending.catch(() => this.preparations.get(key) === pending && this.preparations.delete(key));
+    }
+    try {
+      return await pending;
+    } catch (err) {
+      const failure = RequestFailure.from(err);
+      // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; anything else is the endpoint's failure.
+      const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500 && failure.status !== 408 && failure.status !== 429);
+      if (!refused) throw failure;
+      this.refusals.set(slot, failure.message);
+      return null;
+    }
+  }
+
+  /** The two sentinels rendered, and for a lossy reading of their pieces, the text checked against the server's own tokens. */
+  private async sentinels(slot: number, request: PlanRequest, meter: Meter | undefined): Promise<Preparation> {
+    const [a, b] = await Promise.all(SENTINELS.map((s) => this.tokenize(slot, request, { messages: chatMessages(s, request.system), add_generation_prompt: true, return_token_strs: true }, meter)));
+    const outcome = skeletonOf(a!, b!);
+    const harmony = speaksHarmony(a!.strs.join(''));
+    if (!outcome.skeleton) return { skeleton: null, harmony, why: outcome.reason };
+    if (outcome.check) {
+      const again = await this.tokenize(slot, request, { prompt: fill(outcome.skeleton, SENTINELS[1]), add_special_tokens: false }, meter);
+      if (again.tokens.join() !== b!.tokens.join()) return { skeleton: null, harmony, why: "the rendered text, read back from the server's token pieces, does not tokenize as the template's" };
+    }
+    return { skeleton: outcome.skeleton };
   }
 
   /**
-   * Each prompt's token ids, or the failure `/tokenize` answered for it with a 400 (that prompt's
-   * own fault). Any other failure rejects: the endpoint is at fault, not the prompts.
+   * Each prompt's token ids, rendered one by one (a template that rewrites content), or the failure
+   * `/tokenize` answered for it with a 400 (that prompt's own fault). Any other failure rejects.
    */
-  async render(slot: number, model: string, system: string | undefined, prompts: readonly string[], kwargs: TemplateKwargs, signal: RequestSignal): Promise<Array<number[] | RequestFailure>> {
-    const settled = await Promise.allSettled(prompts.map((p) => this.rendered(slot, model, system, p, kwargs, signal)));
+  async renderEach(slot: number, request: PlanRequest, prompts: readonly string[], signal: RequestSignal, meter: Meter | undefined): Promise<Array<number[] | RequestFailure>> {
+    const settled = await Promise.allSettled(prompts.map((p) => this.renderOne(slot, request, p, signal, meter)));
     return settled.map((s) => {
       if (s.status === 'fulfilled') return Array.from(s.value);
       const failure = RequestFailure.from(s.reason);
@@ -79,25 +131,23 @@ export class ServerRenderer {
     });
   }
 
-  private rendered(slot: number, model: string, system: string | undefined, prompt: string, kwargs: TemplateKwargs, signal: RequestSignal): Promise<Uint32Array> {
-    const key = JSON.stringify([model, system ?? '', prompt, kwargs ?? null]);
-    const hit = this.cache.get(key);
+  private renderOne(slot: number, request: PlanRequest, prompt: string, signal: RequestSignal, meter: Meter | undefined): Promise<Uint32Array> {
+    const key = JSON.stringify([request.model, request.system ?? '', prompt, request.kwargs ?? null]);
+    const hit = this.rendered.get(key);
     if (hit) {
-      this.counts.reused++;
-      this.cache.delete(key); // refreshed: the oldest entry goes first
-      this.cache.set(key, hit);
+      this.rendered.delete(key); // refreshed: the oldest entry goes first
+      this.rendered.set(key, hit);
       return hit;
     }
     const pending = this.limit(slot)(() =>
       this.total(() => {
         if (signal.aborted) throw new RequestFailure('cancelled', 'cancelled');
-        this.counts.rendered++;
-        return this.tokenize(slot, model, prompt, system, false, kwargs);
+        return this.tokenize(slot, request, { messages: chatMessages(prompt, request.system), add_generation_prompt: true }, meter);
       }),
     ).then(({ tokens }) => Uint32Array.from(tokens));
-    pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));
-    this.cache.set(key, pending);
-    if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    pending.catch(() => this.rendered.get(key) === pending && this.rendered.delete(key));
+    this.rendered.set(key, pending);
+    if (this.rendered.size > CACHE_ENTRIES) this.rendered.delete(this.rendered.keys().next().value!);
     return pending;
   }
 
@@ -107,20 +157,15 @@ export class ServerRenderer {
     return limit;
   }
 
-  private async tokenize(slot: number, model: string, prompt: string, system: string | undefined, strs: boolean, kwargs?: TemplateKwargs): Promise<{ tokens: number[]; strs: string[] | null }> {
-    const body = {
-      model,
-      messages: chatMessages(prompt, system),
-      add_generation_prompt: true,
-      ...(strs ? { return_token_strs: true } : {}),
-      ...(kwargs ? { chat_template_kwargs: kwargs } : {}),
-    };
-    const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs);
+  private async tokenize(slot: number, request: PlanRequest, fields: Record<string, unknown>, meter: Meter | undefined): Promise<Rendered> {
+    const body = { model: request.model, ...fields, ...(request.kwargs && fields.messages ? { chat_template_kwargs: request.kwargs } : {}) };
+    const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs, undefined, undefined, meter);
     const tokens = answer.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t) && t >= 0)) {
       throw new RequestFailure('protocol', '/tokenize answered without a list of token ids');
     }
-    const tokenStrs = Array.isArray(answer.token_strs) ? answer.token_strs.filter((s): s is string => typeof s === 'string') : null;
-    return { tokens: tokens as number[], strs: tokenStrs };
+    const strs = Array.isArray(answer.token_strs) && answer.token_strs.every((s) => typeof s === 'string') ? (answer.token_strs as string[]) : [];
+    if (fields.return_token_strs && strs.length !== tokens.length) throw new RequestFailure('protocol', '/tokenize answered without a token piece per token (return_token_strs)');
+    return { tokens: tokens as number[], strs };
   }
 }

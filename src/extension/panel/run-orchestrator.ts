@@ -115,7 +115,7 @@ export class RunOrchestrator {
     // A run that throws still ends with a saved record and its runFinished: the panel never waits forever.
     const ended = run.catch(async (err: Error) => {
       await recorder.settle();
-      const empty = summarize([], { requests: new Map(), usage: new Map(), model: null }, 0, { pattern: request.pattern, batch: request.batch });
+      const empty = summarize([], { requests: new Map(), paths: new Map(), usage: new Map(), model: null }, 0, { pattern: request.pattern, batch: request.batch });
       const saved: SavedRun = { record: this.record(recorder, request.compare ? 'compare' : empty.mode, empty, file.uri, false, err.message), request };
       await recorder.finish(saved);
       throw err;
@@ -217,7 +217,7 @@ export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string):
  */
 function mergedSummary(rows: readonly ResultRow[], own: RunRecord['summary']): RunRecord['summary'] {
   const usage = own.promptTokens === null ? new Map() : new Map([['run', { promptTokens: own.promptTokens, completionTokens: own.completionTokens ?? 0 }]]);
-  const tally = { requests: new Map(own.endpoints.map((e) => [e.endpoint, e.requests])), usage, model: own.model };
+  const tally = { requests: new Map(own.endpoints.map((e) => [e.endpoint, e.requests])), paths: new Map(Object.entries(own.requestsByPath)), usage, model: own.model };
   const merged = summarize(rows, tally, own.wallMs, { pattern: own.pattern, batch: own.mode === 'batched', stream: own.streamed });
   return { ...merged, promptThroughput: own.promptThroughput, itl: own.itl };
 }

@@ -62,7 +62,8 @@ export class LlamaBackend implements InferenceBackend {
   }
 
   async serve(path: string, body: Body, res: ServerResponse, { options, metrics }: BackendContext): Promise<void> {
-    const request = parseLlamaRequest(path === '/v1/chat/completions', body, this.text, options);
+    const api = path === '/v1/completions' ? 'completions' : path === '/v1/chat/completions' ? 'chat' : 'chat-batch';
+    const request = parseLlamaRequest(api, body, this.text, options);
     metrics.promptsReceived += request.prompts.length;
     checkModel(request.model, options.model);
     // Every prompt is checked before any runs: one that does not fit fails the whole list, as in vLLM.
@@ -123,7 +124,7 @@ export class LlamaBackend implements InferenceBackend {
     }
     const promptOf = (index: number): LlamaPrompt => request.prompts[Math.floor(index / n)]!;
     const choices = done.map((o, index) => chunk.whole(index, promptOf(index), o));
-    const ids = request.chat && request.returnTokenIds ? { prompt_token_ids: request.prompts[0]!.tokens } : {};
+    const ids = api === 'chat' && request.returnTokenIds ? { prompt_token_ids: request.prompts[0]!.tokens } : {};
     sendJson(res, 200, envelope(object, choices, { usage, ...ids }));
   }
 }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Template } from '@huggingface/jinja';
 import type { LlamaModel, Token } from 'node-llama-cpp';
-import { renderOptions } from '../chat.ts';
+import { batchConversations, renderOptions } from '../chat.ts';
 import { parseMessages } from '../chat-template.ts';
 import { promptList } from '../completions.ts';
 import { badRequest } from '../errors.ts';
@@ -88,8 +88,12 @@ export class LlamaText {
   }
 }
 
-/** `POST /v1/completions` or `/v1/chat/completions` as the llama engine serves it. */
-export function parseLlamaRequest(chat: boolean, body: Body, text: LlamaText, options: SimOptions): LlamaRequest {
+/** Which generation endpoint a request came to. */
+export type LlamaApi = 'completions' | 'chat' | 'chat-batch';
+
+/** `POST /v1/completions`, `/v1/chat/completions` or `/v1/chat/completions/batch` as the llama engine serves it. */
+export function parseLlamaRequest(api: LlamaApi, body: Body, text: LlamaText, options: SimOptions): LlamaRequest {
+  const chat = api !== 'completions';
   if (body['logprobs'] !== undefined && body['logprobs'] !== null && body['logprobs'] !== false) {
     throw badRequest('logprobs are not served by the llama engine (swarm sim --engine llama)', 'logprobs');
   }
@@ -98,7 +102,12 @@ export function parseLlamaRequest(chat: boolean, body: Body, text: LlamaText, op
   const n = optionalInt(body, 'n', 1) ?? 1;
   const sampling = samplingFields(body);
   const seed = sampling.seed;
-  const prompts = chat ? [chatPrompt(body, text, options)] : completionPrompts(body['prompt'], text, options.maxPrompts ?? Infinity);
+  const prompts =
+    api === 'chat-batch'
+      ? batchConversations(body).map((conversation) => chatPrompt(conversation, text, options))
+      : chat
+        ? [chatPrompt(body, text, options)]
+        : completionPrompts(body['prompt'], text, options.maxPrompts ?? Infinity, optionalBool(body, 'add_special_tokens', true));
   for (const p of prompts) if (p.tokens.length === 0) throw badRequest('The decoder prompt cannot be empty', 'prompt');
   return {
     chat,
@@ -116,7 +125,7 @@ export function parseLlamaRequest(chat: boolean, body: Body, text: LlamaText, op
     echo,
     stream,
     ...streamUsage(body, stream),
-    returnTokenIds: optionalBool(body, 'return_token_ids'),
+    returnTokenIds: options.returnTokenIds && optionalBool(body, 'return_token_ids'),
   };
 }
 
@@ -125,12 +134,12 @@ function chatPrompt(body: Body, text: LlamaText, options: SimOptions): LlamaProm
   return { tokens: text.chatTokens(rendered), text: rendered };
 }
 
-/** A completion's prompts, in the shapes vLLM takes (the simulator's own parser). */
-function completionPrompts(prompt: unknown, text: LlamaText, maxPrompts: number): LlamaPrompt[] {
+/** A completion's prompts, in the shapes vLLM takes (the simulator's own parser); `addSpecial` off: text rendered with its own BOS, none added. */
+function completionPrompts(prompt: unknown, text: LlamaText, maxPrompts: number, addSpecial: boolean): LlamaPrompt[] {
   return promptList<LlamaPrompt>(
     prompt,
     maxPrompts,
-    (s) => ({ tokens: text.completionTokens(s), text: s }),
+    (s) => ({ tokens: addSpecial ? text.completionTokens(s) : text.chatTokens(s), text: s }),
     (ids) => {
       const tokens = text.checkIds(ids);
       return { tokens, text: text.detokenize(tokens) };

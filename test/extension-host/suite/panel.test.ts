@@ -266,7 +266,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const map = await runFromPanel({ pattern: 'map', template: 'say {item}', items: ['x', 'y', 'z'], batch: true });
     const mapDone = ofType(map, 'runFinished')[0]!;
     assert.equal(mapDone.record.summary.ok, 3);
-    assert.equal(mapDone.record.summary.httpRequests, 2, 'batched: one request per endpoint');
+    assert.equal(mapDone.record.summary.generationRequests, 2, 'batched: one request per endpoint');
     const mapRows = ofType(map, 'runProgress').flatMap((p) => p.results);
     assert.deepEqual(mapRows.map((r) => r.prompt).sort(), ['say x', 'say y', 'say z']);
 
@@ -308,7 +308,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(ofType(posted, 'runFinished').length, 1);
     const last = ofType(posted, 'runFinished')[0]!.comparison!;
     assert.equal(last.cacheSalt, true);
-    assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.httpRequests, r.requests.length, r.latenciesMs.length]), [
+    assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.generationRequests, r.requests.length, r.latenciesMs.length]), [
       ['batched', 0, 2, 2, 5],
       ['individual', 0, 5, 5, 5],
       ['individual', 1, 5, 5, 5],
@@ -327,8 +327,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     await openReady();
     const m = mark();
     const result = await vscode.commands.executeCommand<{ batched: RunSummary; individual: RunSummary }>('swarmLab.compare', { prompts: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], rounds: 3 });
-    assert.equal(result.batched.httpRequests, 3);
-    assert.equal(result.individual.httpRequests, 7);
+    assert.equal(result.batched.generationRequests, 3);
+    assert.equal(result.individual.generationRequests, 7);
     assert.equal(result.batched.mode, 'batched');
     // The panel heard it as it would a run of its own: one runStarted, six arms, one runFinished.
     const posted = since(m);

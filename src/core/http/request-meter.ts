@@ -1,0 +1,46 @@
+/**
+ * What a request was for, as a run's figures break its HTTP requests down: generation (completions,
+ * chat, batch chat, embeddings), or what prepares and watches it.
+ */
+export type RequestKind = 'generation' | 'tokenize' | 'models' | 'version' | 'metrics' | 'health';
+
+const KINDS: ReadonlyMap<string, RequestKind> = new Map([
+  ['/v1/completions', 'generation'],
+  ['/v1/chat/completions', 'generation'],
+  ['/v1/chat/completions/batch', 'generation'],
+  ['/v1/embeddings', 'generation'],
+  ['/tokenize', 'tokenize'],
+  ['/detokenize', 'tokenize'],
+  ['/v1/models', 'models'],
+  ['/version', 'version'],
+  ['/metrics', 'metrics'],
+  ['/health', 'health'],
+]);
+
+export function requestKind(path: string): RequestKind {
+  return KINDS.get(path) ?? 'health';
+}
+
+/** Where a request is counted the moment it is sent: the run it was sent for. */
+export interface Meter {
+  sent(endpoint: string, path: string): void;
+}
+
+/**
+ * Requests made before any run could be charged for them (a model lookup the CLI does before its
+ * run starts, cached for the pool's life): the first run that uses their answer pays for them, so
+ * every request is counted once, by the run it served.
+ */
+export class Unbilled implements Meter {
+  private held: Array<[string, string]> = [];
+
+  sent(endpoint: string, path: string): void {
+    this.held.push([endpoint, path]);
+  }
+
+  billTo(meter: Meter | undefined): void {
+    if (!meter || !this.held.length) return;
+    for (const [endpoint, path] of this.held) meter.sent(endpoint, path);
+    this.held = [];
+  }
+}
