@@ -534,7 +534,7 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
       for (const r of jsonLines(batchedSystem.stdout)) assert.match(r.text, /^completion: SYSTEM\s/, 'raw batches prepend the system prompt');
       // Rendered by the server's template, the system prompt is a message of its own and the answer is the user's.
       const templatedSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--system', 'SYSTEM', '--quiet']);
-      assert.deepEqual(jsonLines(templatedSystem.stdout).map((r) => [r.text, r.template]), [['completion: alpha beta gamma', 'server'], ['completion: delta epsilon', 'server']]);
+      assert.deepEqual(jsonLines(templatedSystem.stdout).map((r) => [r.text, r.template]), [['completion: alpha beta gamma', 'skeleton'], ['completion: delta epsilon', 'skeleton']]);
 
       const chatPlain = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--no-batch', '--quiet']);
       const chatSystem = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', promptsFile, '--no-batch', '--system', system, '--quiet']);
@@ -678,6 +678,6 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
     assert.match(r.stdout, /3 rounds alternating the arms/);
     // Both arms answered every prompt, and the HTTP request counts show the batching.
     assert.equal(r.stdout.match(/512 ok · 0 failed · 0 cancelled/g)?.length, 2, r.stdout);
-    assert.match(r.stdout, /batched sent 4 HTTP requests where individual sent 512/);
+    assert.match(r.stdout, /over all rounds batched sent 18 HTTP requests \(\/v1\/chat\/completions\/batch 4 · \/v1\/completions 12 · \/tokenize 2\) where individual sent 1,536/);
   });
 });

@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import { scatterGather, SwarmPool } from '../src/core/index.ts';
 import { startSimCluster, type SimCluster } from '../src/sim/cluster.ts';
 import { startLlamaCluster } from '../src/sim/llama/cluster.ts';
+import type { SimOptions } from '../src/sim/options.ts';
 import { FAST_RETRY } from './helpers/swarm.ts';
 
 /**
@@ -12,10 +13,10 @@ import { FAST_RETRY } from './helpers/swarm.ts';
  * answers are compared with the same engine's other answers (greedy decoding repeats itself) and
  * token counts with its own /tokenize.
  */
-const ENGINES: Array<{ name: string; start: () => Promise<SimCluster> }> = [
-  { name: 'simulated', start: () => startSimCluster(1, { reply: 'lorem', ttftMs: 0, tpotMs: 0, requestOverheadMs: 0, maxModelLen: 1024 }) },
+const ENGINES: Array<{ name: string; start: (options?: Partial<SimOptions>) => Promise<SimCluster> }> = [
+  { name: 'simulated', start: (options) => startSimCluster(1, { reply: 'lorem', ttftMs: 0, tpotMs: 0, requestOverheadMs: 0, maxModelLen: 1024, ...options }) },
   // Four sequences decoded together: a batch's prompts share llama.cpp's batches, as in vLLM.
-  { name: 'llama.cpp', start: () => startLlamaCluster(1, {}, { parallel: 4, threads: 1 }) },
+  { name: 'llama.cpp', start: (options) => startLlamaCluster(1, options ?? {}, { parallel: 4, threads: 1 }) },
 ];
 
 const GREEDY = { temperature: 0, ignore_eos: true } as const;
@@ -145,20 +146,55 @@ for (const engine of ENGINES) {
       assert.equal((await post('/v1/completions', { model, prompt: 'x', temperature: -1 })).status, 400);
     });
 
-    it('our pool: at temperature 0 a templated batch (/tokenize, then token ids) gives each prompt the tokens individual chat gives', async () => {
-      const pool = new SwarmPool(cluster.endpoints, { retry: FAST_RETRY });
+    it('our pool: at temperature 0 every templated path gives each prompt the tokens individual chat gives', async () => {
+      // The batch chat endpoint (0.19), the skeleton (this older server), and each prompt through /tokenize.
+      const newer = await engine.start({ vllmVersion: '0.19' });
+      const pools = [new SwarmPool(cluster.endpoints, { retry: FAST_RETRY }), new SwarmPool(newer.endpoints, { retry: FAST_RETRY })];
       try {
-        const prompts = ['What is a swarm?', 'Name three colors.', 'Write a haiku about rain.', 'hello'];
+        const prompts = ['What is a swarm?', 'Name three colors.', '  Write a haiku about rain.\n', 'hello'];
         const gen = { maxTokens: 16, temperature: 0, system: 'You are terse.' };
-        const batched = await scatterGather(pool, prompts, { ...gen, batch: true, template: 'server' }).done;
-        const chat = await scatterGather(pool, prompts, { ...gen, batch: false }).done;
-        assert.deepEqual(batched.results.map((r) => r.status), ['ok', 'ok', 'ok', 'ok']);
-        assert.deepEqual(batched.results.map((r) => r.prompt), prompts);
-        assert.deepEqual(batched.results.map((r) => r.text), chat.results.map((r) => r.text));
-        assert.deepEqual(batched.results.map((r) => r.finishReason), chat.results.map((r) => r.finishReason));
-        assert.equal(batched.summary.completionTokens, chat.summary.completionTokens, 'as many tokens in all');
+        const chat = await scatterGather(pools[0]!, prompts, { ...gen, batch: false }).done;
+        const [skeleton, chatBatch] = await Promise.all(pools.map(async (pool) => (await scatterGather(pool, prompts, { ...gen, template: 'auto' }).done).results));
+        const paths: Array<[string, typeof skeleton]> = [['skeleton', skeleton!], ['chat-batch', chatBatch!]];
+        for (const [path, results] of paths) {
+          assert.deepEqual(results.map((r) => [r.status, r.template]), Array(4).fill(['ok', path]));
+          assert.deepEqual(results.map((r) => r.prompt), prompts);
+          assert.deepEqual(results.map((r) => r.text), chat.results.map((r) => r.text), path);
+          assert.deepEqual(results.map((r) => r.finishReason), chat.results.map((r) => r.finishReason), path);
+          assert.deepEqual(results.map((r) => r.completionTokens), chat.results.map((r) => r.completionTokens), path);
+        }
+      } finally {
+        await Promise.all(pools.map((p) => p.close()));
+        await newer.close();
+      }
+    });
+
+    it("each row's own tokens in every mode, --stream-interval 3 included: completionTokens is the server's count, max_tokens where cut", async () => {
+      const coarse = await engine.start({ streamInterval: 3, vllmVersion: '0.19' });
+      const pool = new SwarmPool(coarse.endpoints, { retry: FAST_RETRY });
+      try {
+        const prompts = ['one', 'a second prompt', 'three', 'and a fourth, longer than the others'];
+        const gen = { maxTokens: 24, temperature: 0, extra: { ignore_eos: true } };
+        const modes = {
+          'chat-batch': { template: 'auto' as const },
+          skeleton: { template: 'auto' as const, stream: true },
+          raw: { template: 'none' as const },
+          'raw streamed': { template: 'none' as const, stream: true },
+          individual: { batch: false },
+          'individual streamed': { batch: false, stream: true },
+        };
+        for (const [mode, options] of Object.entries(modes)) {
+          const { results, summary } = await scatterGather(pool, prompts, { ...gen, ...options }).done;
+          assert.deepEqual(results.map((r) => [r.status, r.finishReason, r.completionTokens]), Array(4).fill(['ok', 'length', 24]), mode);
+          assert.equal(summary.completionTokens, 4 * 24, `${mode}: the servers' usage`);
+          assert.equal(summary.uncounted, 0, mode);
+          // Prompt tokens where the server tells them apart (the batch chat endpoint gives no per-conversation prompt ids).
+          if (mode !== 'chat-batch') assert.equal(results.reduce((s, r) => s + r.promptTokens!, 0), summary.promptTokens, `${mode}: prompt tokens add up`);
+          if ('stream' in options) assert.ok(summary.tpot!.meanMs >= 0);
+        }
       } finally {
         await pool.close();
+        await coarse.close();
       }
     });
   });

@@ -1,5 +1,8 @@
 import { latencyStats, percentile, summaryRows, type EndpointSummary, type PromptResult, type RunSummary } from '../core/index.ts';
 
+/** What one arm of a comparison sent over all its rounds (the core's `armRequests`). */
+type ArmSent = { total: number; byPath: Record<string, number> };
+
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** `1 prompt`, `2,000 prompts`. */
@@ -72,8 +75,11 @@ function slowest(results: readonly PromptResult[]): string[] {
   ];
 }
 
-/** Two arms side by side; `times` is how many times faster the first arm was (the core's `speedup`). */
-export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, string], times: number): string {
+/**
+ * Two arms side by side (each arm's median round); `times` is how many times faster the first arm was
+ * (the core's `speedup`); `sent` what each arm sent over all its rounds, preparation included.
+ */
+export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, string], times: number, sent: [ArmSent, ArmSent]): string {
   const ra = summaryRows(a);
   const rb = summaryRows(b);
   const w0 = ra.reduce((m, [k]) => Math.max(m, k.length), 0);
@@ -81,7 +87,9 @@ export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, 
   const lines = [`  ${''.padEnd(w0)}  ${labels[0].padEnd(w1)}  ${labels[1]}`];
   ra.forEach(([k, v], i) => lines.push(`  ${k.padEnd(w0)}  ${v.padEnd(w1)}  ${rb[i]![1]}`));
   lines.push('');
-  lines.push(`  ${labels[0]} sent ${int(a.httpRequests)} HTTP requests where ${labels[1]} sent ${int(b.httpRequests)} (${(b.httpRequests / Math.max(1, a.httpRequests)).toFixed(1)}× fewer)`);
+  const [sa, sb] = sent;
+  const paths = (s: ArmSent) => Object.entries(s.byPath).map(([path, n]) => `${path} ${int(n)}`).join(' · ');
+  lines.push(`  over all rounds ${labels[0]} sent ${int(sa.total)} HTTP requests (${paths(sa)}) where ${labels[1]} sent ${int(sb.total)} (${paths(sb)}): ${(sb.total / Math.max(1, sa.total)).toFixed(1)}× fewer`);
   lines.push(`  ${labels[0]} took ${(1 / times).toFixed(2)}× the wall time of ${labels[1]} (${times.toFixed(2)}× speed-up, median wall times)`);
   return lines.join('\n');
 }

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { compareBatching, medianRound, scatterGather, speedup, SwarmPool, type PromptResult } from '../../core/index.ts';
+import { armRequests, compareBatching, medianRound, scatterGather, speedup, SwarmPool, type PromptResult } from '../../core/index.ts';
 import { startSimCluster, type SimCluster } from '../../sim/cluster.ts';
 import { formatComparison, printable } from '../format.ts';
 
@@ -48,7 +48,8 @@ export function demoCommand(): Command {
         say(`  batched:    ${comparison.templatePaths.batched}`);
         say(`  individual: ${comparison.templatePaths.individual}`);
         say('');
-        say(formatComparison(batched.summary, individual.summary, ['batched', 'individual'], speedup(comparison.rounds)!));
+        const sent = [armRequests(comparison.rounds, 'batched'), armRequests(comparison.rounds, 'individual')] as const;
+        say(formatComparison(batched.summary, individual.summary, ['batched', 'individual'], speedup(comparison.rounds)!, [...sent]));
         say('');
         say('first answers, in input order (batched):');
         for (const r of firstBatched.slice(0, 3)) say(`  #${r.index} ${r.endpoint}: ${preview(r)}`);

@@ -101,10 +101,17 @@ export class LlamaBackend implements InferenceBackend {
         Array.from({ length: n }, async (_, j) => {
           const index = p * n + j;
           let sent = 0;
+          let held = '';
+          let counted = 0;
           const sampling = { maxTokens: budgets[p]!, stop: request.stop, ignoreEos: request.ignoreEos, temperature: request.temperature, seed: request.seeds[j] };
           const output = await this.engine.generate(prompt.tokens, sampling, aborted.signal, (piece, tokens) => {
-            send(index, chunk.piece(index, prompt, piece, sent === 0), tokens);
-            sent += piece.length;
+            // --stream-interval K: a delta leaves once K more tokens are out (the last chunk takes the rest).
+            held += piece;
+            if (tokens - counted < options.streamInterval) return;
+            send(index, chunk.piece(index, prompt, held, sent === 0), tokens);
+            sent += held.length;
+            held = '';
+            counted = tokens;
           });
           send(index, chunk.last(index, prompt, output, sent), output.tokens.length);
           metrics.sequenceTimed(times(output));
