@@ -360,12 +360,12 @@ export class SwarmPool {
       kwargs: templateKwargs(gen.extra),
       chatBatchFits: !call.stream && (gen.n ?? 1) === 1 && gen.extra?.['tools'] === undefined,
     };
-    if (request.chatBatchFits && this.renderer.mayChatBatch(member.slot)) {
+    if (request.chatBatchFits && (await this.renderer.servesChatBatch(member.slot, model, call))) {
       try {
         return await this.sendList(member, model, prompts, CHAT_BATCH, gen, call, sink);
       } catch (err) {
-        if (!routeAbsent(err)) throw err;
-        // An older server (vLLM < 0.19): nothing was answered; its batches take the next path from now on.
+        if (!RequestFailure.from(err).routeMissing) throw err;
+        // An older server than its model's others (a mixed swarm): nothing was answered; its batches take the next path from now on.
         this.renderer.lacksChatBatch(member.slot);
       }
     }
@@ -550,12 +550,6 @@ function picked(sink: SendSink, kept: readonly number[]): SendSink {
     onUsage: (usage, own) => sink.onUsage(usage, own),
     onGap: (ms) => sink.onGap(ms),
   };
-}
-
-/** A server without the route (FastAPI's bare 404 or 405, not vLLM's own 404 for an unknown model, which names its type). */
-function routeAbsent(err: unknown): boolean {
-  const failure = RequestFailure.from(err);
-  return failure.kind === 'http' && (failure.status === 405 || (failure.status === 404 && failure.errorType === null));
 }
 
 /** Waits for every part; the first failure (after all settle, so none answers behind our back) is thrown. */

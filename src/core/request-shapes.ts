@@ -18,9 +18,12 @@ export const RAW: Rendering = { template: 'none', harmony: false };
 /** The server's batch chat endpoint: prompts go as conversations, the server renders and parses. */
 export const CHAT_BATCH: Rendering = { template: 'chat-batch', harmony: false };
 
+/** vLLM ≥ 0.19's list-of-conversations chat endpoint (PR #38011). */
+export const CHAT_BATCH_PATH = '/v1/chat/completions/batch';
+
 /** Where a batch goes on the wire. */
-export function batchPath(rendering: Rendering): '/v1/chat/completions/batch' | '/v1/completions' {
-  return rendering.template === 'chat-batch' ? '/v1/chat/completions/batch' : '/v1/completions';
+export function batchPath(rendering: Rendering): typeof CHAT_BATCH_PATH | '/v1/completions' {
+  return rendering.template === 'chat-batch' ? CHAT_BATCH_PATH : '/v1/completions';
 }
 
 /** What one prompt's choices came to. */

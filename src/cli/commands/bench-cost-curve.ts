@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeHostfile, type Endpoint } from '../../core/index.ts';
 import { measureSwarm, type ProcessCost } from './bench-process.ts';
-import { startSimFleet } from './bench-sim-fleet.ts';
+import { pathsLine, requestsByPath } from './bench-realistic.ts';
+import { startSimFleet, type SimFleet } from './bench-sim-fleet.ts';
 import type { Say } from './bench-resilience.ts';
 
 const ZERO = ['--ttft-ms', '0', '--tpot-ms', '0', '--request-overhead-ms', '0', '--reply', 'echo'];
@@ -17,6 +18,8 @@ const CELLS: Array<[prompts: number, endpoints: number]> = [
   [100_000, 100],
 ];
 const WHOLE: [number, number] = [100_000, 1_000];
+/** The whole-process cell again on raw batches (`--template none`), for what the default path to the chat template costs. */
+const RAW = true;
 const TARGET_US = 5;
 const TARGET_RSS_MB = 250;
 
@@ -25,6 +28,8 @@ interface Cell {
   endpoints: number;
   cost: ProcessCost;
   simCpuMs: number;
+  /** What the servers received, by path. */
+  paths: Record<string, number>;
 }
 
 /**
@@ -37,9 +42,10 @@ export async function costCurveBench(say: Say): Promise<void> {
   const fleet = await startSimFleet(1_000, SIM_PROCESSES, ZERO);
   try {
     const cells: Cell[] = [];
-    for (const [prompts, endpoints] of CELLS) cells.push(await cell(dir, fleet.endpoints, prompts, endpoints, fleet.cpuMs));
+    for (const [prompts, endpoints] of CELLS) cells.push(await cell(dir, fleet, prompts, endpoints));
+    const raw = await cell(dir, fleet, ...WHOLE, RAW);
     say();
-    say(`cost curve, batched: \`swarm scatter --out FILE --max-tokens 16 --no-hedge --template none\` (raw batches: the default server template adds one /tokenize request per distinct prompt) as its own process (whole process: start-up = exec to its first HTTP request), zero-latency simulator, 1,000 ports over ${SIM_PROCESSES} processes`);
+    say(`cost curve, batched: \`swarm scatter --out FILE --max-tokens 16 --no-hedge\` (the default path to the chat template) as its own process (whole process: start-up = exec to its first HTTP request), zero-latency simulator, 1,000 ports over ${SIM_PROCESSES} processes`);
     say('  (no hedging: against a zero-latency server the client\'s own lag in sending 1,000 first requests looks like slow endpoints and doubles their work)');
     say(`  ${'prompts × endpoints'.padEnd(21)}${'wall'.padStart(9)}${'client CPU'.padStart(12)}${'start-up'.padStart(10)}${'run'.padStart(9)}${'run µs/prompt'.padStart(15)}${'peak RSS'.padStart(10)}${'sim CPU'.padStart(9)}`);
     for (const c of cells) {
@@ -62,24 +68,32 @@ export async function costCurveBench(say: Say): Promise<void> {
     say(`whole client process, batched ${int(WHOLE[0])} prompts × ${int(WHOLE[1])} endpoints (target ≤ ${TARGET_US} µs/prompt, ≤ ${TARGET_RSS_MB} MB)`);
     say(`  start-up CPU ${s(whole.cost.startupCpuMs)} + run CPU ${s(whole.cost.runCpuMs)} = ${totalUs.toFixed(2)} µs per prompt whole process, ${runUs(whole).toFixed(2)} µs per prompt for the run`);
     say(`  peak RSS ${mb(whole.cost.maxRssKb)}; memory held per prompt (peak RSS growth ÷ prompts): ${Math.round(held)} B from 10k to 100k, ${Math.round(heldBig)} B from 100k to 1M`);
+    say(`  requests, as the servers counted them: ${pathsLine(whole.paths)}`);
+    say(
+      `  against raw batches (--template none: ${pathsLine(raw.paths)}): wall ${s(whole.cost.wallMs)} vs ${s(raw.cost.wallMs)} = ${(whole.cost.wallMs / raw.cost.wallMs).toFixed(2)}× (target ≤ 1.2×), ` +
+        `client CPU ${(cpu(whole) / cpu(raw)).toFixed(2)}×, peak RSS ${mb(whole.cost.maxRssKb)} vs ${mb(raw.cost.maxRssKb)}`,
+    );
   } finally {
     await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-async function cell(dir: string, all: Endpoint[], prompts: number, endpoints: number, simCpu: () => number[]): Promise<Cell> {
+async function cell(dir: string, fleet: SimFleet, prompts: number, endpoints: number, raw = false): Promise<Cell> {
+  const all: Endpoint[] = fleet.endpoints;
   const hostfile = join(dir, `hosts-${endpoints}.txt`);
   const promptsFile = join(dir, `prompts-${prompts}.txt`);
   const step = all.length / endpoints;
   await writeFile(hostfile, writeHostfile(all.filter((_, i) => i % step === 0)));
   await writeFile(promptsFile, Array.from({ length: prompts }, (_, i) => `Prompt ${i}: say something about ${i}.\n`).join(''));
-  const before = sum(simCpu());
-  const cost = await measureSwarm(['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--out', join(dir, 'out.jsonl'), '--quiet', '--model', 'sim-model', '--max-tokens', '16', '--no-hedge', '--template', 'none']);
-  return { prompts, endpoints, cost, simCpuMs: sum(simCpu()) - before };
+  const [cpuBefore, before] = [sum(fleet.cpuMs()), await fleet.servers()];
+  const args = ['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--out', join(dir, 'out.jsonl'), '--quiet', '--model', 'sim-model', '--max-tokens', '16', '--no-hedge'];
+  const cost = await measureSwarm(raw ? [...args, '--template', 'none'] : args);
+  return { prompts, endpoints, cost, simCpuMs: sum(fleet.cpuMs()) - cpuBefore, paths: requestsByPath(before, await fleet.servers()) };
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const cpu = (c: Cell) => c.cost.startupCpuMs + c.cost.runCpuMs;
 const int = (n: number) => n.toLocaleString('en-US');
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;

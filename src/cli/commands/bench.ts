@@ -7,7 +7,7 @@ import { CliError } from '../exit.ts';
 import { clientBench } from './bench-client.ts';
 import { costCurveBench } from './bench-cost-curve.ts';
 import { originalBench } from './bench-original.ts';
-import { cores, IDEAL_RULE, promptList, REAL, realisticBench, SIM_PROCESSES, timedRun, withFleet, type Timed } from './bench-realistic.ts';
+import { cores, IDEAL_RULE, pathsLine, promptList, REAL, realisticBench, SIM_PROCESSES, templateCostBench, timedRun, withFleet, type Timed } from './bench-realistic.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import { routingBench } from './bench-routing.ts';
 import type { SimIpcMessage } from './sim.ts';
@@ -42,7 +42,10 @@ export function benchCommand(): Command {
       say(`realistic settings: ttft ${REAL.ttftMs} ms, tpot ${REAL.tpotMs} ms, ${REAL.overheadMs} ms serialized per HTTP request, max_tokens ${REAL.maxTokens} with lorem answers ending at a sampled EOS between ${REAL.maxTokens / 2} and ${REAL.maxTokens} tokens, max-num-seqs ${REAL.maxNumSeqs}, concurrency ${REAL.concurrency}; simulator ports spread over ${SIM_PROCESSES} processes`);
       say(IDEAL_RULE);
       if (on('modes')) for (const sc of flags.quick ? SCENARIOS.slice(0, 1) : SCENARIOS) printScenario(sc, await scenario(sc.prompts, sc.endpoints, sc.rounds), say);
-      if (on('realistic')) await realisticBench(say);
+      if (on('realistic')) {
+        await realisticBench(say);
+        await templateCostBench(say);
+      }
       if (on('client')) await clientBench(say, startSimProcess);
       if (on('cost')) await costCurveBench(say);
       if (on('original')) await originalBench(say);
@@ -57,7 +60,7 @@ function printScenario({ prompts, endpoints }: { prompts: number; endpoints: num
   const [b, i] = [batched.runs[0]!, individual.runs[0]!];
   say();
   say(`${prompts.toLocaleString('en-US')} prompts × ${endpoints} endpoints, realistic settings, client in this process (${batched.runs.length} round(s) each, alternating; medians)`);
-  say(`  HTTP requests   batched ${b.requests.toLocaleString('en-US')} · individual ${i.requests.toLocaleString('en-US')} → ${(i.requests / b.requests).toFixed(1)}× fewer batched`);
+  say(`  HTTP requests (the servers' count, first round)   batched ${b.requests.toLocaleString('en-US')} (${pathsLine(b.paths)}) · individual ${i.requests.toLocaleString('en-US')} (${pathsLine(i.paths)}) → ${(i.requests / b.requests).toFixed(1)}× fewer batched`);
   say(`  wall time       batched ${s(med(batched, (t) => t.wallMs))} · individual ${s(med(individual, (t) => t.wallMs))} → individual / batched = ${(med(individual, (t) => t.wallMs) / med(batched, (t) => t.wallMs)).toFixed(2)}×`);
   say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
   say(`  batched wall / ideal makespan = ${med(batched, (t) => t.wallMs / t.idealMs).toFixed(3)}× (ideal ${s(med(batched, (t) => t.idealMs))}); individual ${med(individual, (t) => t.wallMs / t.idealMs).toFixed(3)}×`);

@@ -63,6 +63,11 @@ export class RequestFailure extends Error {
     return this.kind === 'refused' || this.kind === 'reset' || this.kind === 'tunnel';
   }
 
+  /** The server has no such route (FastAPI's bare 404 or 405; vLLM's own 404 for an unknown model names its type). */
+  get routeMissing(): boolean {
+    return this.kind === 'http' && (this.status === 405 || (this.status === 404 && this.errorType === null));
+  }
+
   /** A client error about the request's content (a prompt too long, a bad field). */
   get promptFault(): boolean {
     return this.kind === 'http' && !this.endpointFault;

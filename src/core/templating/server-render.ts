@@ -3,13 +3,14 @@ import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { RequestSignal } from '../http/abort.ts';
 import type { Meter } from '../http/request-meter.ts';
+import { CHAT_BATCH_PATH } from '../request-shapes.ts';
 import { speaksHarmony } from './harmony.ts';
 import { chatMessages, type TemplateKwargs } from './messages.ts';
 import { fill, SENTINELS, skeletonOf, type Rendered, type Skeleton } from './skeleton.ts';
 
 /**
  * How a templated batch reaches an endpoint's chat template, cheapest exact path first (the pool
- * tries the batch chat endpoint while `mayChatBatch`, then asks `prepared`):
+ * uses the batch chat endpoint where `servesChatBatch`, then asks `prepared`):
  * `chat-batch` — vLLM ≥ 0.19's `POST /v1/chat/completions/batch` (no preparation at all);
  * `skeleton` — text around the prompt, rendered once per model, system prompt and kwargs;
  * `tokenize` — each prompt rendered by `/tokenize` (a template that rewrites content);
@@ -45,6 +46,7 @@ type Preparation = { skeleton: Skeleton } | { skeleton: null; harmony: boolean; 
  */
 export class ServerRenderer {
   private readonly noChatBatch = new Set<number>();
+  private readonly chatBatchProbes = new Map<string, Promise<boolean>>();
   private readonly preparations = new Map<string, Promise<Preparation>>();
   /** Endpoints whose `/tokenize` refused to render a conversation, and why. */
   private readonly refusals = new Map<number, string>();
@@ -57,9 +59,34 @@ export class ServerRenderer {
     private readonly timeoutMs: number,
   ) {}
 
-  /** Whether this endpoint may serve the batch chat endpoint (until it answered there 404 or 405). */
-  mayChatBatch(slot: number): boolean {
-    return !this.noChatBatch.has(slot);
+  /**
+   * Whether this endpoint serves the batch chat endpoint. Asked once per model, on the first endpoint
+   * that needs to know, with a body no server generates from (`messages` not a list: a 4xx means the
+   * route is there, 404 or 405 that it is not) while that model's other batches wait for the answer —
+   * at 1,000 endpoints, one request instead of a thousand lists sent only to be refused. An endpoint
+   * that later answers 404 there anyway (an older server in a mixed swarm) is planned otherwise alone.
+   */
+  async servesChatBatch(slot: number, model: string, meter: Meter | undefined): Promise<boolean> {
+    if (this.noChatBatch.has(slot)) return false;
+    let probe = this.chatBatchProbes.get(model);
+    if (!probe) {
+      probe = this.probeChatBatch(slot, model, meter);
+      this.chatBatchProbes.set(model, probe);
+      probe.catch(() => this.chatBatchProbes.get(model) === probe && this.chatBatchProbes.delete(model));
+    }
+    return probe;
+  }
+
+  private async probeChatBatch(slot: number, model: string, meter: Meter | undefined): Promise<boolean> {
+    try {
+      await this.client(slot).json('POST', CHAT_BATCH_PATH, { model, messages: 'is this route served?' }, this.timeoutMs, undefined, undefined, meter);
+      return true;
+    } catch (err) {
+      const failure = RequestFailure.from(err);
+      if (failure.routeMissing) return false;
+      if (failure.kind === 'http' && failure.status! < 500 && failure.status !== 408 && failure.status !== 429) return true;
+      throw failure; // the endpoint failed: its batch fails over, and the next one asks again
+    }
   }
 
   /** The cheapest exact path on `/v1/completions` for this endpoint. Throws a RequestFailure when the endpoint failed while preparing it. */
