@@ -43,23 +43,29 @@ for node in "${NODES[@]}"; do
     port=$((PORT_BASE + i))
     if [ "$ENGINE" = vllm ]; then args=("${VLLM_FLAGS[@]}"); else args=("${SWARM[@]}"); fi
     srun --nodes=1 --ntasks=1 --overlap --nodelist="$node" bash -c 'serve "$@"' serve "$i" "$port" "${args[@]}" &
-    pending+=("$(address "$node") $port")
+    pending+=("$(address "$node") $port $!")
   done
 done
 
-# One writer for the hostfile: a line per server once it is healthy, written whole.
+# One writer for the hostfile: a line per server once it is healthy, written whole. A server whose
+# process ended before it answered is given up (its log is in the job's output).
 while [ ${#pending[@]} -gt 0 ]; do
   waiting=()
   for server in "${pending[@]}"; do
-    read -r host port <<< "$server"
+    read -r host port pid <<< "$server"
     if curl --noproxy '*' -sf -m 5 -o /dev/null "http://$host:$port/health"; then
       printf '%s\t%s\trole=%s\tmodel=%s\n' "$host" "$port" "$ROLE" "$MODEL" >> "$HOSTFILE"
-    else
+    elif kill -0 "$pid" 2> /dev/null; then
       waiting+=("$server")
+    else
+      echo "server $host:$port exited before it was healthy"
     fi
   done
   pending=("${waiting[@]+"${waiting[@]}"}")
   [ ${#pending[@]} -gt 0 ] && sleep 2
 done
-echo "all $(wc -l < "$HOSTFILE") server(s) healthy"
+up=$(wc -l < "$HOSTFILE")
+echo "$up server(s) healthy"
+# No server at all: fail the job now rather than hold its nodes until the walltime.
+[ "$up" -gt 0 ] || exit 1
 wait
