@@ -8,4 +8,4 @@ export { pbs } from './pbs.ts';
 export { expandHostlist } from './hostlist.ts';
 export { formatWalltime, humanDuration, parseDuration } from './walltime.ts';
 export { jobHostfile, renderTemplate, templateValues, TemplateError, type LaunchParams, type ServerEngine } from './template.ts';
-export { listedServers, submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';
+export { submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';

@@ -44,9 +44,4 @@ export class Scheduler {
   async cancel(id: string): Promise<void> {
     this.adapter.parseCancel(await this.host.run(this.adapter.cancelArgv(this.adapter.checkId(id))), id);
   }
-
-  /** Throws SchedulerError(refused) unless `id` is a job id of this scheduler. */
-  checkId(id: string): string {
-    return this.adapter.checkId(id);
-  }
 }

@@ -37,6 +37,6 @@ export function sshHost(master: SshMaster): JobHost {
 }
 
 /** A POSIX shell word that means exactly `word`. */
-export function quote(word: string): string {
+function quote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
