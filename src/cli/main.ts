@@ -2,10 +2,13 @@ import { Command, CommanderError } from 'commander';
 import { benchCommand } from './commands/bench.ts';
 import { blackboardCommand } from './commands/blackboard.ts';
 import { broadcastCommand } from './commands/broadcast.ts';
+import { cancelJobCommand } from './commands/cancel-job.ts';
 import { pipelineCommand } from './commands/pipeline.ts';
 import { demoCommand } from './commands/demo.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
+import { jobsCommand } from './commands/jobs.ts';
+import { launchCommand } from './commands/launch.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
 import { simCommand } from './commands/sim.ts';
@@ -29,7 +32,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

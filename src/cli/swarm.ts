@@ -71,6 +71,8 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** Look the model and tags up now, so an unserved model is bad input (exit 2) before any result is written. */
   select?: RunOptions;
+  /** A login already made (the launcher's, which submitted the job over it): ridden, and closed with the swarm. */
+  login?: SshLogin;
 }
 
 /** Start-up stopped by Ctrl-C; nothing was left open. */
@@ -106,9 +108,7 @@ export async function openUnlessStopped(
 export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags, options: OpenOptions = {}): Promise<Swarm> {
   checkFlags(flags);
   const reconnectMs = (flags.reconnectTimeout ?? 60) * 1000;
-  const tunnelOptions: TunnelOptions | undefined = flags.via
-    ? { via: flags.via, sshPath: flags.sshPath, sshOptions: flags.sshOption, mode: flags.tunnelMode, interactive: Boolean(process.stdin.isTTY), selfHeal: true, ...(flags.sshConfig ? { sshConfigFile: flags.sshConfig } : {}) }
-    : undefined;
+  const tunnelOptions = flags.via ? tunnelOptionsOf({ ...flags, via: flags.via }) : undefined;
   const step = async <T>(work: Promise<T>): Promise<T> => {
     try {
       const value = await work;
@@ -131,7 +131,7 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
   try {
     const local = flags.hostfile ? await step(readHostfile(flags.hostfile)) : undefined;
     if (local) checkTags(local, flags);
-    if (tunnelOptions) login = await step(ssh(() => SshLogin.create(tunnelOptions)));
+    if (tunnelOptions) login = options.login ?? (await step(sshLogin({ ...flags, via: flags.via! })));
     const endpoints = local ?? (await step(readRemoteHostfile(login!, flags.via!, flags.remoteHostfile!)));
     if (!local) checkTags(endpoints, flags);
     const routes = new Map<string, Route>();
@@ -153,6 +153,16 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     await close().catch(() => undefined);
     throw err;
   }
+}
+
+/** How `--via` and the ssh flags log in and carry endpoints; the first login may prompt on this terminal. */
+export function tunnelOptionsOf(flags: ReachFlags & { via: string }): TunnelOptions {
+  return { via: flags.via, sshPath: flags.sshPath, sshOptions: flags.sshOption, mode: flags.tunnelMode, interactive: Boolean(process.stdin.isTTY), selfHeal: true, ...(flags.sshConfig ? { sshConfigFile: flags.sshConfig } : {}) };
+}
+
+/** The one SSH login of `--via`, ssh input problems as bad input (exit 2). */
+export function sshLogin(flags: ReachFlags & { via: string }): Promise<SshLogin> {
+  return ssh(() => SshLogin.create(tunnelOptionsOf(flags)));
 }
 
 /** Tells the user what the tunnel does; endpoints cut off by it come back once it is up again. */

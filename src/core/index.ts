@@ -33,3 +33,4 @@ export { pipeline, namedStage, type StageSpec, type Stage, type PipelineInput, t
 export { blackboard, boardText, templatedSession, type Board, type BlackboardInput, type BlackboardOutcome } from './patterns/blackboard.ts';
 export { embedAll, type EmbedOptions } from './patterns/embed.ts';
 export { ROUTE_STRATEGIES, prefixSlot, type RouteStrategy } from './routing.ts';
+export * from './scheduler/index.ts';

@@ -41,6 +41,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** The child is killed (SIGKILL) and the promise rejects after this long. */
   timeoutMs?: number;
+  /** Where the command runs (default: the repository), e.g. a folder of its own for `swarm launch`'s .swarm/jobs. */
+  cwd?: string;
 }
 
 /** Environment for children: no inherited SWARM_API_KEY unless a test sets one. */
@@ -52,7 +54,7 @@ function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.Proces
 
 /** Starts `swarm …` without waiting; the caller owns it (it is also tracked for killAll). */
 export function spawnCli(args: readonly string[], options: RunOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;

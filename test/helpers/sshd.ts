@@ -22,6 +22,9 @@ export class TestSshd {
   private child: ChildProcess | undefined;
   port = 0;
 
+  /** `extraConfig`: more sshd_config lines (e.g. `SetEnv` for what the login's commands need). */
+  constructor(private readonly extraConfig: readonly string[] = []) {}
+
   get via(): string {
     return `${userInfo().username}@127.0.0.1:${this.port}`;
   }
@@ -48,6 +51,7 @@ export class TestSshd {
           'StrictModes no',
           'UsePAM no',
           'LogLevel INFO',
+          ...this.extraConfig,
           '',
         ].join('\n'),
       );

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { destination, targetLabel } from './ssh-args.ts';
-import { commonArgs, runSsh, type SshConfig } from './ssh-process.ts';
+import { commonArgs, runSsh, type SshConfig, type SshResult } from './ssh-process.ts';
 import { reapMasters } from './strays.ts';
 
 const QUICK_MS = 15_000;
@@ -151,9 +151,18 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
 
   /** Runs a command on the login node over the master (reading a remote hostfile); no new login. */
   async exec(remote: readonly string[], timeoutMs = 60_000): Promise<string> {
-    const r = await runSsh(this.config, [...this.control, '-T'], { timeoutMs, remote });
+    const r = await this.run(remote, { timeoutMs });
     if (r.code !== 0) throw new Error(`ssh ${this.label} ${remote.join(' ')}: ${lastLines(r.stderr) || `exit ${r.code}`}`);
     return r.stdout;
+  }
+
+  /**
+   * Like exec, but the command's exit code and error text are the caller's to read (a scheduler
+   * refusing a job says why on stderr). The words reach the remote shell as ssh joins them: callers
+   * quote what that shell must not interpret.
+   */
+  run(remote: readonly string[], options: { timeoutMs?: number; input?: string } = {}): Promise<SshResult> {
+    return runSsh(this.config, [...this.control, '-T'], { timeoutMs: options.timeoutMs ?? 60_000, remote, ...(options.input === undefined ? {} : { input: options.input }) });
   }
 
   /** Checks liveness every `intervalMs`; emits `down` once when the master is gone. */

@@ -48,16 +48,20 @@ export interface SshResult {
 /**
  * Runs ssh without a shell: `[...common, ...args, destination, ...remote]`. With `interactive`
  * the terminal is inherited so a one-time password can be typed; otherwise output is captured.
+ * `input` is written to the remote command's standard input (a job script for `tee`).
  */
 export function runSsh(
   config: SshConfig,
   args: readonly string[],
-  options: { timeoutMs: number; interactive?: boolean; remote?: readonly string[] },
+  options: { timeoutMs: number; interactive?: boolean; remote?: readonly string[]; input?: string },
 ): Promise<SshResult> {
   const argv = [...commonArgs(config), ...args, destination(config.target), ...(options.remote ?? [])];
-  const stdio: StdioOptions = options.interactive ? 'inherit' : ['ignore', 'pipe', 'pipe'];
+  const stdio: StdioOptions = options.interactive ? 'inherit' : [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
   return new Promise((resolve, reject) => {
     const child = spawn(config.sshPath, argv, { stdio, shell: false, windowsHide: true, env: childEnv() });
+    // A remote command that exits without reading its input closes the pipe: that is its answer, not ours to throw.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(options.input);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (c: Buffer) => (stdout += c));

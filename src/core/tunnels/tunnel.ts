@@ -245,9 +245,13 @@ export class SshLogin {
 
   /** Reads a file on the login node over the master (no new login); single-process mode needs one more. */
   async readRemoteFile(path: string): Promise<string> {
-    const master = this.carrier instanceof MasterCarrier ? this.carrier.master : new SshMaster(this.config);
     // checkRemotePath's character set has nothing the remote shell would interpret but a leading ~/.
-    return master.exec(['cat', '--', checkRemotePath(path)]);
+    return this.commands().exec(['cat', '--', checkRemotePath(path)]);
+  }
+
+  /** What runs commands on the login node: the master this login rides on (single-process mode: a login per command). */
+  commands(): SshMaster {
+    return this.carrier instanceof MasterCarrier ? this.carrier.master : new SshMaster(this.config);
   }
 
   close(): Promise<void> {

@@ -1,0 +1,11 @@
+export { isFinished, queuePosition, walltimeEnd, type JobPhase, type JobState, type SchedulerKind } from './job.ts';
+export { SchedulerError, type CommandResult, type JobHost } from './host.ts';
+export { localHost, schedulerEnv } from './local-host.ts';
+export { sshHost } from './ssh-host.ts';
+export { Scheduler } from './scheduler.ts';
+export { slurm } from './slurm.ts';
+export { pbs } from './pbs.ts';
+export { expandHostlist } from './hostlist.ts';
+export { formatWalltime, humanDuration, parseDuration } from './walltime.ts';
+export { jobHostfile, renderTemplate, templateValues, TemplateError, type LaunchParams, type ServerEngine } from './template.ts';
+export { submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';

@@ -1,0 +1,127 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
+
+const DAEMONS = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
+
+/**
+ * Why the private Slurm cannot run here, or undefined when it can: Debian's slurm-wlm and munge
+ * (scripts/install-test-deps.sh), and root, which slurmd needs to start jobs as their user.
+ */
+export const slurmUnavailable: string | undefined = !DAEMONS.every(existsSync)
+  ? 'Slurm is not installed (scripts/install-test-deps.sh installs slurm-wlm and munge)'
+  : process.getuid?.() !== 0
+    ? 'the private Slurm runs slurmd, which starts jobs as their user, so it needs root'
+    : undefined;
+
+/**
+ * A real one-node Slurm on loopback (notes: testing-offline, "A real Slurm on loopback"): its own
+ * munged, slurmctld and slurmd in the foreground, as children of this process, on free ports and
+ * private files. Client commands find it through `env.SLURM_CONF`.
+ */
+export class TestSlurm {
+  readonly dir = mkdtempSync(join(tmpdir(), 'swarm-slurm-'));
+  readonly conf = join(this.dir, 'slurm.conf');
+  readonly node = hostname().split('.')[0]!;
+  readonly cpus = availableParallelism();
+  private readonly daemons: ChildProcess[] = [];
+
+  /** What a client command (sbatch, swarm launch) needs to find this cluster. */
+  get env(): Record<string, string> {
+    return { SLURM_CONF: this.conf };
+  }
+
+  async start(): Promise<void> {
+    // munged must reach its files as the munge user: the folder 755, munge's own subfolder for the rest.
+    chmodSync(this.dir, 0o755);
+    const mungeDir = join(this.dir, 'munge');
+    mkdirSync(mungeDir);
+    const uid = Number(execFileSync('id', ['-u', 'munge'], { encoding: 'utf8' }));
+    const gid = Number(execFileSync('id', ['-g', 'munge'], { encoding: 'utf8' }));
+    const key = join(mungeDir, 'munge.key');
+    writeFileSync(key, randomBytes(1024), { mode: 0o400 });
+    chownSync(mungeDir, uid, gid);
+    chownSync(key, uid, gid);
+    const socket = join(mungeDir, 'munge.socket');
+    this.daemon('/usr/sbin/munged', ['--foreground', `--key-file=${key}`, `--socket=${socket}`, `--pid-file=${join(mungeDir, 'munged.pid')}`, `--log-file=${join(mungeDir, 'munged.log')}`, `--seed-file=${join(mungeDir, 'munged.seed')}`], { uid, gid });
+    await until(() => existsSync(socket), 10_000, 'munged to open its socket');
+
+    mkdirSync(join(this.dir, 'state'));
+    mkdirSync(join(this.dir, 'spool'));
+    const [ctldPort, dPort] = [await freeLocalPort(), await freeLocalPort()];
+    writeFileSync(
+      this.conf,
+      [
+        'ClusterName=swarmtest',
+        `SlurmctldHost=${this.node}`,
+        'SlurmUser=root',
+        'AuthType=auth/munge',
+        `AuthInfo=socket=${socket}`,
+        'CredType=cred/munge',
+        'ProctrackType=proctrack/linuxproc',
+        'TaskPlugin=task/none',
+        'SelectType=select/cons_tres',
+        'SelectTypeParameters=CR_CPU',
+        'JobAcctGatherType=jobacct_gather/none',
+        'MpiDefault=none',
+        'ReturnToService=2',
+        // A job past its time limit is signalled, then killed this soon after (default 30 s).
+        'KillWait=5',
+        `StateSaveLocation=${join(this.dir, 'state')}`,
+        `SlurmdSpoolDir=${join(this.dir, 'spool')}`,
+        `SlurmctldPidFile=${join(this.dir, 'slurmctld.pid')}`,
+        `SlurmdPidFile=${join(this.dir, 'slurmd.pid')}`,
+        `SlurmctldLogFile=${join(this.dir, 'slurmctld.log')}`,
+        `SlurmdLogFile=${join(this.dir, 'slurmd.log')}`,
+        `SlurmctldPort=${ctldPort}`,
+        `SlurmdPort=${dPort}`,
+        `NodeName=${this.node} CPUs=${this.cpus} RealMemory=4000`,
+        `PartitionName=debug Nodes=${this.node} Default=YES MaxTime=INFINITE State=UP`,
+        '',
+      ].join('\n'),
+    );
+    this.daemon('/usr/sbin/slurmctld', ['-D', '-f', this.conf]);
+    this.daemon('/usr/sbin/slurmd', ['-D', '-f', this.conf]);
+    await until(() => this.client('sinfo', ['-h', '-o', '%t']).trim() === 'idle', 30_000, 'the node to be idle');
+  }
+
+  /** Runs a Slurm client command against this cluster; its output, or '' when it failed. */
+  client(command: string, args: readonly string[]): string {
+    try {
+      return execFileSync(command, args, { encoding: 'utf8', env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch {
+      return '';
+    }
+  }
+
+  private daemon(path: string, args: string[], ids: { uid?: number; gid?: number } = {}): void {
+    const child = spawn(path, args, { stdio: 'ignore', ...ids });
+    this.daemons.push(child);
+  }
+
+  /** Cancels every job, stops the daemons (slurmd first, munged last) and removes the files. */
+  async stop(): Promise<void> {
+    this.client('scancel', ['--full', '--user', 'root']);
+    for (const child of [...this.daemons].reverse()) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function until(probe: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

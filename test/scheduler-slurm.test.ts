@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createServer, connect } from 'node:net';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { Scheduler, localHost } from '../src/core/index.ts';
+import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, tempDir, waitFor, writeText, ROOT } from './helpers/cli.ts';
+import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
+
+/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
+async function freePorts(n: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer().once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
+    if (ok) return base;
+  }
+}
+
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', () => resolve(true));
+  });
+
+describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, () => {
+  const slurm = new TestSlurm();
+  let dir = '';
+  let cleanup: () => Promise<void>;
+  const env = () => slurm.env;
+
+  before(async () => {
+    ensureBuilt();
+    await slurm.start();
+    ({ dir, cleanup } = await tempDir());
+  });
+  // A test that failed half-way may leave its job holding the node: the next one starts on an empty queue.
+  afterEach(async () => {
+    slurm.client('scancel', ['--user', 'root']);
+    await waitFor(() => (slurm.client('squeue', ['-h', '-o', '%i']).trim() === '' ? true : undefined), 30_000, 'an empty queue');
+  });
+  after(async () => {
+    await killAll();
+    await slurm.stop();
+    await cleanup();
+  });
+
+  it('launch → queued (behind another job) → running → ready → scatter → jobs → cancel-job, nothing left', async () => {
+    // A job holding every CPU keeps ours queued until it is cancelled.
+    const blocker = slurm.client('sbatch', ['--parsable', `--cpus-per-task=${slurm.cpus}`, '--wrap', 'sleep 600']).trim();
+    assert.match(blocker, /^\d+$/);
+    const base = await freePorts(2);
+    const child = spawnCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '5', '--interval', '0.3', '--job-name', 'lifecycle'], { env: env(), cwd: dir });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const done = finished(child, 'swarm launch', 90_000);
+    const queued = await waitFor(() => stderr.split('\n').find((l) => /^job \d+: queued \(PENDING, (Resources|Priority)\), position 1 in debug/.test(l)), 30_000, 'a queued line with its position');
+    const id = /^job (\d+)/.exec(queued)![1]!;
+    slurm.client('scancel', [blocker]);
+    const result = await done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, new RegExp(`^submitted job ${id} to slurm on this machine: 1 node\\(s\\) × 2 sim server\\(s\\)`, 'm'));
+    assert.match(result.stderr, new RegExp(`^job ${id}: running \\(RUNNING\\), on ${slurm.node}, walltime left (4 min \\d\\d|5 min 00) s`, 'm'));
+    assert.match(result.stderr, new RegExp(`^job ${id}: 2/2 server\\(s\\) up in the hostfile$`, 'm'));
+    assert.match(result.stdout, new RegExp(`^ready: job ${id} \\(slurm\\), 2/2 server\\(s\\) healthy`, 'm'));
+
+    // The job wrote the hostfile itself, one line per server as it came up.
+    const jobDir = join(dir, '.swarm', 'jobs', 'lifecycle');
+    const lines = (await readFile(join(jobDir, 'hostfile'), 'utf8')).trim().split('\n').sort();
+    assert.deepEqual(lines, [`127.0.0.1\t${base}\trole=chat\tmodel=sim-model`, `127.0.0.1\t${base + 1}\trole=chat\tmodel=sim-model`]);
+    const record = JSON.parse(await readFile(join(jobDir, 'job.json'), 'utf8'));
+    assert.equal(record.id, id);
+    assert.equal(record.scheduler, 'slurm');
+
+    const prompts = await writeText(dir, 'prompts.txt', Array.from({ length: 2000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const scatter = await runCli(['scatter', '--hostfile', join(jobDir, 'hostfile.ready'), '--prompts', prompts, '--quiet'], { timeoutMs: 60_000 });
+    assert.equal(scatter.code, 0, scatter.stderr);
+    const rows = jsonLines(scatter.stdout);
+    assert.equal(rows.length, 2000);
+    assert.ok(rows.every((r, i) => r.ok && r.text === `completion: prompt ${i + 1}`));
+    assert.deepEqual(new Set(rows.map((r) => r.endpoint)), new Set([`127.0.0.1:${base}`, `127.0.0.1:${base + 1}`]));
+
+    const jobs = await runCli(['jobs'], { env: env(), cwd: dir });
+    assert.equal(jobs.code, 0, jobs.stderr);
+    assert.match(jobs.stdout, new RegExp(`^${id}\\tslurm\\tlifecycle\\t1×2 sim sim-model\\trunning \\(RUNNING\\), on ${slurm.node}, walltime left`, 'm'));
+
+    const cancel = await runCli(['cancel-job', id], { env: env(), cwd: dir });
+    assert.equal(cancel.code, 0, cancel.stderr);
+    assert.match(cancel.stderr, new RegExp(`^cancelled job ${id} \\(slurm on this machine\\)$`, 'm'));
+    await waitFor(async () => ((await refused(base)) && (await refused(base + 1)) ? true : undefined), 20_000, "the job's servers to stop");
+    const after = await runCli(['jobs'], { env: env(), cwd: dir });
+    assert.match(after.stdout, new RegExp(`^${id}\\t.*\\tcancelled \\(CANCELLED\\)`, 'm'));
+  });
+
+  it('a refused submission is one line and exit 2, with no job left', async () => {
+    const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--queue', 'nosuchpartition', '--interval', '0.3'], { env: env(), cwd: dir });
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /^sbatch refused the job: .*Invalid partition name specified/);
+  });
+
+  it('a job whose servers die at start fails the launch (exit 1), saying how the job ended', async () => {
+    const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--swarm-command', '/bin/false', '--port-base', String(await freePorts(1)), '--interval', '0.3', '--job-name', 'dies'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^job \d+ ended \(failed: NonZeroExitCode\) before 1 of its 1 server\(s\) were up$/m);
+    const out = await readFile(join(dir, '.swarm', 'jobs', 'dies', `job-${/^job (\d+) ended/m.exec(r.stderr)![1]}.out`), 'utf8');
+    assert.match(out, /server 127\.0\.0\.1:\d+ exited before it was healthy/);
+  });
+
+  it('--watch warns before the walltime, and sees the job end by it', async () => {
+    const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ready: job \d+ \(slurm\), 1\/1 server\(s\) healthy.*walltime left \d+ s$/m);
+    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain the run now/m);
+    assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
+  });
+
+  it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {
+    const scheduler = new Scheduler('slurm', localHost({ ...process.env, ...slurm.env }));
+    assert.equal(await scheduler.status('999999'), undefined);
+    const id = slurm.client('sbatch', ['--parsable', '--wrap', 'true']).trim();
+    await waitFor(async () => ((await scheduler.status(id))?.phase === 'completed' ? true : undefined), 20_000, 'the job to complete');
+    await scheduler.cancel(id);
+  });
+
+  it('through --via: submission, queue polling and health ride one SSH login', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, async () => {
+    // The login's shell must find this cluster too: the server sets SLURM_CONF for every session.
+    const sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    await sshd.start();
+    try {
+      const base = await freePorts(2);
+      const jobDir = join(dir, 'remote-job');
+      const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '5', '--interval', '0.3', '--job-name', 'via', '--job-dir', jobDir, '--swarm-command', `${process.execPath} ${join(ROOT, 'bin', 'swarm.js')}`, '--via', sshd.via, '--ssh-config', sshd.clientConfig], { cwd: dir, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`^submitted job \\d+ to slurm on ${sshd.via.replace(/[.]/g, '\\.')}:`, 'm'));
+      assert.match(r.stdout, /^ready: job \d+ \(slurm\), 2\/2 server\(s\) healthy/m);
+      assert.equal(sshd.logins(), 1, 'one login for everything');
+      const id = /^ready: job (\d+)/m.exec(r.stdout)![1]!;
+      const cancel = await runCli(['cancel-job', id, '--via', sshd.via, '--ssh-config', sshd.clientConfig], { cwd: dir });
+      assert.equal(cancel.code, 0, cancel.stderr);
+    } finally {
+      await sshd.stop();
+    }
+  });
+});
