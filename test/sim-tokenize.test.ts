@@ -19,11 +19,12 @@ async function post(path: string, body: unknown): Promise<{ status: number; json
   return { status: res.statusCode, json: await res.body.json() };
 }
 
-test('/tokenize counts a prompt unlike chars/4: letters 4 to a token, each digit, mark and CJK character one', async () => {
+test('/tokenize counts a prompt unlike chars/4: letters 4 to a token, each digit, mark and CJK character one; pieces in the byte-level alphabet', async () => {
+  // token_strs are convert_ids_to_tokens, as vLLM gives them: a space is Ġ, a newline Ċ, a CJK character its UTF-8 bytes.
   const cases: Array<[string, string[]]> = [
-    ['Hello world', ['Hell', 'o', ' worl', 'd']],
-    ['x = 12345;', ['x', ' ', '=', ' ', '1', '2', '3', '4', '5', ';']],
-    ['你好世界', ['你', '好', '世', '界']],
+    ['Hello world', ['Hell', 'o', 'Ġworl', 'd']],
+    ['x = 12345;\n', ['x', 'Ġ', '=', 'Ġ', '1', '2', '3', '4', '5', ';', 'Ċ']],
+    ['你好<|im_end|>', ['ä½ł', 'å¥½', '<|im_end|>']],
   ];
   for (const [prompt, pieces] of cases) {
     const { status, json } = await post('/tokenize', { prompt, return_token_strs: true });

@@ -162,7 +162,7 @@ export function armRequests(rounds: readonly ArmRound[], arm: Arm): { total: num
     total += r.summary.httpRequests;
     for (const [path, n] of Object.entries(r.summary.requestsByPath)) byPath[path] = (byPath[path] ?? 0) + n;
   }
-  return { total, byPath };
+  return { total, byPath: Object.fromEntries(Object.entries(byPath).sort((x, y) => y[1] - x[1])) };
 }
 
 /** The arm's round with the median wall time (the lower one of an even count): a real round, not an average. */

@@ -2,7 +2,7 @@ import { parseMessages, renderChat } from './chat-template.ts';
 import { renderOptions } from './chat.ts';
 import { badRequest } from './errors.ts';
 import type { SimOptions } from './options.ts';
-import { decode, encode, tokenPieces } from './tokenizer.ts';
+import { decode, encode, tokenStrings } from './tokenizer.ts';
 import { checkModel, optionalBool, requestedModel, type Body } from './validation.ts';
 
 /**
@@ -16,7 +16,7 @@ export function tokenize(body: Body, options: SimOptions): object {
   else if (typeof body['prompt'] === 'string') text = body['prompt'];
   else throw badRequest("'prompt' must be a string, or 'messages' a list of messages", 'prompt');
   const tokens = encode(text);
-  const tokenStrs = optionalBool(body, 'return_token_strs') ? tokenPieces(text) : null;
+  const tokenStrs = optionalBool(body, 'return_token_strs') ? tokenStrings(text) : null;
   return { count: tokens.length, max_model_len: options.maxModelLen, tokens, token_strs: tokenStrs };
 }
 

@@ -27,6 +27,22 @@ export function tokenPieces(text: string): string[] {
   return text.match(PIECE) ?? [];
 }
 
+/**
+ * The pieces as vLLM's `/tokenize` returns them with `return_token_strs`: `convert_ids_to_tokens`, the
+ * tokenizer's own strings, here in GPT-2's byte-level alphabet as Qwen's, Llama 3's and gpt-oss's are
+ * (a space is `Ġ`, a newline `Ċ`): not text, which a client must read back byte by byte.
+ */
+export function tokenStrings(text: string): string[] {
+  return tokenPieces(text).map((piece) => (SPECIAL_TOKENS as readonly string[]).includes(piece) ? piece : [...Buffer.from(piece, 'utf8')].map((b) => BYTE_CHARS[b]).join(''));
+}
+
+/** Byte b's character in the byte-level alphabet: printable Latin-1 stands for itself, the other bytes for U+0100 onwards in order. */
+const BYTE_CHARS: readonly string[] = (() => {
+  let next = 0x100;
+  const printable = (b: number) => (b > 0x20 && b < 0x7f) || (b > 0xa0 && b !== 0xad);
+  return Array.from({ length: 256 }, (_, b) => String.fromCharCode(printable(b) ? b : next++));
+})();
+
 /** The text as vLLM detokenizes it with `skip_special_tokens` (its default): special tokens left out. */
 export function withoutSpecials(text: string): string {
   // Every special token opens with `<|`: most outputs have none, and skip the regex.

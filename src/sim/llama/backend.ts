@@ -50,7 +50,7 @@ export class LlamaBackend implements InferenceBackend {
     } else {
       throw badRequest("'prompt' must be a string, or 'messages' a list of messages", 'prompt');
     }
-    const tokenStrs = optionalBool(body, 'return_token_strs') ? tokens.map((t) => this.text.detokenize([t])) : null;
+    const tokenStrs = optionalBool(body, 'return_token_strs') ? this.text.pieces(tokens) : null;
     return { count: tokens.length, max_model_len: this.maxModelLen, tokens, token_strs: tokenStrs };
   }
 

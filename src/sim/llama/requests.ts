@@ -36,12 +36,17 @@ export interface LlamaRequest extends StreamUsage {
 /** The model's tokenizer and chat template as vLLM applies them. */
 export class LlamaText {
   private readonly template: Template | null;
-  private readonly vocabSize: number;
+  private readonly vocabulary: readonly string[];
 
   constructor(private readonly model: LlamaModel) {
     const { tokenizer } = model.fileInfo.metadata as { tokenizer?: { chat_template?: string; ggml?: { tokens?: readonly string[] } } };
     this.template = tokenizer?.chat_template ? new Template(tokenizer.chat_template) : null;
-    this.vocabSize = tokenizer?.ggml?.tokens?.length ?? 0;
+    this.vocabulary = tokenizer?.ggml?.tokens ?? [];
+  }
+
+  /** The tokenizer's own string of each token (`convert_ids_to_tokens`: SentencePiece's `▁word`, `<0x0A>`), as vLLM's `return_token_strs` gives them. */
+  pieces(tokens: readonly Token[]): string[] {
+    return tokens.map((t) => this.vocabulary[t] ?? '');
   }
 
   /** A completion prompt: with the model's BOS, as vLLM's `add_special_tokens: true`; special-token text is parsed. */
@@ -79,7 +84,7 @@ export class LlamaText {
 
   /** Token ids as vLLM checks them: integers within the vocabulary. */
   checkIds(ids: readonly number[]): Token[] {
-    for (const id of ids) if (id < 0 || id >= this.vocabSize) throw badRequest(`Token id ${id} is out of vocabulary`, 'prompt');
+    for (const id of ids) if (id < 0 || id >= this.vocabulary.length) throw badRequest(`Token id ${id} is out of vocabulary`, 'prompt');
     return ids as Token[];
   }
 
