@@ -26,7 +26,7 @@ const DURATION_SAMPLES = 256;
  * before its first token, 3× the run's p90 time to first token (queues in front of a busy server
  * are normal). A request is overdue — worth hedging — when it has taken `hedgeFactor` times the
  * run's median request, and at least `hedgeMinMs`. A stream is lagging — worth hedging once others
- * are idle, with no floor — when its tokens come `hedgeFactor` times slower than the run's median gap:
+ * are idle, with no floor — when its tokens come `hedgeFactor` times slower than the run's mean gap:
  * a slow endpoint's list then no longer sets the makespan of a streamed batch run.
  */
 export class Stragglers {
@@ -65,10 +65,15 @@ export class Stragglers {
     return `stalled: no ${r.tokens ? 'token' : 'first token'} for ${(quiet / 1000).toFixed(1)} s`;
   }
 
-  /** The run's median inter-token gap times `hedgeFactor`: streams slower than this lag (Infinity until known). */
+  /**
+   * The run's mean inter-token gap times `hedgeFactor`: streams slower than this lag (Infinity until
+   * known). The mean, not the median: deltas arrive in bursts (a server's step writes many sequences
+   * at once, a busy client reads them late), so most gaps are near zero and the median says nothing of
+   * the pace — against it, every healthy stream looked thousands of times slower and was hedged.
+   */
   lagAfter(): number {
     const gaps = this.ctx.gaps;
-    return this.streamed && gaps.count >= PACE_SAMPLES ? this.options.hedgeFactor * gaps.quantile(0.5) : Infinity;
+    return this.streamed && gaps.count >= PACE_SAMPLES ? this.options.hedgeFactor * gaps.mean : Infinity;
   }
 
   /** Whether a stream's own tokens come slower than `lagAfter` allows. */
