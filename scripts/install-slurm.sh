@@ -8,8 +8,4 @@ set -euo pipefail
 need=()
 { command -v slurmctld && command -v slurmd && command -v sbatch; } >/dev/null 2>&1 || need+=(slurm-wlm)
 command -v munged >/dev/null 2>&1 || need+=(munge)
-[ ${#need[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get install -y --no-install-recommends "${need[@]}" || { $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${need[@]}"; }
+"$(dirname "$0")/apt-install.sh" ${need[@]+"${need[@]}"}

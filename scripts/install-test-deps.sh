@@ -10,8 +10,4 @@ need=()
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v ss >/dev/null 2>&1 || need+=(iproute2)
-[ ${#need[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get install -y --no-install-recommends "${need[@]}" || { $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${need[@]}"; }
+"$(dirname "$0")/apt-install.sh" ${need[@]+"${need[@]}"}
