@@ -33,14 +33,16 @@ export type SkeletonOutcome =
 
 /** The template's text around the user's content, from the renderings of the two sentinels. */
 export function skeletonOf(a: Rendered, b: Rendered): SkeletonOutcome {
-  let found = false;
+  // Read back by a lossless decoder (or found at all): then the template, not the reading, is at fault.
+  let read = false;
   for (const decoder of DECODERS) {
     const textA = decoder.decode(a.strs);
     const textB = decoder.decode(b.strs);
     if (textA === null || textB === null) continue;
+    if (!decoder.lossy) read = true;
     const at = textA.indexOf(SENTINELS[0]);
     if (at < 0 || textA.indexOf(SENTINELS[0], at + 1) >= 0) continue;
-    found = true;
+    read = true;
     const prefix = textA.slice(0, at);
     const suffix = textA.slice(at + SENTINELS[0].length);
     const trims = textB === prefix + pythonStrip(SENTINELS[1]) + suffix;
@@ -49,7 +51,7 @@ export function skeletonOf(a: Rendered, b: Rendered): SkeletonOutcome {
   }
   return {
     skeleton: null,
-    reason: found
+    reason: read
       ? 'the chat template does more to a prompt than place it (it rewrites the content, or what surrounds it depends on it)'
       : "the server's token pieces do not read back into the rendered text",
   };
