@@ -31,7 +31,7 @@ describe('request shapes', () => {
 
   it('matches list-prompt choices by index = prompt·n + j', () => {
     const body = { choices: [{ index: 3, text: 'b1' }, { index: 0, text: 'a0' }, { index: 2, text: 'b0' }, { index: 1, text: 'a1' }] };
-    assert.deepEqual(readCompletions(body, 2, 2).map((a) => [a.text, a.texts]), [['a0', ['a0', 'a1']], ['b0', ['b0', 'b1']]]);
+    assert.deepEqual(readCompletions(body, 2, 2).map((a) => [a!.text, a!.texts]), [['a0', ['a0', 'a1']], ['b0', ['b0', 'b1']]]);
   });
 
   it('refuses a reply whose choices are not exactly prompts × n with every index once', () => {

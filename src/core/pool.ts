@@ -418,7 +418,13 @@ export class SwarmPool {
       await this.request(member, model, prompts, offset, shape, rendering, gen, call, sink);
     } catch (err) {
       const failure = RequestFailure.from(err);
-      if (failure.kind !== 'http' || failure.status !== 400 || shape === 'chat') throw failure;
+      if (failure.kind !== 'http' || shape === 'chat') throw failure;
+      // A proxy's body cap (413): the list is too big in bytes, not wrong; it goes again in halves, and the endpoint's lists stay that size.
+      if (failure.status === 413 && prompts.length > 1) {
+        this.learnedCaps.set(member.slot, Math.ceil(prompts.length / 2));
+        return this.sendList(member, model, prompts, rendering, gen, call, shifted(sink, offset));
+      }
+      if (failure.status !== 400) throw failure;
       const serverCap = /maximum allowed count of (\d+)/.exec(failure.message);
       if (serverCap && Number(serverCap[1]) >= 1 && Number(serverCap[1]) < prompts.length) {
         this.learnedCaps.set(member.slot, Number(serverCap[1]));
@@ -432,9 +438,10 @@ export class SwarmPool {
 
   /**
    * Batch surgery: halves of a rejected list are sent apart until each rejected prompt stands alone
-   * with the server's message for it — O(k log n) requests for k bad prompts. When both halves are
-   * rejected with the very words of their parent, the request itself is at fault (old servers name no
-   * `param`), and the whole list fails with them.
+   * with the server's message for it — O(k log n) requests for k bad prompts. Only an error that
+   * speaks of no prompt (no prompt `param`, no context length) and rejects both halves with the very
+   * words of their parent is taken as the request's own fault, failing the whole list: two over-long
+   * prompts of the same length get the same words, and each must still fail alone.
    */
   private async bisect(member: Member, model: string, prompts: readonly WirePrompt[], offset: number, failure: RequestFailure, rendering: Rendering, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     if (prompts.length === 1) return sink.onPromptError(offset, failure);
@@ -444,7 +451,7 @@ export class SwarmPool {
     const failures = tries.map((t) => (t.status === 'rejected' ? RequestFailure.from(t.reason) : null));
     const other = failures.find((f) => f && !(f.kind === 'http' && f.status === 400));
     if (other) throw other;
-    if (failures.every((f) => f?.message === failure.message)) {
+    if (!aboutAPrompt(failure) && failures.every((f) => f?.message === failure.message)) {
       for (let i = 0; i < prompts.length; i++) sink.onPromptError(offset + i, failure);
       return;
     }
@@ -476,7 +483,14 @@ export class SwarmPool {
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);
       const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
-      for (let i = 0; i < answers.length; i++) sink.onAnswer(offset + i, finish(answers[i]!), times);
+      let lost = 0;
+      for (let i = 0; i < answers.length; i++) {
+        const answer = answers[i];
+        if (answer) sink.onAnswer(offset + i, finish(answer), times);
+        else lost++;
+      }
+      // Choices without text: those prompts alone go to another endpoint (the others are answered).
+      if (lost) throw new RequestFailure('http', `${lost} of ${answers.length} choices came without text`);
       return;
     }
     let times: StreamTimes = { sentAt: performance.now(), firstByteAt: performance.now() };
@@ -557,6 +571,11 @@ async function allOrFirstFailure(parts: ReadonlyArray<Promise<void>>): Promise<v
   const settled = await Promise.allSettled(parts);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/** A 400 the server says is about a prompt: it names a prompt's `param`, or (servers that name none) the context length. */
+function aboutAPrompt(failure: RequestFailure): boolean {
+  return failure.param !== null ? PROMPT_PARAMS.has(failure.param) : /maximum context length|input tokens|prompt/i.test(failure.message);
 }
 
 function maxModelLenOf(state: EndpointState, model: string): number | null {

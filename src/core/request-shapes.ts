@@ -1,4 +1,4 @@
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure, serverError } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
 import { parseHarmony } from './templating/harmony.ts';
 import { chatMessages } from './templating/messages.ts';
@@ -139,7 +139,12 @@ function idTokens(choices: ReadonlyArray<{ token_ids?: unknown; prompt_token_ids
  */
 export function choicesByIndex<C extends { index?: number }>(body: unknown, prompts: number, n: number): C[] {
   const choices = (body as { choices?: unknown } | null)?.choices;
-  if (!Array.isArray(choices)) throw new RequestFailure('protocol', `response has no choices (keys: ${Object.keys(body ?? {}).join(', ')})`);
+  if (!Array.isArray(choices)) {
+    // A 200 carrying an error body (some proxies and servers answer so): the server's own words, and another endpoint may answer.
+    const error = (body as { error?: unknown } | null)?.error;
+    if (error !== undefined) throw new RequestFailure('http', `HTTP 200 with an error: ${serverError(500, JSON.stringify(body)).message.replace(/^HTTP 500: /, '')}`);
+    throw new RequestFailure('protocol', `response has no choices (keys: ${Object.keys(body ?? {}).join(', ')})`);
+  }
   const expected = prompts * n;
   const byIndex: C[] = new Array(expected);
   let valid = choices.length === expected;
@@ -188,13 +193,16 @@ function chatAnswer(choices: readonly ChatChoice[]): Answer {
   return answer;
 }
 
-/** Splits a list-prompt response back into one answer per prompt, matched by `index` = prompt·n + j. */
-export function readCompletions(body: unknown, promptCount: number, n: number): Answer[] {
+/**
+ * Splits a list-prompt response back into one answer per prompt, matched by `index` = prompt·n + j;
+ * a prompt whose choice came without text gets null (its answer was lost on the way, not refused).
+ */
+export function readCompletions(body: unknown, promptCount: number, n: number): Array<Answer | null> {
   const choices = choicesByIndex<CompletionChoice>(body, promptCount, n);
-  const answers: Answer[] = new Array(promptCount);
+  const answers: Array<Answer | null> = new Array(promptCount).fill(null);
   for (let p = 0; p < promptCount; p++) {
     const first = choices[p * n]!;
-    if (typeof first.text !== 'string') throw new RequestFailure('protocol', `choice ${p * n} has no text`);
+    if (typeof first.text !== 'string') continue;
     const answer: Answer = { text: first.text, reasoning: null, finishReason: first.finish_reason ?? null };
     const own = choices.slice(p * n, p * n + n);
     if (n > 1) answer.texts = own.map((c) => (typeof c.text === 'string' ? c.text : ''));

@@ -73,7 +73,8 @@ export class EndpointClient {
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
     } catch {
-      throw new RequestFailure('protocol', `invalid JSON from ${path}: ${ex.body.slice(0, 120)}`);
+      // Cut short, compressed, or not JSON at all: the body was garbled on its way (a proxy, a dying server), as a reset is.
+      throw new RequestFailure('reset', `invalid JSON from ${path}: ${ex.body.slice(0, 120)}`);
     }
   }
 

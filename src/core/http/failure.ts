@@ -50,11 +50,12 @@ export class RequestFailure extends Error {
 
   /**
    * The endpoint (or its route) is at fault, not the prompt: its unanswered prompts may go to
-   * another endpoint. 4xx other than 408/429 are the prompt's fault; a 200 we cannot read would
-   * read the same anywhere.
+   * another endpoint. 4xx other than 408/413/429 are the prompt's fault; a 200 whose choices we
+   * cannot use would read the same anywhere (a garbled body is a `reset`).
    */
   get endpointFault(): boolean {
-    if (this.kind === 'http') return this.status === undefined || this.status >= 500 || this.status === 408 || this.status === 429;
+    // A redirect (3xx, not followed) is the endpoint's or its proxy's doing, as a 413 body cap is when no split helps.
+    if (this.kind === 'http') return this.status === undefined || this.status < 400 || this.status >= 500 || this.status === 408 || this.status === 413 || this.status === 429;
     return this.kind !== 'protocol' && this.kind !== 'cancelled';
   }
 
