@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { endpointId, scatterGather, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
-import { Fixture, prompts } from './helpers/swarm.ts';
+import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
 afterEach(() => fx.close());
@@ -93,7 +93,8 @@ describe('individual mode', () => {
 describe('retries and failover', () => {
   it('retries 503 with backoff up to the policy, then fails with the server message', async () => {
     const sim = await fx.sim(1, { faultRate: 1, faultStatus: 503 });
-    const [r] = (await scatterGather(fx.pool(sim.endpoints), ['a'], { batch: false, maxTokens: 5 }).done).results;
+    // A budget shorter than the cool-down: the endpoint is not waited for after its retries.
+    const [r] = (await scatterGather(fx.pool(sim.endpoints, { retry: { ...FAST_RETRY, budgetMs: 1_000 } }), ['a'], { batch: false, maxTokens: 5 }).done).results;
     assert.equal(r!.status, 'failed');
     assert.equal(r!.attempts, 3);
     assert.match(r!.error!, /^HTTP 503/);
@@ -152,9 +153,27 @@ describe('retries and failover', () => {
     assert.deepEqual(report.results.map((r) => [r.index, r.status]), [[0, 'failed'], [1, 'failed'], [2, 'failed']]);
   });
 
+  it('every endpoint benched (a restart): unsent and failed prompts wait for its cool-down, then go through', async () => {
+    const sim = await fx.sim(1);
+    const server = sim.servers[0]!;
+    const pool = fx.pool(sim.endpoints, { coolDown: { baseMs: 300, maxMs: 300 }, maxPromptsPerRequest: 50 });
+    await scatterGather(pool, ['warm'], { maxTokens: 5 }).done; // looked up while up
+    server.setFaults({ dead: true });
+    const run = scatterGather(pool, prompts(200), { maxTokens: 5 });
+    const warnings: string[] = [];
+    run.on('warning', (w) => {
+      // Back once the run has seen it fail, as a restarted vLLM on the same port.
+      if (!warnings.length) server.setFaults({ dead: false });
+      warnings.push(w);
+    });
+    const report = await run.done;
+    assert.equal(report.summary.ok, 200, `${report.summary.failed} failed: ${report.results.find((r) => !r.ok)?.error}`);
+    assert.ok(warnings.some((w) => /is benched after failing; waiting/.test(w)), warnings.join('\n'));
+  });
+
   it('times out a request that never answers, per its deadline', async () => {
     const sim = await fx.sim(1, { hang: true });
-    const pool = fx.pool(sim.endpoints, { timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 5000, refusedRetryDelayMs: 1 } });
+    const pool = fx.pool(sim.endpoints, { timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1000, refusedRetryDelayMs: 1 } });
     const [r] = (await scatterGather(pool, ['a'], { batch: false, maxTokens: 5 }).done).results;
     assert.equal(r!.status, 'failed');
     assert.match(r!.error!, /timed out after 0\.1 s/);

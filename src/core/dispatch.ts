@@ -167,6 +167,9 @@ class Dispatcher {
   private readonly results: PromptResult[] | null;
   private readonly offset: number;
   private finished = false;
+  /** Every endpoint is benched: the pump sleeps until the first may be probed again. */
+  private benchTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = performance.now();
   readonly ctx: RunContext;
 
   constructor(
@@ -268,6 +271,29 @@ class Dispatcher {
     return true;
   }
 
+  /**
+   * Whether a group no endpoint will take now may wait for one: an endpoint being probed answers soon
+   * (and pumps again); a benched one may be probed once its cool-down ends — waited for while that
+   * is within the retry budget, counted from the group's first try (or the dispatch's start).
+   */
+  private waitForBench(group: Group): boolean {
+    const { pool } = this.plan;
+    const now = performance.now();
+    const reopens = this.members.map((m) => pool.reopensAt(m.slot));
+    if (reopens.some((at) => at <= now)) return true; // a probe is under way
+    const soonest = Math.min(...reopens);
+    const budget = pool.options.retry.budgetMs;
+    if (soonest - (group.firstTryAt || this.startedAt) > budget) return false;
+    if (!this.benchTimer) {
+      this.ctx.warn(`every endpoint serving ${this.plan.selection.model} is benched after failing; waiting ${((soonest - now) / 1000).toFixed(1)} s for one to be tried again (up to ${(budget / 1000).toFixed(0)} s from a prompt's first try)`);
+      this.benchTimer = setTimeout(() => {
+        this.benchTimer = undefined;
+        this.pump();
+      }, soonest - now + 1);
+    }
+    return true;
+  }
+
   private hasQueued(): boolean {
     return this.again.length > 0 || (this.shape !== 'chat' ? this.initial.length > 0 : this.cursor < this.slots.length);
   }
@@ -287,6 +313,11 @@ class Dispatcher {
       }
       if (!pick && this.mayHeal()) {
         // Every endpoint is benched, some behind a route that may come back: hold on until it does.
+        this.again.unshift(group);
+        return;
+      }
+      if (!pick && this.waitForBench(group)) {
+        // Every endpoint is benched for a cool-down (a restart, a brief overload): wait it out rather than fail the prompts unsent.
         this.again.unshift(group);
         return;
       }
@@ -621,6 +652,7 @@ class Dispatcher {
     if (this.finished) return;
     this.finished = true;
     clearInterval(this.watch);
+    clearTimeout(this.benchTimer);
     clearInterval(this.scraper);
     for (const flight of this.hedging) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
     if (!this.active.size) return this.resolve(this.results ?? []);

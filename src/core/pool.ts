@@ -178,6 +178,11 @@ export class SwarmPool {
     return this.options.routes?.has(this.states[slot]!.id) ?? false;
   }
 
+  /** When a benched endpoint may be probed again (`performance.now()` clock; in the past when it may now, or is being probed). */
+  reopensAt(slot: number): number {
+    return this.breakers[slot]!.reopensAt;
+  }
+
   startProbe(slot: number): void {
     this.breakers[slot]!.startProbe();
   }
