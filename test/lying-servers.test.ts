@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { scatterGather, SwarmPool } from '../src/core/index.ts';
-import { BODY_CAP, lyingServer, type Lie, type LyingServer } from './helpers/lying-server.ts';
+import { BODY_CAP, BUSY_MS, lyingServer, type Lie, type LyingServer } from './helpers/lying-server.ts';
 import { withServer } from './helpers/sim-server.ts';
 import { FAST_RETRY } from './helpers/swarm.ts';
 
@@ -86,6 +86,36 @@ describe('lying servers', { timeout: 60_000 }, () => {
       await pool.close();
     }
     assert.ok(good);
+  });
+
+  it('429 with Retry-After on the only endpoint: the prompts wait as asked and are answered', async () => {
+    const busy = await liar('busy-then-ok');
+    const pool = new SwarmPool([busy.endpoint], { retry: { ...FAST_RETRY, budgetMs: 10_000 } });
+    try {
+      const t0 = performance.now();
+      const { results } = await scatterGather(pool, prompts(200), { maxTokens: 8 }).done;
+      assert.deepEqual(results.map((r) => r.status), Array(200).fill('ok'));
+      ownAnswers(results);
+      assert.ok(performance.now() - t0 >= BUSY_MS, 'the answer came after the server said it would be free');
+      assert.ok(busy.lists.length <= 4, `${busy.lists.length} requests: not a retry storm`);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a stream that ends without [DONE] after every choice finished is a success, its endpoint not benched', async () => {
+    const cut = await liar('stream-no-done');
+    const pool = new SwarmPool([cut.endpoint], { retry: FAST_RETRY, concurrency: 2 });
+    try {
+      for (const batch of [true, false]) {
+        const { results } = await scatterGather(pool, prompts(30), { maxTokens: 8, stream: true, batch }).done;
+        assert.deepEqual(results.map((r) => [r.status, r.attempts]), Array(30).fill(['ok', 1]), batch ? 'batched' : 'individual');
+        ownAnswers(results);
+        assert.equal(pool.endpoints[0]!.status, 'up');
+      }
+    } finally {
+      await pool.close();
+    }
   });
 
   for (const vllmVersion of ['0.10.0', '0.13']) {

@@ -4,7 +4,7 @@ import { RequestFailure } from './http/failure.ts';
 import type { GenerationOptions } from './options.ts';
 import type { Member, Selection, SendCall, SendSink, SentTimes, Shape, SwarmPool } from './pool.ts';
 import type { Answer, Usage } from './request-shapes.ts';
-import { backoffDelay } from './retry.ts';
+import { retryDelay } from './retry.ts';
 import { answeredResult, failedResult, type PromptResult } from './result.ts';
 import type { RunContext, Slot } from './run.ts';
 import { readLoad, type EndpointLoad } from './load.ts';
@@ -498,7 +498,7 @@ class Dispatcher {
     const policy = this.plan.pool.options.retry;
     if (!failure.retryable || group.retries + 1 >= policy.maxAttempts) return null;
     if (failure.kind === 'refused' && group.refusals >= 1) return null;
-    const delay = failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(group.retries + 1, policy);
+    const delay = retryDelay(failure, group.retries + 1, policy);
     return performance.now() - group.firstTryAt + delay > policy.budgetMs ? null : delay;
   }
 

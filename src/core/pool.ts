@@ -500,13 +500,15 @@ export class SwarmPool {
     }
     let times: StreamTimes = { sentAt: performance.now(), firstByteAt: performance.now() };
     const answers = new StreamAnswers(prompts.length, n, { onAnswer: (i, a) => sink.onAnswer(offset + i, finish(a), times), onGap: (ms) => sink.onGap(ms) });
-    await client.stream(path, body, this.options.timeoutMs, call.signal, (event, at) => {
+    const { done } = await client.stream(path, body, this.options.timeoutMs, call.signal, (event, at) => {
       call.onActivity?.(at);
       answers.add(event, at);
     }, (t) => {
       times = t;
       call.onActivity?.(t.firstByteAt);
     }, call);
+    // No [DONE] (a proxy cut the tail, a server that never sends it): fine when every choice finished; else the rest was lost.
+    if (!done && !answers.allFinished) throw new RequestFailure('reset', `the event stream of ${path} ended before [DONE]`);
     answers.end();
     if (answers.usage) sink.onUsage(answers.usage, prompts.length === 1);
   }

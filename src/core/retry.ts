@@ -20,6 +20,16 @@ export const DEFAULT_RETRY: RetryPolicy = {
   refusedRetryDelayMs: 250,
 };
 
+/**
+ * How long to wait before attempt `attempt + 1` after this failure: what the server asked for
+ * (`Retry-After` on a 429 or 503), a quick retry for a refused connection, else backoff. The one
+ * decision of the pool's lookups and the dispatcher alike.
+ */
+export function retryDelay(failure: RequestFailure, attempt: number, policy: RetryPolicy): number {
+  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
+  return failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(attempt, policy);
+}
+
 /** Exponential backoff with full jitter: uniform in [0, min(max, base·2^(attempt-1))]. */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
   return random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
@@ -42,7 +52,7 @@ export async function withRetries<T>(
     } catch (err) {
       const failure = RequestFailure.from(err);
       if (failure.kind === 'refused') refusals++;
-      const delay = failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(n, policy);
+      const delay = retryDelay(failure, n, policy);
       const giveUp =
         !(failure.retryable || failure.kind === 'timeout') ||
         signal.aborted ||

@@ -88,6 +88,11 @@ export class StreamAnswers {
     }
   }
 
+  /** Every choice has its finish_reason. */
+  get allFinished(): boolean {
+    return this.finished === this.choices.length;
+  }
+
   /** At `[DONE]`: every choice must have finished; with n > 1 this is where answers are released. */
   end(): void {
     if (this.finished !== this.choices.length) {

@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import type { Endpoint } from '../../src/core/index.ts';
 
 /** How a lying server misbehaves on `/v1/completions`; `ok` answers every prompt `ans:<prompt>`. */
-export type Lie = 'ok' | 'error-200' | 'truncated' | 'redirect' | 'null-text' | 'body-cap' | 'stream-no-index';
+export type Lie = 'ok' | 'error-200' | 'truncated' | 'redirect' | 'null-text' | 'body-cap' | 'stream-no-index' | 'stream-no-done' | 'busy-then-ok';
+
+/** How long `busy-then-ok` answers 429 with `Retry-After: 1` from its start, ms. */
+export const BUSY_MS = 1_200;
 
 export interface LyingServer {
   endpoint: Endpoint;
@@ -21,6 +24,7 @@ export const BODY_CAP = 2_000;
  */
 export async function lyingServer(lie: Lie): Promise<LyingServer> {
   const lists: number[] = [];
+  const started = Date.now();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -28,6 +32,13 @@ export async function lyingServer(lie: Lie): Promise<LyingServer> {
       const raw = Buffer.concat(chunks);
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (req.url === '/v1/models') return json(200, { object: 'list', data: [{ id: 'liar', object: 'model', max_model_len: 4096 }] });
+      if (req.url === '/v1/chat/completions') {
+        const { messages } = JSON.parse(raw.toString('utf8')) as { messages: Array<{ content: string }> };
+        const choice = { index: 0, delta: { content: `ans:${messages.at(-1)!.content}` }, finish_reason: 'stop' };
+        if (lie !== 'stream-no-done') return json(200, { choices: [{ index: 0, message: { role: 'assistant', content: choice.delta.content }, finish_reason: 'stop' }] });
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.end(`data: ${JSON.stringify({ choices: [choice] })}\n\n`);
+      }
       if (req.url !== '/v1/completions') return json(404, { detail: 'Not Found' });
       const body = JSON.parse(raw.toString('utf8')) as { prompt: string[]; stream?: boolean };
       lists.push(body.prompt.length);
@@ -46,6 +57,15 @@ export async function lyingServer(lie: Lie): Promise<LyingServer> {
         case 'body-cap':
           if (raw.length > BODY_CAP) return res.writeHead(413, { 'content-type': 'text/html' }).end('<html><body><h1>413 Request Entity Too Large</h1></body></html>');
           return json(200, { choices });
+        case 'busy-then-ok':
+          if (Date.now() - started < BUSY_MS) return res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":{"message":"busy","type":"TooManyRequests"}}');
+          return json(200, { choices });
+        case 'stream-no-done': {
+          // Every choice finishes, and the stream ends without [DONE] (a proxy that drops the tail).
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          for (const c of choices) res.write(`data: ${JSON.stringify({ choices: [c] })}\n\n`);
+          return res.end();
+        }
         case 'stream-no-index': {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           for (const c of choices) res.write(`data: ${JSON.stringify({ choices: [{ text: c.text, finish_reason: 'stop' }] })}\n\n`);

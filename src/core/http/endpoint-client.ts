@@ -26,6 +26,8 @@ export interface ClientLimits {
 export interface Exchange<T> {
   status: number;
   body: T;
+  /** The response's `Retry-After`, if any. */
+  retryAfter?: string | string[];
   /** `performance.now()` when the request left and when its response headers arrived. */
   sentAt: number;
   firstByteAt: number;
@@ -69,7 +71,7 @@ export class EndpointClient {
   /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. `onHeaders`: when the response began; `meter` counts the request. */
   async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void, meter?: Meter): Promise<Exchange<T>> {
     const ex = await this.send(method, path, payload, timeoutMs, signal, onHeaders, meter);
-    if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body);
+    if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body, ex.retryAfter);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
     } catch {
@@ -87,7 +89,7 @@ export class EndpointClient {
       const firstByteAt = performance.now();
       onHeaders?.(firstByteAt);
       const body = await res.body.text();
-      return { status: res.statusCode, body, sentAt, firstByteAt };
+      return { status: res.statusCode, body, sentAt, firstByteAt, retryAfter: res.headers['retry-after'] };
     } catch (err) {
       throw this.failure(err, timeoutMs, signal);
     }
@@ -96,15 +98,16 @@ export class EndpointClient {
   /**
    * `POST` with `stream: true`: each server-sent event's JSON goes to `onEvent` as it arrives.
    * Headers must come within `timeoutMs`; the body has no deadline of ours (a long batch streams for
-   * as long as it generates) — the caller watches for stalls and aborts through `signal`.
+   * as long as it generates) — the caller watches for stalls and aborts through `signal`. Resolves
+   * with whether `[DONE]` came: a stream that ended without it may still have said all it had to.
    */
-  async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void, meter?: Meter): Promise<StreamTimes> {
+  async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void, meter?: Meter): Promise<StreamTimes & { done: boolean }> {
     meter?.sent(this.id, path);
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options('POST', path, payload, timeoutMs, 0, signal));
       const times = { sentAt, firstByteAt: performance.now() };
-      if (res.statusCode < 200 || res.statusCode >= 300) throw httpFailure(res.statusCode, await res.body.text());
+      if (res.statusCode < 200 || res.statusCode >= 300) throw httpFailure(res.statusCode, await res.body.text(), res.headers['retry-after']);
       onHeaders?.(times);
       const complete = await readEvents(res.body, (data) => {
         let event: unknown;
@@ -115,8 +118,7 @@ export class EndpointClient {
         }
         onEvent(event, performance.now());
       });
-      if (!complete) throw new RequestFailure('reset', `the event stream of ${path} ended before [DONE]`);
-      return times;
+      return { ...times, done: complete };
     } catch (err) {
       throw this.failure(err, timeoutMs, signal);
     }

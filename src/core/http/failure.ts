@@ -23,17 +23,20 @@ export class RequestFailure extends Error {
   /** vLLM's error `type` (`BadRequestError`, …) and `param` (`prompt`, `input_tokens`, …), when it sent them. */
   readonly errorType: string | null;
   readonly param: string | null;
+  /** How long the server asked us to wait before trying again (`Retry-After`), ms. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     readonly kind: FailureKind,
     message: string,
     readonly status?: number,
-    detail: { type?: string | null; param?: string | null } = {},
+    detail: { type?: string | null; param?: string | null; retryAfterMs?: number } = {},
   ) {
     super(message);
     this.name = 'RequestFailure';
     this.errorType = detail.type ?? null;
     this.param = detail.param ?? null;
+    this.retryAfterMs = detail.retryAfterMs;
   }
 
   /** The one conversion of anything thrown into a RequestFailure. */
@@ -120,10 +123,19 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/** A non-2xx answer as a RequestFailure carrying the server's message, type and param. */
-export function httpFailure(status: number, body: string): RequestFailure {
+/** A non-2xx answer as a RequestFailure carrying the server's message, type and param, and its `Retry-After`. */
+export function httpFailure(status: number, body: string, retryAfter?: string | string[]): RequestFailure {
   const e = serverError(status, body);
-  return new RequestFailure('http', e.message, status, e);
+  const wait = retryAfterMs(retryAfter);
+  return new RequestFailure('http', e.message, status, wait === undefined ? e : { ...e, retryAfterMs: wait });
+}
+
+/** `Retry-After` as seconds or an HTTP date, in ms from now; at most a minute (a server's "come back tomorrow" is a failure). */
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) && ms >= 0 && ms <= 60_000 ? ms : undefined;
 }
 
 /**
