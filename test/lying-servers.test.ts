@@ -43,6 +43,35 @@ describe('lying servers', { timeout: 60_000 }, () => {
     });
   }
 
+  it('a body that trickles after its headers meets the deadline, and the list is answered elsewhere', async () => {
+    const [bad, good] = [await liar('trickle'), await liar('ok')];
+    const pool = new SwarmPool([bad.endpoint, good.endpoint], { retry: FAST_RETRY, timeoutMs: 1_000, timeoutPerSequenceMs: 1_000, hedge: false });
+    try {
+      const { results } = await scatterGather(pool, prompts(20), { maxTokens: 8 }).done;
+      assert.deepEqual(results.map((r) => r.status), Array(20).fill('ok'));
+      ownAnswers(results);
+      assert.ok(results.every((r) => r.endpoint === `127.0.0.1:${good.endpoint.port}`));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a body far larger than its answers can be is cut off, not held in memory, and the list is answered elsewhere', async () => {
+    const [bad, good] = [await liar('huge'), await liar('ok')];
+    const pool = new SwarmPool([bad.endpoint, good.endpoint], { retry: FAST_RETRY });
+    try {
+      const run = scatterGather(pool, prompts(10), { maxTokens: 8 });
+      const warnings: string[] = [];
+      run.on('warning', (w) => warnings.push(w));
+      const { results } = await run.done;
+      assert.deepEqual(results.map((r) => r.status), Array(10).fill('ok'));
+      ownAnswers(results);
+      assert.ok(warnings.some((w) => /answered more than .* MB, far more than its answers can hold/.test(w)), warnings.join('\n'));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('one choice without text: that prompt alone is answered elsewhere', async () => {
     const [bad, good] = [await liar('null-text'), await liar('ok')];
     const pool = new SwarmPool([bad.endpoint, good.endpoint], { retry: FAST_RETRY });

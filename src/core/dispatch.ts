@@ -61,6 +61,8 @@ class Flight implements SendCall, SendSink {
     readonly probe: boolean,
     readonly startedAt: number,
     readonly stream: boolean,
+    /** Unstreamed: the whole answer must be in by then (`performance.now()`), however its body trickles. */
+    readonly deadline: number,
   ) {
     this.lastActivity = startedAt;
   }
@@ -391,7 +393,8 @@ class Dispatcher {
     const now = performance.now();
     group.attempts++;
     group.firstTryAt ||= now;
-    const flight = new Flight(this, group, member, probe, now, Boolean(gen.stream));
+    const timeout = this.shape === 'chat' ? pool.options.timeoutMs : pool.batchTimeoutMs(group.slots.length * (gen.n ?? 1));
+    const flight = new Flight(this, group, member, probe, now, Boolean(gen.stream), now + timeout);
     this.active.add(flight);
     this.flights.set(member.slot, (this.flights.get(member.slot) ?? 0) + 1);
     if (group.hedge) this.hedging.add(flight);
@@ -565,6 +568,10 @@ class Dispatcher {
     for (const flight of this.active) {
       const stall = this.stragglers.stalled(flight, now);
       if (stall) flight.signal.abort(new RequestFailure('stalled', stall));
+      // undici's body timeout is per chunk: a body that trickles a byte at a time would never end without this.
+      else if (!flight.stream && now > flight.deadline && flight.lastActivity > flight.startedAt) {
+        flight.signal.abort(new RequestFailure('timeout', `timed out after ${((now - flight.startedAt) / 1000).toFixed(1)} s: the answer's body was still arriving`));
+      }
     }
     if (!this.plan.pool.options.hedge) return;
     const pool = this.plan.pool;

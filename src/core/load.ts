@@ -35,7 +35,7 @@ export function parseVllmMetrics(text: string): EndpointLoad | null {
 /** `GET /metrics` of one endpoint; null when it has none (not vLLM) or cannot be reached. `meter`: the run that asked. */
 export async function readLoad(pool: SwarmPool, slot: number, signal?: AbortSignal, meter?: Meter): Promise<EndpointLoad | null> {
   try {
-    const res = await pool.client(slot).send('GET', '/metrics', undefined, pool.options.lookupTimeoutMs, signal, undefined, meter);
+    const res = await pool.client(slot).send('GET', '/metrics', undefined, pool.options.lookupTimeoutMs, signal, { meter });
     return res.status === 200 ? parseVllmMetrics(res.body) : null;
   } catch {
     return null;

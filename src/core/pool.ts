@@ -253,7 +253,7 @@ export class SwarmPool {
     const policy = { ...this.options.retry, maxAttempts: 2 };
     try {
       const { value } = await withRetries(policy, signal, () =>
-        this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, signal, undefined, meter),
+        this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, signal, { meter }),
       );
       state.models = parseModelList(value.body);
       this.setStatus(state, 'up', null);
@@ -329,7 +329,7 @@ export class SwarmPool {
   private version(slot: number, meter?: Meter): Promise<string | null> {
     let pending = this.versions.get(slot);
     if (!pending) {
-      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, undefined, meter).then(
+      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, { meter }).then(
         ({ body }) => (typeof body.version === 'string' ? body.version : null),
         () => null,
       );
@@ -483,7 +483,8 @@ export class SwarmPool {
     if (!stream) {
       const timeout = shape === 'chat' ? this.options.timeoutMs : this.batchTimeoutMs(prompts.length * n);
       // vLLM sends an unstreamed answer's headers once it is generated: from then on the endpoint has answered.
-      const ex = await client.json('POST', path, body, timeout, call.signal, call.onActivity && ((at) => call.onActivity!(at)), call);
+      const onHeaders = call.onActivity && ((at: number) => call.onActivity!(at));
+      const ex = await client.json('POST', path, body, timeout, call.signal, { onHeaders, meter: call, maxBytes: responseCap(prompts, n, maxTokens) });
       const answers = shape === 'chat' ? [readChat(ex.body, n)] : chatBatch ? readChatBatch(ex.body, prompts.length) : readCompletions(ex.body, prompts.length, n);
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);
@@ -515,7 +516,7 @@ export class SwarmPool {
 
   /** `POST /v1/embeddings` with the list (grouped and capped as batches are); each vector reaches `sink` as an answer. */
   private async embed(member: Member, model: string, inputs: readonly string[], call: SendCall, sink: SendSink): Promise<void> {
-    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal, undefined, call);
+    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal, { meter: call });
     const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
     const usage = readUsage(ex.body);
     if (usage) sink.onUsage(usage, inputs.length === 1);
@@ -551,6 +552,17 @@ export class SwarmPool {
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+}
+
+/**
+ * The most bytes an unstreamed answer to these prompts can honestly take: every choice's
+ * `max_tokens` at a generous 64 bytes a token (text escaped as JSON, its id, logprobs aside), each
+ * prompt's ids back (`prompt_token_ids`, ~8 bytes per character at worst), and a MiB to spare.
+ */
+function responseCap(prompts: readonly WirePrompt[], n: number, maxTokens: number): number {
+  let promptBytes = 0;
+  for (const p of prompts) promptBytes += 8 * p.length;
+  return 2 ** 20 + n * prompts.length * (maxTokens * 64 + 1024) + n * promptBytes;
 }
 
 /** A sink for a part of a list that starts at `offset`. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Endpoint } from '../../src/core/index.ts';
 
 /** How a lying server misbehaves on `/v1/completions`; `ok` answers every prompt `ans:<prompt>`. */
-export type Lie = 'ok' | 'error-200' | 'truncated' | 'redirect' | 'null-text' | 'body-cap' | 'stream-no-index' | 'stream-no-done' | 'busy-then-ok';
+export type Lie = 'ok' | 'error-200' | 'truncated' | 'redirect' | 'null-text' | 'body-cap' | 'stream-no-index' | 'stream-no-done' | 'busy-then-ok' | 'trickle' | 'huge';
 
 /** How long `busy-then-ok` answers 429 with `Retry-After: 1` from its start, ms. */
 export const BUSY_MS = 1_200;
@@ -57,6 +57,23 @@ export async function lyingServer(lie: Lie): Promise<LyingServer> {
         case 'body-cap':
           if (raw.length > BODY_CAP) return res.writeHead(413, { 'content-type': 'text/html' }).end('<html><body><h1>413 Request Entity Too Large</h1></body></html>');
           return json(200, { choices });
+        case 'trickle': {
+          // Headers at once, then a byte of the body every 100 ms: each chunk is in time, the whole never is.
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const text = JSON.stringify({ choices });
+          let at = 0;
+          const timer = setInterval(() => (at < text.length ? res.write(text[at++]!) : (clearInterval(timer), res.end())), 100);
+          res.on('close', () => clearInterval(timer));
+          return;
+        }
+        case 'huge': {
+          // Valid JSON, 64 MB of it, for answers of a few tokens.
+          const padding = 'x'.repeat(2 ** 20);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(`{"padding":[`);
+          for (let i = 0; i < 64; i++) res.write(`${i ? ',' : ''}"${padding}"`);
+          return res.end(`],"choices":${JSON.stringify(choices)}}`);
+        }
         case 'busy-then-ok':
           if (Date.now() - started < BUSY_MS) return res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":{"message":"busy","type":"TooManyRequests"}}');
           return json(200, { choices });

@@ -33,6 +33,14 @@ export interface Exchange<T> {
   firstByteAt: number;
 }
 
+/** What a JSON exchange may also be given: when the response began, the meter that counts it, the most bytes its body may have. */
+export interface ExchangeExtras {
+  onHeaders?: (at: number) => void;
+  meter?: Meter;
+  /** Over this, the body is cut off and the request fails (the endpoint's fault: another may answer). */
+  maxBytes?: number;
+}
+
 /** When a streamed exchange's request left and its headers arrived (`performance.now()`). */
 export interface StreamTimes {
   sentAt: number;
@@ -68,9 +76,9 @@ export class EndpointClient {
     });
   }
 
-  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. `onHeaders`: when the response began; `meter` counts the request. */
-  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void, meter?: Meter): Promise<Exchange<T>> {
-    const ex = await this.send(method, path, payload, timeoutMs, signal, onHeaders, meter);
+  /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
+  async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras?: ExchangeExtras): Promise<Exchange<T>> {
+    const ex = await this.send(method, path, payload, timeoutMs, signal, extras);
     if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body, ex.retryAfter);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
@@ -81,14 +89,14 @@ export class EndpointClient {
   }
 
   /** Raw exchange: the status and text body, whatever the status. */
-  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, onHeaders?: (at: number) => void, meter?: Meter): Promise<Exchange<string>> {
-    meter?.sent(this.id, path);
+  async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras: ExchangeExtras = {}): Promise<Exchange<string>> {
+    extras.meter?.sent(this.id, path);
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
       const firstByteAt = performance.now();
-      onHeaders?.(firstByteAt);
-      const body = await res.body.text();
+      extras.onHeaders?.(firstByteAt);
+      const body = extras.maxBytes === undefined ? await res.body.text() : await capped(res.body, extras.maxBytes, path);
       return { status: res.statusCode, body, sentAt, firstByteAt, retryAfter: res.headers['retry-after'] };
     } catch (err) {
       throw this.failure(err, timeoutMs, signal);
@@ -147,4 +155,19 @@ export class EndpointClient {
   close(): Promise<void> {
     return this.pool.destroy();
   }
+}
+
+/** A body read whole unless it grows past `maxBytes`: a server (or proxy) that sends a gigabyte for a few answers is failed, not held in memory. */
+async function capped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number, path: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      body.destroy();
+      throw new RequestFailure('http', `${path} answered more than ${(maxBytes / 2 ** 20).toFixed(1)} MB, far more than its answers can hold: cut off`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
 }

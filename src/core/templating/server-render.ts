@@ -79,7 +79,7 @@ export class ServerRenderer {
 
   private async probeChatBatch(slot: number, model: string, meter: Meter | undefined): Promise<boolean> {
     try {
-      await this.client(slot).json('POST', CHAT_BATCH_PATH, { model, messages: 'is this route served?' }, this.timeoutMs, undefined, undefined, meter);
+      await this.client(slot).json('POST', CHAT_BATCH_PATH, { model, messages: 'is this route served?' }, this.timeoutMs, undefined, { meter });
       return true;
     } catch (err) {
       const failure = RequestFailure.from(err);
@@ -186,7 +186,7 @@ export class ServerRenderer {
 
   private async tokenize(slot: number, request: PlanRequest, fields: Record<string, unknown>, meter: Meter | undefined): Promise<Rendered> {
     const body = { model: request.model, ...fields, ...(request.kwargs && fields.messages ? { chat_template_kwargs: request.kwargs } : {}) };
-    const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs, undefined, undefined, meter);
+    const { body: answer } = await this.client(slot).json<{ tokens?: unknown; token_strs?: unknown }>('POST', '/tokenize', body, this.timeoutMs, undefined, { meter });
     const tokens = answer.tokens;
     if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t) && t >= 0)) {
       throw new RequestFailure('protocol', '/tokenize answered without a list of token ids');
