@@ -1,8 +1,8 @@
-import { OrderedJsonlWriter, type Run, type SwarmPool } from '../core/index.ts';
+import type { Run, SwarmPool } from '../core/index.ts';
 import { printable } from './format.ts';
 import { claimStop, exitCode } from './interrupt.ts';
 import { narrowed, runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
-import { checkOutPath } from './output.ts';
+import { claimResults, writeRows } from './output.ts';
 import { watchRun } from './progress.ts';
 import { openUnlessStopped, type ReachFlags } from './swarm.ts';
 
@@ -27,17 +27,13 @@ export interface PatternRun<T> {
  * and at least one answer.
  */
 export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Promise<void> {
-  if (flags.out) await checkOutPath(flags.out, [p.input, ['--hostfile', flags.hostfile]]);
+  const lock = flags.out ? await claimResults(flags.out, [p.input, ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
   const stop = claimStop();
   const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
   if (!swarm) return;
   const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop);
   await swarm.close();
-  if (flags.out) {
-    const writer = new OrderedJsonlWriter(flags.out);
-    for (const r of report.results) writer.add(r);
-    await writer.close(report.results.length);
-  }
+  if (flags.out) await writeRows(report.results, flags.out, lock);
   const outcome = report.outcome;
   if (outcome !== undefined) process.stdout.write(`${flags.json ? JSON.stringify(outcome) : p.text(outcome)}\n`);
   else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no outcome')}\n`);
