@@ -1,4 +1,5 @@
 import type { Run, SwarmPool } from '../core/index.ts';
+import { failureLines, type Placement } from './failures.ts';
 import { printable } from './format.ts';
 import { claimStop, exitCode } from './interrupt.ts';
 import { narrowed, runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
@@ -15,16 +16,19 @@ export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags {
 /** A pattern command's run, given its validated input file (`[flag, path]`, never overwritten by --out). */
 export interface PatternRun<T> {
   label: string;
-  input: [flag: string, path: string];
+  input: [flag: string, path: string | undefined];
   start(pool: SwarmPool): Run<T>;
   /** The outcome as printed without --json. */
   text(outcome: T): string;
+  /** Where a prompt sat (its round, stage, level) and which it was, to say what failed. */
+  place: Placement;
 }
 
 /**
  * The shape every multi-step pattern command shares: open the swarm (Ctrl-C safe), run, every answer
- * to --out as JSONL, the outcome to stdout (text, or JSON with --json), exit 0 only with an outcome
- * and at least one answer.
+ * to --out as JSONL, what failed to stderr (counts, and which of each step), the outcome to stdout
+ * (text, or JSON with --json); exit 0 only with an outcome and every prompt answered, else 1 (or the
+ * signal's code).
  */
 export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Promise<void> {
   const lock = flags.out ? await claimResults(flags.out, [p.input, ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
@@ -34,8 +38,9 @@ export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Prom
   const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop);
   await swarm.close();
   if (flags.out) await writeRows(report.results, flags.out, lock);
+  for (const line of failureLines(report.results, p.place)) process.stderr.write(`${line}\n`);
   const outcome = report.outcome;
   if (outcome !== undefined) process.stdout.write(`${flags.json ? JSON.stringify(outcome) : p.text(outcome)}\n`);
   else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no outcome')}\n`);
-  process.exitCode = exitCode(stop, outcome !== undefined && report.summary.ok > 0);
+  process.exitCode = exitCode(stop, outcome !== undefined && report.results.every((r) => r.ok));
 }

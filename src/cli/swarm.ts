@@ -26,7 +26,7 @@ import {
 } from '../core/index.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
-import { onExit, type Stop } from './interrupt.ts';
+import { exitCode, onExit, type Stop } from './interrupt.ts';
 import { num, type GenerationFlags, type SwarmFlags } from './options.ts';
 
 /** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
@@ -80,7 +80,7 @@ class Interrupted extends Error {
 
 /**
  * openSwarm under the command's stop: when Ctrl-C comes first, runs `onStopped` (writing what is
- * owed), sets exit code 130 and returns undefined.
+ * owed), sets the signal's exit code and returns undefined.
  */
 export async function openUnlessStopped(
   flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags,
@@ -93,7 +93,7 @@ export async function openUnlessStopped(
   } catch (err) {
     if (!(err instanceof Interrupted)) throw err;
     await onStopped();
-    process.exitCode = EXIT.interrupted;
+    process.exitCode = exitCode(stop, false);
     return undefined;
   }
 }

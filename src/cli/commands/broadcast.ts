@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
-import { AGGREGATE_NAMES, broadcast, failureReport } from '../../core/index.ts';
+import { AGGREGATE_NAMES, broadcast } from '../../core/index.ts';
 import { aggregated, type AggregateName } from '../aggregates.ts';
+import { byEndpoint, failureLines } from '../failures.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, writeRows } from '../output.ts';
@@ -37,9 +38,8 @@ export function broadcastCommand(): Command {
     await swarm.close();
     if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     if (flags.out || !flags.aggregate) await writeRows(report.results, flags.out, lock);
-    const failures = failureReport(report.results);
-    for (const f of failures.failures) process.stderr.write(`failed: ${f.endpoint ?? `#${f.index}`}: ${printable(f.error ?? '')}\n`);
+    for (const line of failureLines(report.results, (r) => ({ step: 'broadcast', which: byEndpoint(r) }))) process.stderr.write(`${line}\n`);
     if (flags.aggregate) process.stdout.write(`${aggregated(flags.aggregate, report.results, flags.k)}\n`);
-    process.exitCode = exitCode(stop, failures.successCount > 0);
+    process.exitCode = exitCode(stop, report.results.length > 0 && report.results.every((r) => r.ok));
   });
 }

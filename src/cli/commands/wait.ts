@@ -1,8 +1,8 @@
 import { access, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { waitForHealthy, writeHostfile } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
-import { claimStop } from '../interrupt.ts';
+import { CliError } from '../exit.ts';
+import { claimStop, exitCode } from '../interrupt.ts';
 import { int, num } from '../options.ts';
 import { checkOutPath } from '../output.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -53,7 +53,7 @@ export function waitCommand(): Command {
       process.stderr.write(`${ready.length}/${total} healthy; wrote ${output}\n`);
       const short = (flags.minHosts !== undefined && ready.length < flags.minHosts) || (flags.minFraction !== undefined && ready.length < flags.minFraction * total);
       if (short) process.stderr.write(`fewer healthy endpoints than required (--min-hosts ${flags.minHosts ?? '-'}, --min-fraction ${flags.minFraction ?? '-'})\n`);
-      process.exitCode = stop.signal.aborted ? EXIT.interrupted : short ? EXIT.failed : EXIT.ok;
+      process.exitCode = exitCode(stop, !short);
     } finally {
       await swarm.close();
     }
