@@ -3,7 +3,7 @@ import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { failedResult, lockResults, OrderedJsonlWriter, partialPathOf, ResultsLockedError, type PromptInput, type PromptResult, type ResultsLock } from '../core/index.ts';
 import { CliError, EXIT } from './exit.ts';
-import { printable } from './format.ts';
+import { printable, terminalSafe } from './format.ts';
 import { onExit } from './interrupt.ts';
 
 /**
@@ -72,12 +72,15 @@ export async function writeAllCancelled(writer: OrderedJsonlWriter, prompts: rea
   await writer.close(total);
 }
 
+/** Rows on stdout may reach a terminal: the servers' control characters in them are escaped as JSON's \u escapes. */
+export const shownRow = (row: string): string => terminalSafe(row, true);
+
 /**
  * A finished run's rows, in input order, to its claimed results file (or stdout without one); a
  * file that could not be written and checked is an error of the run (exit 1).
  */
 export async function writeRows(results: readonly PromptResult[], out: string | undefined, lock: ResultsLock | undefined): Promise<void> {
-  const writer = new OrderedJsonlWriter({ ...(out ? { path: out } : {}), ...(lock ? { lock } : {}) });
+  const writer = new OrderedJsonlWriter({ ...(out ? { path: out } : {}), ...(lock ? { lock } : {}), show: shownRow });
   for (const r of results) writer.add(r);
   await writer.close(results.length).catch((err: unknown) => {
     throw new CliError(`error: ${(err as Error).message}`, EXIT.failed);

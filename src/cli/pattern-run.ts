@@ -1,6 +1,6 @@
 import type { Run, SwarmPool } from '../core/index.ts';
 import { failureLines, type Placement } from './failures.ts';
-import { printable } from './format.ts';
+import { printable, terminalSafe } from './format.ts';
 import { claimStop, exitCode } from './interrupt.ts';
 import { narrowed, runOptions, type GenerationFlags, type SwarmFlags } from './options.ts';
 import { claimResults, writeRows } from './output.ts';
@@ -40,7 +40,8 @@ export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Prom
   if (flags.out) await writeRows(report.results, flags.out, lock);
   for (const line of failureLines(report.results, p.place)) process.stderr.write(`${line}\n`);
   const outcome = report.outcome;
-  if (outcome !== undefined) process.stdout.write(`${flags.json ? JSON.stringify(outcome) : p.text(outcome)}\n`);
+  // Answers are the servers' text: escaped for the terminal, JSON staying JSON.
+  if (outcome !== undefined) process.stdout.write(`${flags.json ? terminalSafe(JSON.stringify(outcome), true) : terminalSafe(p.text(outcome))}\n`);
   else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no outcome')}\n`);
   process.exitCode = exitCode(stop, outcome !== undefined && report.results.every((r) => r.ok));
 }

@@ -49,6 +49,8 @@ export interface WriterOptions {
   /** Maps a result's index to its row's (a resumed run sends a subset of the prompts). */
   indexOf?: (resultIndex: number) => number;
   out?: Writable;
+  /** How a row is shown on `out` (the CLI escapes a terminal's control characters). */
+  show?: (row: string) => string;
   continued?: Continued;
   /** The file's lock when the caller took it first (to read the file it continues); else the writer takes it. */
   lock?: ResultsLock;
@@ -74,6 +76,7 @@ export class OrderedJsonlWriter {
   private readonly partial: string;
   private readonly indexOf: (resultIndex: number) => number;
   private readonly out: Writable;
+  private readonly show: (row: string) => string;
   private readonly onFailure: ((err: ResultsFileError) => void) | undefined;
   private lock: ResultsLock | undefined;
   private fd: number | null = null;
@@ -96,6 +99,7 @@ export class OrderedJsonlWriter {
     this.partial = partialPathOf(options.path ?? '');
     this.indexOf = options.indexOf ?? ((i) => i);
     this.out = options.out ?? process.stdout;
+    this.show = options.show ?? ((row) => row);
     this.onFailure = options.onFailure;
     if (!this.path) return;
     this.lock = options.lock ?? lockResults(this.path);
@@ -180,7 +184,7 @@ export class OrderedJsonlWriter {
     this.waiting.set(index, line);
     for (let r = this.waiting.get(this.next); r !== undefined; r = this.waiting.get(this.next)) {
       this.waiting.delete(this.next++);
-      this.out.write(r);
+      this.out.write(this.show(r));
     }
   }
 

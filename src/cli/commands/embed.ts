@@ -3,7 +3,7 @@ import { embedAll, loadPrompts, OrderedJsonlWriter, PromptFileError, type Prompt
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { claimResults, writeAllCancelled } from '../output.ts';
+import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addSwarmOptions, narrowed, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -33,7 +33,7 @@ export function embedCommand(): Command {
     const stop = claimStop();
     let run: ReturnType<typeof embedAll> | undefined;
     // Made once the swarm is open, so bad input leaves no file behind; a failed write stops the run.
-    const newWriter = () => new OrderedJsonlWriter({ ...(flags.out ? { path: flags.out } : {}), ...(lock ? { lock } : {}), onFailure: () => run?.cancel() });
+    const newWriter = () => new OrderedJsonlWriter({ ...(flags.out ? { path: flags.out } : {}), ...(lock ? { lock } : {}), show: shownRow, onFailure: () => run?.cancel() });
     const swarm = await openUnlessStopped(flags, stop, {}, () => writeAllCancelled(newWriter(), inputs, inputs.length));
     if (!swarm) return;
     const writer = newWriter();

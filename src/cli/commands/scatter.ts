@@ -15,7 +15,7 @@ import { loadTemplateFile, TemplateFileError, type TemplatePath, type TemplateSe
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { claimResults, writeAllCancelled } from '../output.ts';
+import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, templateFlag, type GenerationFlags, type SwarmFlags, type TemplateFlag } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -65,6 +65,7 @@ export function scatterCommand(): Command {
         indexOf: (i) => plan.todo[i]!,
         ...(flags.resume || flags.retryFailed ? { continued: plan.continued } : {}),
         ...(lock ? { lock } : {}),
+        show: shownRow,
         onFailure: () => run?.cancel(),
       });
     let writer: OrderedJsonlWriter | undefined;
