@@ -134,17 +134,15 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     if (tunnelOptions) login = await step(ssh(() => SshLogin.create(tunnelOptions)));
     const endpoints = local ?? (await step(readRemoteHostfile(login!, flags.via!, flags.remoteHostfile!)));
     if (!local) checkTags(endpoints, flags);
-    const routes = new Map<string, Route>();
+    let swarmPool: SwarmPool;
     if (tunnelOptions) {
-      tunnel = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
-      for (const [id, route] of tunnel.routes) routes.set(id, route);
-      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}${tunnel.socksAddress ? ` ${tunnel.socksAddress}` : ''})\n`);
-    } else if (flags.socks) {
-      const proxy = socksAddress(flags.socks);
-      for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+      const healing = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
+      tunnel = healing;
+      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${healing.label} (${healing.mode}${healing.socksAddress ? ` ${healing.socksAddress}` : ''})\n`);
+      swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes: new Map(healing.routes), awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) }));
+    } else {
+      swarmPool = directPool(endpoints, flags, options.pool);
     }
-    const healing = tunnel;
-    const swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes, ...(healing ? { awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) } : {}) }));
     pool = swarmPool;
     if (tunnel) watchTunnel(tunnel, swarmPool);
     if (options.select) await step(select(swarmPool, options.select, options.signal));
@@ -153,6 +151,16 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     await close().catch(() => undefined);
     throw err;
   }
+}
+
+/** A pool on endpoints reached directly, or through the SOCKS proxy of `--socks`. */
+export function directPool(endpoints: Endpoint[], flags: SwarmFlags & Pick<ReachFlags, 'socks'>, extra: Partial<PoolOptions> = {}): SwarmPool {
+  const routes = new Map<string, Route>();
+  if (flags.socks) {
+    const proxy = socksAddress(flags.socks);
+    for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+  }
+  return new SwarmPool(endpoints, poolOptions(flags, { ...extra, routes }));
 }
 
 /** Tells the user what the tunnel does; endpoints cut off by it come back once it is up again. */
