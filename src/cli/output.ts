@@ -2,9 +2,9 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { failedResult, lockResults, OrderedJsonlWriter, partialPathOf, ResultsLockedError, type PromptInput, type PromptResult, type ResultsLock } from '../core/index.ts';
-import { CliError, EXIT } from './exit.ts';
+import { CliError } from './exit.ts';
 import { printable, terminalSafe } from './format.ts';
-import { onExit } from './interrupt.ts';
+import { exitCode, onExit, type Stop } from './interrupt.ts';
 
 /**
  * An output file (`--out`) checked before anything starts: its folder exists, it can be written, and it is none of
@@ -77,12 +77,13 @@ export const shownRow = (row: string): string => terminalSafe(row, true);
 
 /**
  * A finished run's rows, in input order, to its claimed results file (or stdout without one); a
- * file that could not be written and checked is an error of the run (exit 1).
+ * file that could not be written and checked is an error of the run (exit 1, or the signal's code
+ * when one stopped the run).
  */
-export async function writeRows(results: readonly PromptResult[], out: string | undefined, lock: ResultsLock | undefined): Promise<void> {
+export async function writeRows(results: readonly PromptResult[], out: string | undefined, lock: ResultsLock | undefined, stop: Stop): Promise<void> {
   const writer = new OrderedJsonlWriter({ ...(out ? { path: out } : {}), ...(lock ? { lock } : {}), show: shownRow });
   for (const r of results) writer.add(r);
   await writer.close(results.length).catch((err: unknown) => {
-    throw new CliError(`error: ${(err as Error).message}`, EXIT.failed);
+    throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));
   });
 }

@@ -37,7 +37,7 @@ export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Prom
   if (!swarm) return;
   const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop);
   await swarm.close();
-  if (flags.out) await writeRows(report.results, flags.out, lock);
+  if (flags.out) await writeRows(report.results, flags.out, lock, stop);
   for (const line of failureLines(report.results, p.place)) process.stderr.write(`${line}\n`);
   const outcome = report.outcome;
   // Answers are the servers' text: escaped for the terminal, JSON staying JSON.

@@ -127,10 +127,7 @@ export class OrderedJsonlWriter {
     const index = this.indexOf(result.index);
     const line = `${resultRow(result, index)}\n`;
     if (!this.path) return this.addInOrder(index, line);
-    if (this.failure !== null) {
-      this.unwritten++;
-      return;
-    }
+    if (this.failure !== null) return void this.unwritten++;
     // Encoded straight into the chunk (no byte count, join and copy per row); a UTF-16 unit is at most 3 bytes.
     if (this.used + line.length * 3 > this.chunk.length) {
       this.flush();
@@ -214,8 +211,7 @@ export class OrderedJsonlWriter {
     } finally {
       this.lock?.release();
     }
-    const total_ = total ?? this.rows.count;
-    const gap = this.rows.firstGap(total_);
+    const gap = this.rows.firstGap(total ?? this.rows.count);
     return this.check(total, this.rows.count, gap >= 0 ? `no row for index ${gap}` : null);
   }
 

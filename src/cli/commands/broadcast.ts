@@ -37,7 +37,7 @@ export function broadcastCommand(): Command {
     const report = await watchRun(run, 'broadcast', Boolean(flags.quiet), stop);
     await swarm.close();
     if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
-    if (flags.out || !flags.aggregate) await writeRows(report.results, flags.out, lock);
+    if (flags.out || !flags.aggregate) await writeRows(report.results, flags.out, lock, stop);
     for (const line of failureLines(report.results, (r) => ({ step: 'broadcast', which: byEndpoint(r) }))) process.stderr.write(`${line}\n`);
     if (flags.aggregate) process.stdout.write(`${aggregated(flags.aggregate, report.results, flags.k)}\n`);
     process.exitCode = exitCode(stop, report.results.length > 0 && report.results.every((r) => r.ok));
