@@ -16,7 +16,7 @@ const hupIgnored = () => {
     return false; // no /proc (macOS, Windows): nothing says it is ignored
   }
 };
-const early = { count: 0, handler: () => early.count++, signals: ['SIGINT', 'SIGTERM', ...(process.platform === 'win32' || hupIgnored() ? [] : ['SIGHUP'])] };
+const early = { count: 0, first: undefined, handler: (signal) => (early.count++, (early.first ??= signal)), signals: ['SIGINT', 'SIGTERM', ...(process.platform === 'win32' || hupIgnored() ? [] : ['SIGHUP'])] };
 globalThis[Symbol.for('swarm-lab.early-stop')] = early;
 for (const signal of early.signals) process.on(signal, early.handler);
 await import('../dist/cli.js');

@@ -11,13 +11,16 @@ const answers = (...texts: Array<string | null>): AgentAnswer[] =>
   texts.map((t, index) => ({ index, endpoint: `e${index}`, ok: t !== null, text: t ?? '', error: t === null ? `boom ${index}` : null }));
 
 describe('aggregators (Aurora-Swarm aggregators.py)', () => {
-  it('majorityVote: trimmed, case-insensitive, confidence over the usable answers, with the distribution', () => {
+  it('majorityVote: trimmed, case-insensitive, the winner as first written, confidence over every answer asked for, with the votes it had', () => {
     const vote = majorityVote(answers(' Yes', 'yes ', 'NO', null, 'YES'));
-    assert.equal(vote.winner, 'yes');
-    assert.equal(vote.confidence, 3 / 4);
-    assert.deepEqual(vote.distribution, [{ answer: 'yes', votes: 3 }, { answer: 'no', votes: 1 }]);
-    assert.deepEqual(majorityVote([]), { winner: '', confidence: 0, distribution: [] });
-    assert.deepEqual(majorityVote(answers(null, null)), { winner: '', confidence: 0, distribution: [] });
+    assert.equal(vote.winner, 'Yes');
+    assert.equal(vote.confidence, 3 / 5, 'the failed answer is no vote for the winner');
+    assert.deepEqual([vote.votes, vote.failed], [4, 1]);
+    assert.deepEqual(vote.distribution, [{ answer: 'Yes', votes: 3 }, { answer: 'NO', votes: 1 }]);
+    assert.deepEqual(majorityVote([]), { winner: '', confidence: 0, votes: 0, failed: 0, distribution: [] });
+    assert.deepEqual(majorityVote(answers(null, null)), { winner: '', confidence: 0, votes: 0, failed: 2, distribution: [] });
+    // One answer of four, three failed: a quarter, not certainty.
+    assert.equal(majorityVote(answers(null, 'Paris', null, null)).confidence, 1 / 4);
     // Counter.most_common: the first answer seen wins a tie
     assert.equal(majorityVote(answers('b', 'a', 'a', 'b')).winner, 'b');
     // include_failures counts failed answers' (empty) text as votes
@@ -85,8 +88,9 @@ describe('named aggregates over a real broadcast (examples/broadcast_aggregators
     assert.deepEqual([failed.total, failed.successCount, failed.failureCount], [4, 3, 1]);
     assert.deepEqual(failed.failures.map((f) => [f.index, f.endpoint]), [[2, endpointId(sim.endpoints[2]!)]]);
     const vote = aggregate('vote', report.results);
-    assert.deepEqual(vote, { name: 'vote', winner: 'completion:  yes', confidence: 1, distribution: [{ answer: 'completion:  yes', votes: 3 }] });
-    assert.equal(aggregateText(vote), JSON.stringify({ winner: 'completion:  yes', confidence: 1, distribution: [{ answer: 'completion:  yes', votes: 3 }] }));
+    const expected = { winner: 'completion:  Yes', confidence: 3 / 4, votes: 3, failed: 1, distribution: [{ answer: 'completion:  Yes', votes: 3 }] };
+    assert.deepEqual(vote, { name: 'vote', ...expected });
+    assert.equal(aggregateText(vote), JSON.stringify(expected));
     assert.equal(aggregateText(aggregate('concat', report.results)), Array(3).fill('completion:  Yes').join('\n'));
     const best = aggregate('best-of', report.results);
     assert.equal(best.name === 'best-of' && best.best?.index, 0, 'equals: the first answer');

@@ -1,27 +1,15 @@
 /**
  * Ctrl-C at any moment of `swarm scatter --out` — start-up, model lookup, the run, writing — leaves
- * a complete results file (one row per prompt, in order, unfinished ones `cancelled`) and exit 130.
+ * a complete results file (one row per prompt, in order, unfinished ones `cancelled`) and exit 130;
+ * SIGTERM and SIGHUP stop it as cleanly, with their own exit codes (143, 129).
  */
 import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ensureBuilt, finished, killAll, spawnCli, startSim, tempDir, writeText, type Sim } from './helpers/cli.ts';
-
-/**
- * Until node has run the first lines of bin/swarm.js, SIGINT kills it as it would any process; from
- * then on the CLI handles it. Linux shows that moment in /proc: its SIGHUP handler is set (node's
- * own start-up catches SIGINT but never SIGHUP).
- */
-async function handlesSignals(pid: number): Promise<void> {
-  for (;;) {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
-    if (caught && (BigInt(`0x${caught}`) & 1n) !== 0n) return;
-    await new Promise((r) => setImmediate(r));
-  }
-}
+import { ensureBuilt, finished, handlesSignals, killAll, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 
 const hupIgnored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(await readFile('/proc/self/status', 'utf8').catch(() => ''))?.[1];
 
@@ -69,4 +57,25 @@ describe('Ctrl-C at random moments', { skip: process.platform !== 'linux' ? 'rea
       { numRuns: 12 },
     );
   });
+
+  for (const [signal, code, says] of [
+    ['SIGTERM', 143, /^stopping \(SIGTERM\): keeping every finished result$/m],
+    ['SIGHUP', 129, /^stopping \(SIGHUP\): keeping every finished result$/m],
+    ['SIGINT', 130, /^cancelling: keeping every finished result \(Ctrl-C again to quit now\)$/m],
+  ] as const) {
+    it(`${signal} mid-run: exit ${code}, the results file complete and in order${signal === 'SIGINT' ? '' : ', and no "Ctrl-C again"'}`, async () => {
+      const out = join(dir, `${signal}.jsonl`);
+      const child = spawnCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--out', out, '--quiet', '--no-batch', '--concurrency', '2']);
+      const done = finished(child, 'scatter', 60_000);
+      await waitFor(() => (existsSync(`${out}.partial`) && statSync(`${out}.partial`).size > 0 ? true : undefined), 20_000, 'the run under way');
+      child.kill(signal);
+      const r = await done;
+      assert.equal(r.code, code, r.stderr);
+      assert.match(r.stderr, says);
+      if (signal !== 'SIGINT') assert.doesNotMatch(r.stderr, /Ctrl-C/);
+      const rows = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { index: number; status: string });
+      assert.deepEqual(rows.map((row) => row.index), Array.from({ length: COUNT }, (_, i) => i));
+      assert.ok(rows.some((row) => row.status === 'cancelled'), 'stopped before the end');
+    });
+  }
 });

@@ -42,7 +42,7 @@ describe('swarm broadcast', () => {
       const base = ['broadcast', '--hostfile', sim.hostfile, '--prompt', 'Yes', '--max-tokens', '20', '--quiet'];
       const vote = await runCli([...base, '--aggregate', 'vote']);
       assert.equal(vote.code, 0, vote.stderr);
-      assert.deepEqual(JSON.parse(vote.stdout), { winner: 'completion: yes', confidence: 1, distribution: [{ answer: 'completion: yes', votes: 3 }] });
+      assert.deepEqual(JSON.parse(vote.stdout), { winner: 'completion: Yes', confidence: 1, votes: 3, failed: 0, distribution: [{ answer: 'completion: Yes', votes: 3 }] });
       const rows = await runCli([...base, '--slice', '1:']);
       assert.deepEqual(jsonLines(rows.stdout).map((r) => [r.endpoint, r.text]), [[sim.endpoints[1], 'completion: Yes'], [sim.endpoints[2], 'completion: Yes']]);
       const sampled = await runCli([...base, '--sample', '2', '--aggregate', 'concat', '--out', `${dir}/rows.jsonl`]);
@@ -74,7 +74,7 @@ describe('swarm pipeline', () => {
       assert.deepEqual(outcome.stages.map((s: { name: string; endpoints: number }) => [s.name, s.endpoints]), [['draft', 2], ['pick', 3]]);
       const draft = 'completion: Draft: a poem\ncompletion: Draft: a poem';
       assert.equal(outcome.stages[0].output, draft, 'the first stage joins its two answers');
-      assert.equal(JSON.parse(outcome.output).winner, `completion: Pick: ${draft}`.toLowerCase(), 'the last stage votes (answers compared case-folded)');
+      assert.equal(JSON.parse(outcome.output).winner, `completion: Pick: ${draft}`, 'the last stage votes (answers compared case-folded, the winner as written)');
       const rows = jsonLines(await readFile(out, 'utf8'));
       assert.deepEqual(rows.map((row) => row.level), [0, 0, 1, 1, 1]);
 

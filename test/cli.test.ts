@@ -334,10 +334,10 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
       const done = finished(child, 'interrupted scatter', 20_000);
       let earlyRows: Array<Record<string, any>> = [];
       try {
-        // Rows reach the file as they finish: the live endpoint's answers, while the other's hang.
+        // Rows reach the disk (the run's .partial file) as they finish: the live endpoint's answers, while the other's hang.
         const early = await waitFor(
           async () => {
-            const text = await readFile(out, 'utf8').catch(() => '');
+            const text = await readFile(`${out}.partial`, 'utf8').catch(() => '');
             return text.includes('\n') ? text : undefined;
           },
           15_000,

@@ -85,7 +85,7 @@ describe('the steps the host shows, from real runs on the simulator (echo: "comp
     const pool = fx.pool(sim.endpoints);
     const report = await broadcast(pool, 'Yes', { maxTokens: 20 }).done;
     const vote = broadcastSteps('vote', report.results)!;
-    assert.equal(vote.text, JSON.stringify({ winner: 'completion: yes', confidence: 1, distribution: [{ answer: 'completion: yes', votes: 3 }] }));
+    assert.equal(vote.text, JSON.stringify({ winner: 'completion: Yes', confidence: 1, votes: 3, failed: 0, distribution: [{ answer: 'completion: Yes', votes: 3 }] }));
     assert.deepEqual(vote.levels.map((l) => [l.level, l.label, l.texts.length, l.aggregate?.name]), [[0, 'Answers · vote', 3, 'vote']]);
     const merged = broadcastSteps('merge', report.results)!.levels[0]!.aggregate as Extract<Aggregate, { name: 'merge' }>;
     assert.deepEqual(merged.items, []);
@@ -152,7 +152,7 @@ describe('the panel reducer: a ported pattern\'s steps', () => {
     let s = reduce(initialState(freshState()), { type: 'init', state: init });
     s = reduce(s, started('p1', 5, 'pipeline of 2 stages', { pattern: 'pipeline', context: CONTEXT }));
     assert.equal(s.run?.pattern, 'pipeline');
-    const vote: Aggregate = { name: 'vote', winner: 'b', confidence: 2 / 3, distribution: [{ answer: 'b', votes: 2 }, { answer: 'a', votes: 1 }] };
+    const vote: Aggregate = { name: 'vote', winner: 'b', confidence: 2 / 3, votes: 3, failed: 0, distribution: [{ answer: 'b', votes: 2 }, { answer: 'a', votes: 1 }] };
     const steps = { text: 'b', levels: [{ level: 0, label: 'Stage 1 · draft (2 agents)', texts: ['x', 'y'] }, { level: 1, label: 'Stage 2 · pick (3 agents)', texts: ['a', 'b', 'B'], aggregate: vote }] };
     s = reduce(s, finished('p1', { pattern: 'pipeline', reduce: steps }));
     assert.deepEqual(s.reduce, steps);

@@ -160,7 +160,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
         const done = finished(child, 'scatter --via', 60_000);
         await waitFor(() => (stderr.includes('tunnel:') ? true : undefined), 15_000, 'the tunnel');
         const [master] = masters(sshd.port);
-        if (!batch) await waitFor(async () => ((await stat(out).catch(() => undefined))?.size ? true : undefined), 15_000, 'a first result');
+        if (!batch) await waitFor(async () => ((await stat(`${out}.partial`).catch(() => undefined))?.size ? true : undefined), 15_000, 'a first result');
         else await new Promise((r) => setTimeout(r, 500)); // the batches are in flight (1.5 s each)
         process.kill(master!, 'SIGKILL');
         const r = await done;

@@ -158,7 +158,7 @@ describe('results file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rows-'));
     try {
       const path = join(dir, 'out.jsonl');
-      const writer = new OrderedJsonlWriter(path);
+      const writer = new OrderedJsonlWriter({ path });
       const texts = ['a', 'é€😀'.repeat(300_000), 'b', 'ü'.repeat(10)];
       for (const i of [3, 1, 0, 2]) writer.add(row(i, texts[i]!));
       assert.equal(await writer.close(4), 4);
@@ -179,7 +179,7 @@ describe('results file', () => {
           const dir = mkdtempSync(join(tmpdir(), 'rows-'));
           try {
             const path = join(dir, 'out.jsonl');
-            const writer = new OrderedJsonlWriter(path);
+            const writer = new OrderedJsonlWriter({ path });
             // Strided arrival, as batches over `stride` endpoints finish; rows of varied length.
             const order = Array.from({ length: stride }, (_, s) => Array.from({ length: Math.ceil((total - s) / stride) }, (_, k) => s + k * stride)).flat();
             const text = (i: number, v: number) => 'x'.repeat((i * 7 + v * 13 + seed) % 90);

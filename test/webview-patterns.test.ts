@@ -57,7 +57,7 @@ async function assertClean(p: PanelPage): Promise<void> {
 /** Model output that would run script if it were ever rendered as HTML. */
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
-const VOTE: Aggregate = { name: 'vote', winner: HOSTILE, confidence: 2 / 3, distribution: [{ answer: HOSTILE, votes: 2 }, { answer: 'no', votes: 1 }] };
+const VOTE: Aggregate = { name: 'vote', winner: HOSTILE, confidence: 2 / 4, votes: 3, failed: 1, distribution: [{ answer: HOSTILE, votes: 2 }, { answer: 'no', votes: 1 }] };
 const MERGE: Aggregate = { name: 'merge', items: [{ id: 1 }, 2], errors: [{ index: 2, endpoint: 'gpu03:8000', error: `Unexpected token '<', "${HOSTILE}" is not valid JSON` }] };
 const STEPS: ReduceView = {
   text: HOSTILE,
@@ -138,7 +138,8 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       assert.match((await page.locator('section.level[data-level="1"] h3').textContent()) ?? '', /Stage 2 · pick \(3 agents\)\s+3 nodes/);
       const vote = page.locator('section.level[data-level="1"] .aggregate[data-aggregate="vote"]');
       assert.equal(await vote.locator('.vote-winner').textContent(), HOSTILE);
-      assert.equal(await vote.locator('.vote-confidence').textContent(), '66.7%');
+      assert.equal(await vote.locator('.vote-confidence').textContent(), '50.0%');
+      assert.equal(await vote.locator('.vote-votes').textContent(), '3 of 4 (1 failed)');
       assert.deepEqual(await vote.locator('.vote-distribution tbody tr td:first-child').allTextContents(), [HOSTILE, 'no']);
       const merge = page.locator('section.level[data-level="0"] .aggregate[data-aggregate="merge"]');
       assert.equal(await merge.locator('.merge-items').textContent(), '2');

@@ -14,18 +14,33 @@ export function count(n: number, noun: string): string {
 const LINE_CHARS = 600;
 
 /**
- * Text from input or servers made safe to print on a terminal: control characters (ESC, CR, …,
- * C1, bidi overrides) shown as escapes, newlines and tabs kept, each line cut at 600 characters.
+ * Characters a terminal acts on instead of showing: C0 controls but newline and tab (ESC starts
+ * sequences that set the window title, colours, erase lines), DEL, C1 controls (0x9b is a one-byte
+ * CSI), and the bidi overrides and isolates that make text read other than it is.
  */
+const CONTROLS = /[\0-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from a server or an input file made safe for a terminal, whole: the one escaping every
+ * command uses. Each control character becomes an escape (`\x1b`, `\u202e`); newlines and tabs
+ * stay. `json`: the text is JSON (a row, an outcome), and the escapes are JSON's own (`\u001b`), so
+ * it parses to the same value.
+ */
+export function terminalSafe(text: string, json = false): string {
+  return text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    return json || code >= 0x100 ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
+}
+
+/** A message for the user (quoting input or a server): terminal-safe, each line cut at 600 characters. */
 export function printable(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}… (${int(line.length)} characters)` : line))
-    .join('\n')
-    .replace(/[\0-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-      const code = c.charCodeAt(0);
-      return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-    });
+  return terminalSafe(
+    text
+      .split('\n')
+      .map((line) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}… (${int(line.length)} characters)` : line))
+      .join('\n'),
+  );
 }
 
 /** Above this many endpoints the summary gives the distribution and the failing ones, not a line each. */
@@ -33,7 +48,8 @@ const ENDPOINT_LINES = 12;
 
 /** The run's summary; with its results, a big swarm's slowest endpoints are named too. */
 export function formatSummary(s: RunSummary, results: readonly PromptResult[] = []): string {
-  const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${s.model}` : ''}`;
+  // The model's name is the server's (GET /v1/models): anything may be in it.
+  const head = `${s.pattern} · ${s.mode}${s.model ? ` · ${printable(s.model)}` : ''}`;
   const rows = summaryRows(s);
   const width = rows.reduce((m, [k]) => Math.max(m, k.length), 0);
   return [head, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ...perEndpoint(s.endpoints, results)].join('\n');

@@ -26,7 +26,7 @@ import {
 } from '../core/index.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
-import { onExit, type Stop } from './interrupt.ts';
+import { exitCode, onExit, type Stop } from './interrupt.ts';
 import { num, type GenerationFlags, type SwarmFlags } from './options.ts';
 
 /** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
@@ -82,7 +82,7 @@ class Interrupted extends Error {
 
 /**
  * openSwarm under the command's stop: when Ctrl-C comes first, runs `onStopped` (writing what is
- * owed), sets exit code 130 and returns undefined.
+ * owed), sets the signal's exit code and returns undefined.
  */
 export async function openUnlessStopped(
   flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags,
@@ -95,7 +95,7 @@ export async function openUnlessStopped(
   } catch (err) {
     if (!(err instanceof Interrupted)) throw err;
     await onStopped();
-    process.exitCode = EXIT.interrupted;
+    process.exitCode = exitCode(stop, false);
     return undefined;
   }
 }
@@ -134,17 +134,15 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     if (tunnelOptions) login = options.login ?? (await step(sshLogin({ ...flags, via: flags.via! })));
     const endpoints = local ?? (await step(readRemoteHostfile(login!, flags.via!, flags.remoteHostfile!)));
     if (!local) checkTags(endpoints, flags);
-    const routes = new Map<string, Route>();
+    let swarmPool: SwarmPool;
     if (tunnelOptions) {
-      tunnel = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
-      for (const [id, route] of tunnel.routes) routes.set(id, route);
-      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}${tunnel.socksAddress ? ` ${tunnel.socksAddress}` : ''})\n`);
-    } else if (flags.socks) {
-      const proxy = socksAddress(flags.socks);
-      for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+      const healing = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
+      tunnel = healing;
+      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${healing.label} (${healing.mode}${healing.socksAddress ? ` ${healing.socksAddress}` : ''})\n`);
+      swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes: new Map(healing.routes), awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) }));
+    } else {
+      swarmPool = directPool(endpoints, flags, options.pool);
     }
-    const healing = tunnel;
-    const swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes, ...(healing ? { awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) } : {}) }));
     pool = swarmPool;
     if (tunnel) watchTunnel(tunnel, swarmPool);
     if (options.select) await step(select(swarmPool, options.select, options.signal));
@@ -163,6 +161,16 @@ export function tunnelOptionsOf(flags: ReachFlags & { via: string }): TunnelOpti
 /** The one SSH login of `--via`, ssh input problems as bad input (exit 2). */
 export function sshLogin(flags: ReachFlags & { via: string }): Promise<SshLogin> {
   return ssh(() => SshLogin.create(tunnelOptionsOf(flags)));
+}
+
+/** A pool on endpoints reached directly, or through the SOCKS proxy of `--socks`. */
+export function directPool(endpoints: Endpoint[], flags: SwarmFlags & Pick<ReachFlags, 'socks'>, extra: Partial<PoolOptions> = {}): SwarmPool {
+  const routes = new Map<string, Route>();
+  if (flags.socks) {
+    const proxy = socksAddress(flags.socks);
+    for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+  }
+  return new SwarmPool(endpoints, poolOptions(flags, { ...extra, routes }));
 }
 
 /** Tells the user what the tunnel does; endpoints cut off by it come back once it is up again. */

@@ -13,7 +13,11 @@ export interface EndpointHealthReport {
   latencyMs: number | null;
   models: ServedModel[];
   error: string | null;
+  /** 401 or 403 when the server refused our credentials (`/health` or `/v1/models`): no wait makes it healthy. */
+  denied: number | null;
 }
+
+const isDenied = (status: number | null | undefined): status is number => status === 401 || status === 403;
 
 /**
  * Asks every endpoint `GET /health` and `GET /v1/models` (HTTP, not a TCP probe: a tunnel's
@@ -25,13 +29,14 @@ export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<Endp
   return Promise.all(
     pool.endpoints.map(async (state): Promise<EndpointHealthReport> => {
       const client = pool.client(state.slot);
-      const report: EndpointHealthReport = { endpoint: state.id, status: 'down', healthStatus: null, latencyMs: null, models: [], error: null };
+      const report: EndpointHealthReport = { endpoint: state.id, status: 'down', healthStatus: null, latencyMs: null, models: [], error: null, denied: null };
       try {
         const health = await client.send('GET', '/health', undefined, timeout, signal);
         const hasHealth = health.status !== 404;
         if (hasHealth) {
           report.healthStatus = health.status;
           report.latencyMs = health.firstByteAt - health.sentAt;
+          if (isDenied(health.status)) report.denied = health.status;
         }
         const models = await client.json('GET', '/v1/models', undefined, timeout, signal);
         report.models = parseModelList(models.body);
@@ -42,6 +47,7 @@ export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<Endp
         const failure = err instanceof RequestFailure ? err : new RequestFailure('protocol', (err as Error).message);
         report.status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown || failure.kind === 'timeout' ? 'down' : 'unhealthy';
         report.error = failure.message;
+        if (isDenied(failure.status)) report.denied = failure.status;
       }
       return report;
     }),

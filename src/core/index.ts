@@ -20,7 +20,8 @@ export { checkTreeReduce, treeReduce, type TreeReduceInput, type ReduceOutcome, 
 export * from './tunnels/index.ts';
 export * from './wait.ts';
 export * from './load.ts';
-export { OrderedJsonlWriter, type RowPlace } from './results-file.ts';
+export { OrderedJsonlWriter, partialPathOf, ResultsFileError, type Continued, type KeptRow, type RowPlace, type WriterOptions } from './results-file.ts';
+export { lockResults, ResultsLockedError, type ResultsLock } from './results-lock.ts';
 export { planResume, planRetryFailed, readSavedRows, ResumeError, type ResumePlan, type SavedRow } from './results-resume.ts';
 export * from './compare.ts';
 export { LogHistogram } from './histogram.ts';

@@ -157,15 +157,16 @@ export class SwarmConnection implements vscode.Disposable {
   /**
    * `Swarm: Wait for Servers`: health rounds until every endpoint is up (or `healthTimeoutMs` after
    * the first one was); meanwhile endpoints not answering yet show `booting` rather than `down`.
-   * Returns how many are up.
+   * Returns how many are up, and the first endpoint that refused our credentials (the wait stops there).
    */
-  async waitForServers(options: { intervalMs: number; healthTimeoutMs: number; signal: AbortSignal; onRound: (healthy: number, total: number) => void }): Promise<number> {
+  async waitForServers(options: { intervalMs: number; healthTimeoutMs: number; signal: AbortSignal; onRound: (healthy: number, total: number) => void }): Promise<{ healthy: number; denied: EndpointHealthReport | null }> {
     this.waiting = true;
     this.announce();
     const pool = this.pool;
     const signal = AbortSignal.any([options.signal, this.closing.signal]);
+    let denied: EndpointHealthReport | null = null;
     try {
-      await waitForHealthy(pool, {
+      ({ denied } = await waitForHealthy(pool, {
         intervalMs: options.intervalMs,
         healthTimeoutMs: options.healthTimeoutMs,
         signal,
@@ -174,12 +175,12 @@ export class SwarmConnection implements vscode.Disposable {
           if (pool === this.pool && !signal.aborted) this.record(reports);
           options.onRound(this.healthy, total);
         },
-      });
+      }));
     } finally {
       this.waiting = false;
       this.announce();
     }
-    return this.healthy;
+    return { healthy: this.healthy, denied };
   }
 
   /** A round of health checks into the pool's states; what else they saw into the probes. */

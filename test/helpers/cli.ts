@@ -250,3 +250,17 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Until node has run the first lines of bin/swarm.js, SIGINT kills it as it would any process; from
+ * then on the CLI handles it. Linux shows that moment in /proc: its SIGHUP handler is set (node's
+ * own start-up catches SIGINT but never SIGHUP).
+ */
+export async function handlesSignals(pid: number): Promise<void> {
+  for (;;) {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+    if (caught && (BigInt(`0x${caught}`) & 1n) !== 0n) return;
+    await new Promise((r) => setImmediate(r));
+  }
+}

@@ -22,6 +22,7 @@ function body(a: Aggregate) {
       return html`<dl class="figures">
           <div><dt>winner</dt><dd class="vote-winner">${a.winner || '—'}</dd></div>
           <div><dt>confidence</dt><dd class="vote-confidence">${pct(a.confidence)}</dd></div>
+          <div><dt>votes</dt><dd class="vote-votes">${int(a.votes)} of ${int(a.votes + a.failed)}${a.failed ? ` (${int(a.failed)} failed)` : ''}</dd></div>
           <div><dt>distinct answers</dt><dd>${int(a.distribution.length)}</dd></div>
         </dl>
         <table class="figures-table vote-distribution" aria-label="Votes per answer">

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { blackboard, boardText } from '../../core/index.ts';
 import { readBlackboard } from '../blackboard-file.ts';
+import { byEndpoint } from '../failures.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { addReachOptions } from '../swarm.ts';
@@ -27,6 +28,7 @@ export function blackboardCommand(): Command {
       input: ['--config', flags.config],
       start: (pool) => blackboard(pool, session, runOptions(flags)),
       text: (outcome) => boardText(outcome.board),
+      place: (r) => ({ step: `round ${r.level} · ${String(r.input.section)}`, which: byEndpoint(r) }),
     });
   });
 }

@@ -1,9 +1,10 @@
 import { Command, Option } from 'commander';
-import { AGGREGATE_NAMES, broadcast, failureReport, OrderedJsonlWriter } from '../../core/index.ts';
+import { AGGREGATE_NAMES, broadcast } from '../../core/index.ts';
 import { aggregated, type AggregateName } from '../aggregates.ts';
+import { byEndpoint, failureLines } from '../failures.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { checkOutPath } from '../output.ts';
+import { claimResults, writeRows } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -28,7 +29,7 @@ export function broadcastCommand(): Command {
   addReachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BroadcastFlags) => {
-    if (flags.out) await checkOutPath(flags.out, [['--hostfile', flags.hostfile]]);
+    const lock = flags.out ? await claimResults(flags.out, [['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
     const stop = claimStop();
     const swarm = await openUnlessStopped(flags, stop);
     if (!swarm) return;
@@ -36,15 +37,9 @@ export function broadcastCommand(): Command {
     const report = await watchRun(run, 'broadcast', Boolean(flags.quiet), stop);
     await swarm.close();
     if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
-    const rows = flags.aggregate ? flags.out : (flags.out ?? '-');
-    if (rows) {
-      const writer = new OrderedJsonlWriter(rows === '-' ? undefined : rows);
-      for (const r of report.results) writer.add(r);
-      await writer.close(report.results.length);
-    }
-    const failures = failureReport(report.results);
-    for (const f of failures.failures) process.stderr.write(`failed: ${f.endpoint ?? `#${f.index}`}: ${printable(f.error ?? '')}\n`);
+    if (flags.out || !flags.aggregate) await writeRows(report.results, flags.out, lock, stop);
+    for (const line of failureLines(report.results, (r) => ({ step: 'broadcast', which: byEndpoint(r) }))) process.stderr.write(`${line}\n`);
     if (flags.aggregate) process.stdout.write(`${aggregated(flags.aggregate, report.results, flags.k)}\n`);
-    process.exitCode = exitCode(stop, failures.successCount > 0);
+    process.exitCode = exitCode(stop, report.results.length > 0 && report.results.every((r) => r.ok));
   });
 }

@@ -3,7 +3,7 @@ import { embedAll, loadPrompts, OrderedJsonlWriter, PromptFileError, type Prompt
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { checkOutPath, writeAllCancelled } from '../output.ts';
+import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addSwarmOptions, narrowed, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -29,12 +29,15 @@ export function embedCommand(): Command {
     } catch (err) {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     }
-    if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
+    const lock = flags.out ? await claimResults(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
     const stop = claimStop();
-    const writer = new OrderedJsonlWriter(flags.out);
-    const swarm = await openUnlessStopped(flags, stop, {}, () => writeAllCancelled(writer, inputs, inputs.length));
+    let run: ReturnType<typeof embedAll> | undefined;
+    // Made once the swarm is open, so bad input leaves no file behind; a failed write stops the run.
+    const newWriter = () => new OrderedJsonlWriter({ ...(flags.out ? { path: flags.out } : {}), ...(lock ? { lock } : {}), show: shownRow, onFailure: () => run?.cancel() });
+    const swarm = await openUnlessStopped(flags, stop, {}, () => writeAllCancelled(newWriter(), inputs, inputs.length));
     if (!swarm) return;
-    const run = embedAll(narrowed(swarm.pool, flags), inputs, { tags: flags.tag, keepResults: false, ...(flags.model ? { model: flags.model } : {}) });
+    const writer = newWriter();
+    run = embedAll(narrowed(swarm.pool, flags), inputs, { tags: flags.tag, keepResults: false, ...(flags.model ? { model: flags.model } : {}) });
     run.on('result', (r) => writer.add(r));
     const report = await watchRun(run, 'embeddings', Boolean(flags.quiet), stop);
     await swarm.close();

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { checkHealth } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
-import { printable } from '../format.ts';
+import { printable, terminalSafe } from '../format.ts';
 import { num } from '../options.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
@@ -24,12 +24,12 @@ export function healthCommand(): Command {
     const reports = await checkHealth(swarm.pool);
     await swarm.close();
     if (flags.json) {
-      for (const r of reports) process.stdout.write(`${JSON.stringify(r)}\n`);
+      for (const r of reports) process.stdout.write(`${terminalSafe(JSON.stringify(r), true)}\n`);
     } else {
       const rows = reports.map((r) => [
         r.endpoint,
         r.status,
-        r.models.map((m) => m.id).join(',') || '-',
+        printable(r.models.map((m) => m.id).join(',')) || '-', // the server's own names: anything may be in them
         r.models[0]?.maxModelLen?.toString() ?? '-',
         r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
         printable(r.error ?? ''),

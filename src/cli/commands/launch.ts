@@ -3,6 +3,7 @@ import { posix, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import {
+  endpointId,
   humanDuration,
   isFinished,
   parseDuration,
@@ -23,7 +24,7 @@ import { CliError, EXIT } from '../exit.ts';
 import { describeJob } from '../job-format.ts';
 import { JOBS_FOLDER, openJobHost, saveRecord } from '../job-records.ts';
 import { builtinTemplate, thisSwarm } from '../job-templates.ts';
-import { claimStop, type Stop } from '../interrupt.ts';
+import { claimStop, exitCode, type Stop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
 import { addReachOptions, openSwarm, type ReachFlags, type Swarm } from '../swarm.ts';
 
@@ -135,15 +136,17 @@ export function launchCommand(): Command {
       });
       // The job saw them answer; now they must answer here (through the tunnel with --via): the existing wait.
       swarm = await openSwarm({ ...flags, tag: [], ...(opened.login ? { remoteHostfile: submitted.hostfile } : { hostfile: submitted.hostfile }) }, opened.login ? { login: opened.login } : {});
-      const slots = await waitForHealthy(swarm.pool, { intervalMs: 1000, healthTimeoutMs: flags.healthTimeout * 1000, signal: stop.signal });
+      const outcome = await waitForHealthy(swarm.pool, { intervalMs: 1000, healthTimeoutMs: flags.healthTimeout * 1000, signal: stop.signal });
       const need = Math.max(1, Math.ceil((flags.minHealthy / 100) * expected));
       if (stop.signal.aborted) throw new DOMException('interrupted', 'AbortError');
-      if (slots.length < need) throw new CliError(`only ${slots.length} of ${expected} server(s) healthy here within --health-timeout ${flags.healthTimeout} s (${need} needed)`, EXIT.failed);
+      if (outcome.denied) throw new CliError(`${outcome.denied.endpoint} refused our credentials: ${outcome.denied.error ?? ''}; set SWARM_API_KEY to the servers' --api-key`);
+      const healthy = swarm.endpoints.filter((e) => outcome.healthy.has(endpointId(e)));
+      if (healthy.length < need) throw new CliError(`only ${healthy.length} of ${expected} server(s) healthy here within --health-timeout ${flags.healthTimeout} s (${need} needed)`, EXIT.failed);
       const local = resolve(JOBS_FOLDER, name, 'hostfile.ready');
-      await writeFile(local, writeHostfile(slots.map((s) => swarm!.endpoints[s]!)));
+      await writeFile(local, writeHostfile(healthy));
       ready = true;
       const end = walltimeEnd(job);
-      process.stdout.write(`ready: job ${job.id} (${flags.scheduler}), ${slots.length}/${expected} server(s) healthy (${endpoints.length} listed); hostfile ${local}${end ? `; walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}\n`);
+      process.stdout.write(`ready: job ${job.id} (${flags.scheduler}), ${healthy.length}/${expected} server(s) healthy (${endpoints.length} listed); hostfile ${local}${end ? `; walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}\n`);
       if (flags.watch) await watch(scheduler, job.id, flags, stop);
     } catch (err) {
       if (submitted && !ready && !flags.keep) {
@@ -153,7 +156,7 @@ export function launchCommand(): Command {
         );
       }
       if (stop.signal.aborted && (err as Error).name === 'AbortError') {
-        process.exitCode = EXIT.interrupted;
+        process.exitCode = exitCode(stop, false);
         return;
       }
       throw err instanceof SchedulerError ? new CliError(err.message, err.refused ? EXIT.badInput : EXIT.failed) : err;

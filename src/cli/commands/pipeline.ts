@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { pipeline } from '../../core/index.ts';
+import { byEndpoint } from '../failures.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { readStages } from '../stages-file.ts';
@@ -31,6 +32,7 @@ export function pipelineCommand(): Command {
       input: ['--stages', flags.stages],
       start: (pool) => pipeline(pool, { stages, input: flags.input, reuseAgents: !flags.consecutive }, runOptions(flags)),
       text: (outcome) => (typeof outcome.output === 'string' ? outcome.output : JSON.stringify(outcome.output)),
+      place: (r) => ({ step: `stage ${(r.level ?? 0) + 1} · ${String(r.input.stage)}`, which: byEndpoint(r) }),
     });
   });
 }

@@ -1,19 +1,16 @@
 import { Command } from 'commander';
-import { checkTreeReduce, loadPrompts, PromptFileError, treeReduce } from '../../core/index.ts';
+import { checkTreeReduce, loadPrompts, PromptFileError, treeReduce, type PromptResult } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
-import { printable } from '../format.ts';
-import { claimStop, exitCode } from '../interrupt.ts';
-import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
-import { watchRun } from '../progress.ts';
-import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { byEndpoint } from '../failures.ts';
+import { addGenerationOptions, addSwarmOptions, int, runOptions } from '../options.ts';
+import { runPattern, type PatternFlags } from '../pattern-run.ts';
+import { addReachOptions } from '../swarm.ts';
 
-interface ReduceFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface ReduceFlags extends PatternFlags {
   prompt: string;
   reducePrompt: string;
   items?: string;
   fanin: number;
-  json?: boolean;
-  quiet?: boolean;
 }
 
 export function reduceCommand(): Command {
@@ -25,6 +22,7 @@ export function reduceCommand(): Command {
     .option('--items <file>', 'one item per non-blank line (or JSONL with a "prompt" field); without it the prompt is broadcast to every endpoint')
     .option('--fanin <k>', 'answers merged per reduce prompt', int('--fanin', 2, 1_000), 50)
     .option('--json', 'print {text, levels} as JSON')
+    .option('--out <file>', 'every answer of every level as JSONL (level 0 the leaves)')
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
@@ -36,18 +34,24 @@ export function reduceCommand(): Command {
     } catch (err) {
       throw new CliError((err as Error).message);
     }
-    const stop = claimStop();
     const items = flags.items ? await readItems(flags.items) : undefined;
-    const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
-    if (!swarm) return;
-    const run = treeReduce(narrowed(swarm.pool, flags), { ...input, ...(items ? { items } : {}) }, runOptions(flags));
-    const report = await watchRun(run, 'tree-reduce', Boolean(flags.quiet), stop);
-    await swarm.close();
-    const outcome = report.outcome;
-    if (outcome) process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `${outcome.text}\n`);
-    else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no answer')}\n`);
-    process.exitCode = exitCode(stop, Boolean(outcome));
+    await runPattern(flags, {
+      label: 'tree-reduce',
+      input: ['--items', flags.items],
+      start: (pool) => treeReduce(pool, { ...input, ...(items ? { items } : {}) }, runOptions(flags)),
+      text: (outcome) => outcome.text,
+      place: reducePlace,
+    });
   });
+}
+
+/** Leaves are items (by number and text) or endpoints; each later level merges groups of answers. */
+function reducePlace(r: PromptResult): { step: string; which: string } {
+  if (r.level) return { step: `level ${r.level} (merges)`, which: `group ${Number(r.input.group) + 1}` };
+  const item = r.input.item;
+  if (item === undefined) return { step: 'leaves', which: byEndpoint(r) };
+  const text = String(item);
+  return { step: 'leaves (items)', which: `item ${r.index + 1} ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)}` };
 }
 
 async function readItems(path: string): Promise<string[]> {

@@ -5,15 +5,17 @@ import {
   planResume,
   planRetryFailed,
   PromptFileError,
+  ResultsFileError,
   ResumeError,
   scatterGather,
+  type ResultsLock,
   type ResumePlan,
 } from '../../core/index.ts';
 import { loadTemplateFile, TemplateFileError, type TemplatePath, type TemplateSetting } from '../../core/templating/index.ts';
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
-import { checkOutPath, writeAllCancelled } from '../output.ts';
+import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, templateFlag, type GenerationFlags, type SwarmFlags, type TemplateFlag } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
@@ -51,23 +53,34 @@ export function scatterCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
-    const plan = await planOf(flags);
-    const template = await templateOf(flags);
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
-    if (flags.out) await checkOutPath(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]]);
-    const continued = plan.keep.length ? { rows: plan.keep, size: plan.size } : undefined;
-    const writer = new OrderedJsonlWriter(out, (i) => plan.todo[i]!, process.stdout, continued);
+    const { plan, lock } = await planOf(flags);
+    const template = await templateOf(flags);
     const todo = plan.todo.map((i) => plan.prompts[i]!);
+    let run: ReturnType<typeof scatterGather> | undefined;
+    // Made once the swarm is open, so bad input leaves no file behind; a failed write stops the run.
+    const newWriter = () =>
+      new OrderedJsonlWriter({
+        ...(out ? { path: out } : {}),
+        indexOf: (i) => plan.todo[i]!,
+        ...(flags.resume || flags.retryFailed ? { continued: plan.continued } : {}),
+        ...(lock ? { lock } : {}),
+        show: shownRow,
+        onFailure: () => run?.cancel(),
+      });
+    let writer: OrderedJsonlWriter | undefined;
     let allOk = true;
     if (todo.length) {
       const options = { ...runOptions(flags), ...(template ? { template } : {}) };
-      const swarm = await openUnlessStopped(flags, stop, { select: options }, () => writeAllCancelled(writer, todo, plan.prompts.length));
+      const swarm = await openUnlessStopped(flags, stop, { select: options }, () => writeAllCancelled((writer = newWriter()), todo, plan.prompts.length));
       if (!swarm) return;
-      const run = scatterGather(narrowed(swarm.pool, flags), todo, { ...options, batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
+      writer = newWriter();
+      const rows = writer;
+      run = scatterGather(narrowed(swarm.pool, flags), todo, { ...options, batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
       const paths = new Map<TemplatePath, number>();
       run.on('result', (r) => {
         if (r.template) paths.set(r.template, (paths.get(r.template) ?? 0) + 1);
-        writer.add(r);
+        rows.add(r);
       });
       const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
       await swarm.close();
@@ -75,11 +88,16 @@ export function scatterCommand(): Command {
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
       if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
-    } else if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);
-    // Never exit 0 unless exactly one row per prompt was written (stdout's reader may have left early).
+    } else {
+      writer = newWriter();
+      if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);
+    }
+    // Never exit 0 unless exactly one row per prompt is in the file on disk (stdout's reader may have left early).
     if (out || stop.reason() !== 'stdout-closed') {
       await writer.close(plan.prompts.length).catch((err: unknown) => {
-        throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));
+        const again = flags.retryFailed ? `--retry-failed ${out}` : `--resume ${out} --prompts ${flags.prompts}`;
+        const hint = err instanceof ResultsFileError && err.kept ? `; once that is mended, swarm scatter ${again} completes it` : '';
+        throw new CliError(`error: ${(err as Error).message}${hint}`, exitCode(stop, false));
       });
     }
     process.exitCode = exitCode(stop, allOk);
@@ -101,19 +119,27 @@ async function templateOf(flags: ScatterFlags): Promise<TemplateSetting | undefi
   }
 }
 
-/** Which prompts to send: all of them, or what an earlier results file still lacks. Bad input throws CliError (exit 2). */
-async function planOf(flags: ScatterFlags): Promise<ResumePlan> {
+/**
+ * Which prompts to send: all of them, or what an earlier results file still lacks; and the lock on
+ * the results file, taken before that file is read. Bad input throws CliError (exit 2), touching nothing.
+ */
+async function planOf(flags: ScatterFlags): Promise<{ plan: ResumePlan; lock: ResultsLock | undefined }> {
   const given = [flags.resume && '--resume', flags.retryFailed && '--retry-failed'].filter(Boolean);
   if (given.length > 1) throw new CliError('give one of --resume and --retry-failed');
   if (given.length && flags.out) throw new CliError(`${given[0]} completes its own file; drop --out`);
   if (flags.retryFailed && flags.prompts) throw new CliError('--retry-failed reads the prompts from the results file; drop --prompts');
   if (!flags.retryFailed && !flags.prompts) throw new CliError("required option '--prompts <file>' not specified");
+  const inputs: Array<[string, string | undefined]> = [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]];
+  let lock: ResultsLock | undefined;
   try {
-    if (flags.retryFailed) return planRetryFailed(flags.retryFailed);
-    const prompts = await loadPrompts(flags.prompts!);
-    if (flags.resume) return planResume(flags.resume, prompts);
-    return { prompts, todo: prompts.map((_, i) => i), keep: [], size: 0 };
+    const prompts = flags.prompts ? await loadPrompts(flags.prompts) : [];
+    const out = flags.resume ?? flags.retryFailed ?? flags.out;
+    if (out) lock = await claimResults(out, inputs, { flag: given[0] || '--out', continues: given.length > 0, unfinished: `complete it with --resume ${out} --prompts ${flags.prompts}, or delete it` });
+    if (flags.retryFailed) return { plan: planRetryFailed(flags.retryFailed), lock };
+    if (flags.resume) return { plan: planResume(flags.resume, prompts, flags.prompts), lock };
+    return { plan: { prompts, todo: prompts.map((_, i) => i), continued: { rows: [], partialSize: 0, finalSize: 0 } }, lock };
   } catch (err) {
+    lock?.release();
     throw err instanceof PromptFileError || err instanceof ResumeError ? new CliError(err.message) : err;
   }
 }

@@ -1,11 +1,12 @@
 import { access, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { waitForHealthy, writeHostfile } from '../../core/index.ts';
-import { CliError, EXIT } from '../exit.ts';
-import { claimStop } from '../interrupt.ts';
+import { cappedList, endpointId, GrowingHostfile, HostfileError, waitForHealthy, writeHostfile, type Endpoint, type EndpointHealthReport, type SwarmPool, type WaitOutcome } from '../../core/index.ts';
+import { CliError } from '../exit.ts';
+import { printable } from '../format.ts';
+import { claimStop, exitCode, type Stop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
 import { checkOutPath } from '../output.ts';
-import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { addReachOptions, directPool, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface WaitFlags extends ReachFlags {
   hostfile?: string;
@@ -13,9 +14,18 @@ interface WaitFlags extends ReachFlags {
   interval: number;
   healthTimeout: number;
   hostfileTimeout?: number;
+  hostfileSettle: number;
   minHosts?: number;
   minFraction?: number;
   quiet?: boolean;
+}
+
+/** What a wait ended with: the endpoints it knew last and how they answered. */
+interface Waited {
+  endpoints: Endpoint[];
+  outcome: WaitOutcome;
+  /** The hostfile was still being written when the wait ended. */
+  growing: boolean;
 }
 
 /** Aurora-Swarm's wait_for_vllm_servers.py: wait for the servers of a job, then write the hostfile of those that came up. */
@@ -23,11 +33,12 @@ export function waitCommand(): Command {
   const cmd = new Command('wait')
     .usage('--hostfile FILE [options]')
     .description('poll GET /health until every endpoint is up (or --health-timeout after the first one is), then write a hostfile of the healthy ones')
-    .option('--hostfile <file>', 'hostfile of the job (may not exist yet: see --hostfile-timeout)')
+    .option('--hostfile <file>', 'hostfile of the job (may not exist yet: see --hostfile-timeout; may still be growing: see --hostfile-settle)')
     .option('--output <file>', 'hostfile of the healthy endpoints (default: <hostfile>.ready)')
     .option('--interval <seconds>', 'between health rounds', num('--interval', 0.01, 3_600), 10)
     .option('--health-timeout <seconds>', 'how long to wait for the rest after the first endpoint is healthy', num('--health-timeout', 0, 604_800), 1800)
     .option('--hostfile-timeout <seconds>', 'how long to wait for the hostfile to appear (default: forever)', num('--hostfile-timeout', 0, 604_800))
+    .option('--hostfile-settle <seconds>', 'the hostfile is read again every round until it ends in a newline and has not changed for this long (its job may still be writing it)', num('--hostfile-settle', 0, 604_800), 10)
     .option('--min-hosts <n>', 'exit 1 unless at least this many are healthy', int('--min-hosts', 0, 1_000_000))
     .option('--min-fraction <f>', 'exit 1 unless at least this share is healthy', num('--min-fraction', 0, 1))
     .option('--quiet', 'no progress lines');
@@ -38,26 +49,80 @@ export function waitCommand(): Command {
     if (!output) throw new CliError('--output is needed with --remote-hostfile');
     await checkOutPath(output, [['--hostfile', flags.hostfile]], '--output');
     const stop = claimStop();
-    const swarm = await openUnlessStopped({ ...flags, tag: [] }, stop);
-    if (!swarm) return;
-    try {
-      const slots = await waitForHealthy(swarm.pool, {
-        intervalMs: flags.interval * 1000,
-        healthTimeoutMs: flags.healthTimeout * 1000,
-        signal: stop.signal,
-        onRound: (healthy, total) => !flags.quiet && process.stderr.write(`${healthy}/${total} healthy\n`),
-      });
-      const ready = slots.map((slot) => swarm.endpoints[slot]!);
-      await writeFile(output, writeHostfile(ready));
-      const total = swarm.endpoints.length;
-      process.stderr.write(`${ready.length}/${total} healthy; wrote ${output}\n`);
-      const short = (flags.minHosts !== undefined && ready.length < flags.minHosts) || (flags.minFraction !== undefined && ready.length < flags.minFraction * total);
-      if (short) process.stderr.write(`fewer healthy endpoints than required (--min-hosts ${flags.minHosts ?? '-'}, --min-fraction ${flags.minFraction ?? '-'})\n`);
-      process.exitCode = stop.signal.aborted ? EXIT.interrupted : short ? EXIT.failed : EXIT.ok;
-    } finally {
-      await swarm.close();
+    // A local hostfile reached directly is read again every round; through an SSH login, once.
+    const waited = flags.hostfile && !flags.remoteHostfile && !flags.via ? await waitGrowing(flags, flags.hostfile, stop) : await waitOnce(flags, stop);
+    if (!waited) return;
+    const { endpoints, outcome } = waited;
+    if (outcome.denied) {
+      const d = outcome.denied;
+      const key = process.env.SWARM_API_KEY ? 'SWARM_API_KEY is set, and refused' : 'set SWARM_API_KEY to the key the servers were started with (--api-key)';
+      throw new CliError(`${d.endpoint} refused our credentials (HTTP ${d.denied}): ${printable(d.error ?? '')}; ${key}`);
     }
+    const ready = endpoints.filter((e) => outcome.healthy.has(endpointId(e)));
+    await writeFile(output, writeHostfile(ready));
+    const total = endpoints.length;
+    process.stderr.write(`${ready.length}/${total} healthy; wrote ${output}\n`);
+    const down = endpoints.filter((e) => !outcome.healthy.has(endpointId(e)));
+    if (down.length) {
+      const last = new Map(outcome.reports.map((r) => [r.endpoint, r]));
+      process.stderr.write(`${down.length} stayed down:\n${cappedList(down, (e) => `  ${endpointId(e)}${why(last.get(endpointId(e)))}`)}\n`);
+    }
+    if (waited.growing) process.stderr.write(`the hostfile ${flags.hostfile} was still changing when the wait ended\n`);
+    const short = (flags.minHosts !== undefined && ready.length < flags.minHosts) || (flags.minFraction !== undefined && ready.length < flags.minFraction * total);
+    if (short) process.stderr.write(`fewer healthy endpoints than required (--min-hosts ${flags.minHosts ?? '-'}, --min-fraction ${flags.minFraction ?? '-'})\n`);
+    process.exitCode = exitCode(stop, !short);
   });
+}
+
+const why = (r: EndpointHealthReport | undefined) => (r ? ` (${r.status}${r.error ? `: ${printable(r.error)}` : ''})` : '');
+
+const rounds = (flags: WaitFlags, stop: Stop, note: () => string = () => '') => ({
+  intervalMs: flags.interval * 1000,
+  healthTimeoutMs: flags.healthTimeout * 1000,
+  signal: stop.signal,
+  onRound: (healthy: number, total: number) => !flags.quiet && process.stderr.write(`${healthy}/${total} healthy${note()}\n`),
+});
+
+/** The endpoints of a hostfile read once (a remote one, or through a tunnel), on the swarm opened for them. */
+async function waitOnce(flags: WaitFlags, stop: Stop): Promise<Waited | undefined> {
+  const swarm = await openUnlessStopped({ ...flags, tag: [] }, stop);
+  if (!swarm) return undefined;
+  try {
+    return { endpoints: swarm.endpoints, outcome: await waitForHealthy(swarm.pool, rounds(flags, stop)), growing: false };
+  } finally {
+    await swarm.close();
+  }
+}
+
+/**
+ * The endpoints of a hostfile its job may still be writing: read again before every round, a new
+ * pool whenever its endpoints change, the wait over only once the file is final.
+ */
+async function waitGrowing(flags: WaitFlags, path: string, stop: Stop): Promise<Waited> {
+  const file = new GrowingHostfile(path, flags.hostfileSettle * 1000);
+  let endpoints: Endpoint[] = [];
+  let pool: SwarmPool | undefined;
+  let final = false;
+  const refresh = async () => {
+    const read = await file.read().catch((err: unknown) => {
+      throw new CliError(err instanceof HostfileError ? err.message : (err as Error).message);
+    });
+    if (!pool || JSON.stringify(read.endpoints) !== JSON.stringify(endpoints)) {
+      for (const w of read.warnings) process.stderr.write(`warning: ${printable(String(w))}\n`);
+      await pool?.close();
+      endpoints = read.endpoints;
+      pool = directPool(endpoints, { tag: [], ...flags });
+    }
+    final = read.final;
+    return { pool, final };
+  };
+  try {
+    const first = await refresh();
+    const outcome = await waitForHealthy(first.pool, { ...rounds(flags, stop, () => (final ? '' : ` (${path} still being written)`)), refresh });
+    return { endpoints, outcome, growing: !final };
+  } finally {
+    await pool?.close();
+  }
 }
 
 async function waitForFile(path: string, timeoutSeconds: number | undefined): Promise<void> {

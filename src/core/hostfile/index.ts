@@ -2,3 +2,4 @@ export { cappedList, formatIssue, HostfileError, LISTED_ERRORS, type HostfileIss
 export { DEFAULT_PORT, parseHostfile, type ParsedHostfile } from './parse.ts';
 export { writeHostfile } from './write.ts';
 export { hostfileFromText, loadHostfile, type LoadedHostfile } from './load.ts';
+export { GrowingHostfile, type HostfileRead } from './growing.ts';

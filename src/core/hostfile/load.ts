@@ -18,6 +18,11 @@ export function hostfileFromText(text: string, file = '<hostfile>'): LoadedHostf
 
 /** Reads and parses a hostfile; issues are reported against `path` as given. */
 export async function loadHostfile(path: string): Promise<LoadedHostfile> {
+  return hostfileFromText(await readHostfileText(path), path);
+}
+
+/** A hostfile's text; throws when it cannot be read or is not UTF-8 text. */
+export async function readHostfileText(path: string): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -26,5 +31,5 @@ export async function loadHostfile(path: string): Promise<LoadedHostfile> {
   }
   const decoded = decodeUtf8(bytes);
   if ('notText' in decoded) throw new HostfileError([makeIssue(path, decoded.notText.line, `${decoded.notText.problem}; a hostfile must be UTF-8 text`)]);
-  return hostfileFromText(decoded.text, path);
+  return decoded.text;
 }

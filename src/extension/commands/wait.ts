@@ -20,13 +20,15 @@ export async function waitForServers(services: Services, args: { intervalSeconds
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Swarm: waiting for servers', cancellable: true }, async (progress, token) => {
     const cancel = new AbortController();
     token.onCancellationRequested(() => cancel.abort());
-    const healthy = await connection.waitForServers({
+    const { healthy, denied } = await connection.waitForServers({
       intervalMs: (args.intervalSeconds ?? Math.min(settings().healthInterval, 10)) * 1000,
       healthTimeoutMs: HEALTH_TIMEOUT_MS,
       signal: cancel.signal,
       onRound: (up) => progress.report({ message: `${up}/${total} healthy` }),
     });
     services.log.info(`wait for servers: ${healthy}/${total} healthy${cancel.signal.aborted ? ' (cancelled)' : ''}`);
+    // Waiting cannot help a refused key: said at once.
+    if (denied) void vscode.window.showErrorMessage(`Swarm: ${denied.endpoint} refused the API key (HTTP ${denied.denied}); set it with "Swarm: Set API Key".`);
     return healthy;
   });
 }

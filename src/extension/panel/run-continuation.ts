@@ -1,4 +1,4 @@
-import { planRetryFailed, ResumeError, type SavedRow } from '../../core/index.ts';
+import { planRetryFailed, ResumeError, type Continued, type SavedRow } from '../../core/index.ts';
 import type { PromptRow, ResultRow, RunRequest } from '../../panel/protocol.ts';
 import type { RunHistory, SavedRun } from './run-history.ts';
 import { LaunchError } from './run-request-plan.ts';
@@ -17,8 +17,7 @@ export interface Continuation {
   /** Input indices the new run sends, in order (its prompt i is the run's prompt todo[i]). */
   todo: number[];
   /** Rows of the copy that stay, where they are in it. */
-  keep: SavedRow[];
-  size: number;
+  continued: Continued;
   /** Those rows in full, shown in the panel from the start. */
   kept: ResultRow[];
   /** Every prompt of the run, by index (pending rows show theirs). */
@@ -42,6 +41,8 @@ export async function planContinuation(history: RunHistory, saved: SavedRun, wha
   } catch (err) {
     throw err instanceof ResumeError ? new LaunchError(err.message) : err;
   }
+  // The new run starts from a copy of the results file alone: rows of an unfinished write beside it would not be in it.
+  if (plan.continued.partialSize) throw new LaunchError(`"${r.label}" was not finished writing its results (${r.file}.partial is left); open it to see them`);
   if (!plan.todo.length) throw new LaunchError(`"${r.label}" has no ${what === 'failed' ? 'failed' : 'cancelled'} prompts`);
   const sent = new Set(plan.todo);
   const kept = (await history.rows(saved)).filter((row) => !sent.has(row.index));
@@ -55,6 +56,6 @@ export async function planContinuation(history: RunHistory, saved: SavedRun, wha
     // The prompts are already made (a map's templates filled): the new run scatters them.
     request: { ...rest, pattern: 'scatter', prompts },
     label: `${r.label} · ${what === 'failed' ? `rerun ${n} failed` : `${n} remaining`}`,
-    continuation: { from, todo: plan.todo, keep: plan.keep, size: plan.size, kept, prompts: plan.prompts.map((p) => p.prompt) },
+    continuation: { from, todo: plan.todo, continued: plan.continued, kept, prompts: plan.prompts.map((p) => p.prompt) },
   };
 }

@@ -41,7 +41,7 @@ export class RunRecorder {
     if (arm) this.say({ type: 'armStarted', runId: this.runId, ...arm });
     const c = this.continued;
     const live = new LiveRows(this.runId, run, this.started.total, this.post, c?.kept);
-    const writer = file ? new OrderedJsonlWriter(file, c ? (i) => c.todo[i]! : undefined, undefined, c ? { rows: c.keep, size: c.size } : undefined) : undefined;
+    const writer = file ? new OrderedJsonlWriter({ path: file, ...(c ? { indexOf: (i: number) => c.todo[i]!, continued: c.continued } : {}) }) : undefined;
     run.on('result', (r) => {
       const row = { ...r, prompt: promptOf(r) };
       writer?.add(row); // the writer maps the index itself
