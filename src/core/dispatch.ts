@@ -274,12 +274,15 @@ class Dispatcher {
   }
 
   /**
-   * Whether a group no endpoint will take now may wait for one: an endpoint being probed answers soon
-   * (and pumps again); a benched one may be probed once its cool-down ends — waited for while that
-   * is within the retry budget, counted from the group's first try (or the dispatch's start).
+   * Whether a group no endpoint will take now may wait for one: when some endpoint is down (gone, not
+   * answering with errors), one being probed answers soon (and pumps again), and a benched one may be
+   * probed once its cool-down ends — waited for while that is within the retry budget, counted from
+   * the group's first try (or the dispatch's start).
    */
   private waitForBench(group: Group): boolean {
     const { pool } = this.plan;
+    // Only a swarm that is gone (refused, reset: a restart, a lost route) may come back; one that answers with errors is failing.
+    if (!this.members.some((m) => pool.statusOf(m.slot) === 'down' || pool.statusOf(m.slot) === 'tunnel-down')) return false;
     const now = performance.now();
     const reopens = this.members.map((m) => pool.reopensAt(m.slot));
     if (reopens.some((at) => at <= now)) return true; // a probe is under way

@@ -178,6 +178,11 @@ export class SwarmPool {
     return this.options.routes?.has(this.states[slot]!.id) ?? false;
   }
 
+  /** An endpoint's status by its slot in the root pool (a sub-pool's `endpoints` are indexed from 0). */
+  statusOf(slot: number): EndpointHealth {
+    return this.states[slot]!.status;
+  }
+
   /** When a benched endpoint may be probed again (`performance.now()` clock; in the past when it may now, or is being probed). */
   reopensAt(slot: number): number {
     return this.breakers[slot]!.reopensAt;
