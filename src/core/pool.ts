@@ -86,6 +86,9 @@ export interface SendSink {
   onGap(ms: number): void;
 }
 
+/** Model lookups in flight at once over the swarm. */
+const LOOKUPS_AT_ONCE = 256;
+
 /** `param`s vLLM names for errors about a prompt's own content (context length, its tokens). */
 const PROMPT_PARAMS = new Set(['prompt', 'input_tokens', 'messages', 'max_tokens', 'max_completion_tokens', 'prompt_embeds']);
 
@@ -105,6 +108,8 @@ export class SwarmPool {
   private readonly states: EndpointState[];
   private readonly clients: EndpointClient[];
   private readonly lookups = new Map<number, { done: Promise<void>; cost: Unbilled }>();
+  /** Lookups in flight at once (not counting their retries' waits): 10,000 at once held ~500 MB of sockets and pools. */
+  private readonly lookupLimit = pLimit(LOOKUPS_AT_ONCE);
   private readonly versions = new Map<number, Promise<string | null>>();
   private readonly learnedCaps = new Map<number, number>();
   private readonly events = new EventEmitter();
@@ -243,36 +248,41 @@ export class SwarmPool {
    * `GET /v1/models` once per endpoint for the pool's lifetime (never once per prompt). Its requests
    * are counted by the first meter that awaits it (the run it served, even when asked before the run).
    */
-  lookupModels(slot: number, signal?: AbortSignal, meter?: Meter): Promise<void> {
+  lookupModels(slot: number, meter?: Meter): Promise<void> {
     let lookup = this.lookups.get(slot);
     if (!lookup) {
       const cost = new Unbilled();
-      lookup = { done: this.fetchModels(this.states[slot]!, signal ?? new AbortController().signal, cost), cost };
+      lookup = { done: this.fetchModels(this.states[slot]!, cost), cost };
       this.lookups.set(slot, lookup);
     }
     lookup.cost.billTo(meter);
     return lookup.done;
   }
 
-  private async fetchModels(state: EndpointState, signal: AbortSignal, meter: Meter): Promise<void> {
+  /**
+   * The lookup itself ignores the caller's cancel (it is bounded by its timeout and shared by every
+   * later run): 10,000 lookups each listening to one run's signal cost O(n²) in EventTarget's
+   * listener list — 34 % of a 10,000-endpoint start.
+   */
+  private async fetchModels(state: EndpointState, meter: Meter): Promise<void> {
     const policy = { ...this.options.retry, maxAttempts: 2 };
     try {
-      const { value } = await withRetries(policy, signal, () =>
-        this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, signal, { meter }),
+      const { value } = await withRetries(policy, new AbortController().signal, () =>
+        this.lookupLimit(() => this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, undefined, { meter })),
       );
       state.models = parseModelList(value.body);
       this.setStatus(state, 'up', null);
     } catch (err) {
       const failure = RequestFailure.from(err);
-      if (failure.kind === 'cancelled') {
-        this.lookups.delete(state.slot);
-        throw failure;
-      }
       // A server without a usable /v1/models (older or non-vLLM) can still generate; one that
       // refuses, resets, times out or rejects our key cannot.
-      const usable = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status === 404);
+      const usable = failure.kind === 'protocol' || failure.garbled || (failure.kind === 'http' && failure.status === 404);
       if (usable) this.setStatus(state, 'up', null);
-      else this.setStatus(state, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
+      else {
+        this.setStatus(state, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
+        // No run will use it until it is looked up again: its connections need not be held.
+        this.clients[state.slot]!.release();
+      }
     }
   }
 
@@ -288,13 +298,13 @@ export class SwarmPool {
       const wanted = tags.map(([k, v]) => `${k}=${v}`).join(', ');
       throw new SelectionError(`no endpoint has tag ${wanted}; tags in the hostfile: ${present.join(', ') || '(none)'}`);
     }
-    await Promise.all(tagged.map((s) => this.lookupModels(s.slot, signal, meter)));
+    await untilAborted(Promise.all(tagged.map((s) => this.lookupModels(s.slot, meter))), signal);
     const warnings: string[] = [];
     // A degraded endpoint is benched, not gone: the run's breaker probes it after its cool-down.
     const up = tagged.filter((s) => s.status === 'up' || s.status === 'degraded');
     const down = tagged.filter((s) => !up.includes(s));
-    if (!up.length) throw new SelectionError(`no endpoint is usable: ${down.map(describeDown).join('; ')}`);
-    if (down.length) warnings.push(`left out ${down.length} endpoint(s) that cannot be used: ${down.map(describeDown).join('; ')}`);
+    if (!up.length) throw new SelectionError(`no endpoint is usable: ${listed(down, describeDown)}`);
+    if (down.length) warnings.push(`left out ${down.length.toLocaleString('en-US')} endpoint(s) that cannot be used: ${listed(down, describeDown)}`);
 
     // Unnamed, the model is the first listed, by a generation server before an embedding one (tagged role=embed).
     const listing = up.filter((s) => s.models?.length).sort((x, y) => Number(x.endpoint.tags.role === 'embed') - Number(y.endpoint.tags.role === 'embed'));
@@ -306,12 +316,12 @@ export class SwarmPool {
       throw new SelectionError(`no endpoint serves model "${model}"; served: ${describeServed(up)}`);
     }
     if (others.length) {
-      warnings.push(`left out ${others.length} endpoint(s) that do not serve "${model}": ${others.map((s) => `${s.id} (${s.models!.map((m) => m.id).join(', ')})`).join('; ')}`);
+      warnings.push(`left out ${others.length} endpoint(s) that do not serve "${model}": ${listed(others, (s) => `${s.id} (${s.models!.map((m) => m.id).join(', ')})`)}`);
     }
     const unsized = serving.filter((s) => maxModelLenOf(s, model) === null);
     if (unsized.length && gen.maxTokens === undefined) {
       warnings.push(
-        `max_model_len unknown for ${unsized.map((s) => s.id).join(', ')}: sizing max_tokens for ${FALLBACK_MAX_MODEL_LEN} tokens of context (set --max-tokens to choose)`,
+        `max_model_len unknown for ${listed(unsized, (s) => s.id)}: sizing max_tokens for ${FALLBACK_MAX_MODEL_LEN} tokens of context (set --max-tokens to choose)`,
       );
     }
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
@@ -570,6 +580,19 @@ function responseCap(prompts: readonly WirePrompt[], n: number, maxTokens: numbe
   return 2 ** 20 + n * prompts.length * (maxTokens * 64 + 1024) + n * promptBytes;
 }
 
+/** `work`, or a cancellation as soon as `signal` aborts (one listener, removed when `work` settles). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new RequestFailure('cancelled', 'cancelled'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new RequestFailure('cancelled', 'cancelled'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then(
+      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
+      (err: unknown) => (signal.removeEventListener('abort', onAbort), reject(err)),
+    );
+  });
+}
+
 /** A sink for a part of a list that starts at `offset`. */
 function shifted(sink: SendSink, offset: number): SendSink {
   return {
@@ -604,6 +627,12 @@ function aboutAPrompt(failure: RequestFailure): boolean {
 
 function maxModelLenOf(state: EndpointState, model: string): number | null {
   return state.models?.find((m) => m.id === model)?.maxModelLen ?? null;
+}
+
+/** The first few of a swarm's endpoints in a message, then how many more: 10,000 down ones made a 666,000-character line. */
+function listed<T>(items: readonly T[], show: (item: T) => string, max = 5): string {
+  const shown = items.slice(0, max).map(show).join('; ');
+  return items.length > max ? `${shown}; … and ${(items.length - max).toLocaleString('en-US')} more` : shown;
 }
 
 function describeDown(s: EndpointState): string {

@@ -53,7 +53,9 @@ export interface StreamTimes {
  * deadline is undici's own (no timer or AbortSignal of ours per request).
  */
 export class EndpointClient {
-  private readonly pool: Pool;
+  /** Made on first use and dropped by `release`: 10,000 endpoints' pools, most of them down, held ~500 MB. */
+  private dispatcher: Pool | null = null;
+  private readonly poolOptions: Pool.Options;
   private readonly viaForward: boolean;
   private readonly jsonHeaders: Record<string, string>;
   private readonly connectTimeoutMs: number;
@@ -68,12 +70,26 @@ export class EndpointClient {
     this.viaForward = route.kind === 'forward';
     this.jsonHeaders = { ...headers, 'content-type': 'application/json' };
     this.connectTimeoutMs = limits.connectTimeoutMs;
-    this.pool = new Pool(route.origin, {
+    this.poolOptions = {
       connections: limits.connections,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectTimeout: limits.connectTimeoutMs,
       ...(route.connect ? { connect: route.connect } : {}),
-    });
+    };
+    this.origin = route.origin;
+  }
+
+  private readonly origin: string;
+
+  private get pool(): Pool {
+    return (this.dispatcher ??= new Pool(this.origin, this.poolOptions));
+  }
+
+  /** Lets go of the connections' memory (the endpoint is down and nothing is in flight to it); the next request makes them again. */
+  release(): void {
+    const dispatcher = this.dispatcher;
+    this.dispatcher = null;
+    void dispatcher?.destroy().catch(() => undefined);
   }
 
   /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
@@ -84,7 +100,7 @@ export class EndpointClient {
       return { ...ex, body: JSON.parse(ex.body) as T };
     } catch {
       // Cut short, compressed, or not JSON at all: the body was garbled on its way (a proxy, a dying server), as a reset is.
-      throw new RequestFailure('reset', `invalid JSON from ${path}: ${ex.body.slice(0, 120)}`);
+      throw new RequestFailure('reset', `invalid JSON from ${path}: ${ex.body.slice(0, 120)}`, undefined, { garbled: true });
     }
   }
 
@@ -153,7 +169,9 @@ export class EndpointClient {
   }
 
   close(): Promise<void> {
-    return this.pool.destroy();
+    const dispatcher = this.dispatcher;
+    this.dispatcher = null;
+    return dispatcher ? dispatcher.destroy() : Promise.resolve();
   }
 }
 

@@ -25,18 +25,21 @@ export class RequestFailure extends Error {
   readonly param: string | null;
   /** How long the server asked us to wait before trying again (`Retry-After`), ms. */
   readonly retryAfterMs: number | undefined;
+  /** A 2xx whose body is not JSON (cut short, compressed, HTML): garbled on its way, as a reset is. */
+  readonly garbled: boolean;
 
   constructor(
     readonly kind: FailureKind,
     message: string,
     readonly status?: number,
-    detail: { type?: string | null; param?: string | null; retryAfterMs?: number } = {},
+    detail: { type?: string | null; param?: string | null; retryAfterMs?: number; garbled?: boolean } = {},
   ) {
     super(message);
     this.name = 'RequestFailure';
     this.errorType = detail.type ?? null;
     this.param = detail.param ?? null;
     this.retryAfterMs = detail.retryAfterMs;
+    this.garbled = detail.garbled ?? false;
   }
 
   /** The one conversion of anything thrown into a RequestFailure. */

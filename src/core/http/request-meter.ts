@@ -29,17 +29,21 @@ export interface Meter {
 /**
  * Requests made before any run could be charged for them (a model lookup the CLI does before its
  * run starts, cached for the pool's life): the first run that uses their answer pays for them, so
- * every request is counted once, by the run it served.
+ * every request is counted once, by the run it served (later requests of it, a retry, go to that run too).
  */
 export class Unbilled implements Meter {
   private held: Array<[string, string]> = [];
+  /** The first meter billed: requests still to come (a retry, one queued behind others) go to it directly. */
+  private payer: Meter | undefined;
 
   sent(endpoint: string, path: string): void {
-    this.held.push([endpoint, path]);
+    if (this.payer) this.payer.sent(endpoint, path);
+    else this.held.push([endpoint, path]);
   }
 
   billTo(meter: Meter | undefined): void {
-    if (!meter || !this.held.length) return;
+    if (!meter || this.payer) return;
+    this.payer = meter;
     for (const [endpoint, path] of this.held) meter.sent(endpoint, path);
     this.held = [];
   }
