@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { readLines } from './file-lines.ts';
 import { partialPathOf, type Continued, type KeptRow } from './results-file.ts';
 import type { PromptInput } from './result.ts';
 
@@ -28,8 +29,6 @@ export interface ResumePlan {
 export class ResumeError extends Error {
   override name = 'ResumeError';
 }
-
-const CHUNK = 4 << 20;
 
 interface SavedRows {
   /** The latest row of each index. */
@@ -71,25 +70,9 @@ function readRows(file: string, inPartial: boolean, add: (row: SavedRow) => void
     throw new ResumeError(`cannot read results ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   try {
-    let carry = Buffer.alloc(0);
-    let base = 0; // file offset of carry[0]
-    let line = 0;
-    const chunk = Buffer.allocUnsafe(CHUNK);
-    for (let pos = 0; ; ) {
-      const read = readSync(fd, chunk, 0, CHUNK, pos);
-      if (read <= 0) break;
-      pos += read;
-      const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-        line++;
-        if (nl > start) add(parseRow(buf.toString('utf8', start, nl), { file, line, inPartial, offset: base + start, length: nl - start }));
-        start = nl + 1;
-      }
-      carry = Buffer.from(buf.subarray(start));
-      base += start;
-    }
-    return base;
+    return readLines(fd, (buf, start, end, offset, line) => {
+      if (end > start) add(parseRow(buf.toString('utf8', start, end), { file, line, inPartial, offset, length: end - start }));
+    }).size;
   } finally {
     closeSync(fd);
   }

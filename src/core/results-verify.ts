@@ -1,7 +1,6 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
+import { readLines } from './file-lines.ts';
 import type { RowIndex } from './results-index.ts';
-
-const CHUNK = 4 << 20;
 
 /**
  * Reads a results file back and says what is wrong with it, or null when it holds exactly the rows
@@ -19,27 +18,15 @@ export function problemOnDisk(path: string, rows: RowIndex): string | null {
   }
   try {
     let index = nextRow(rows, 0);
-    let line = 0;
-    let carry = Buffer.alloc(0);
-    const chunk = Buffer.allocUnsafe(CHUNK);
-    for (let pos = 0; ; ) {
-      const read = readSync(fd, chunk, 0, CHUNK, pos);
-      if (read <= 0) break;
-      pos += read;
-      const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-        line++;
-        if (index < 0) return `line ${line}: a row more than the ${rows.count.toLocaleString('en-US')} written`;
-        const problem = rowProblem(buf.subarray(start, nl), index, rows.bytesOf(index) - 1);
-        if (problem) return `line ${line}: ${problem}`;
-        index = nextRow(rows, index + 1);
-        start = nl + 1;
-      }
-      carry = Buffer.from(buf.subarray(start));
-    }
-    if (carry.length) return `line ${line + 1}: cut short (no newline at the end of the file)`;
-    return index < 0 ? null : `the row for index ${index} is missing (${line.toLocaleString('en-US')} lines)`;
+    const read = readLines(fd, (buf, start, end, _offset, line) => {
+      if (index < 0) return `line ${line}: a row more than the ${rows.count.toLocaleString('en-US')} written`;
+      const problem = rowProblem(buf.subarray(start, end), index, rows.bytesOf(index) - 1);
+      if (problem) return `line ${line}: ${problem}`;
+      index = nextRow(rows, index + 1);
+    });
+    if (read.stopped) return read.stopped;
+    if (read.rest) return `line ${read.lines + 1}: cut short (no newline at the end of the file)`;
+    return index < 0 ? null : `the row for index ${index} is missing (${read.lines.toLocaleString('en-US')} lines)`;
   } finally {
     closeSync(fd);
   }
