@@ -37,7 +37,7 @@ describe('swarm on the llama engine (real inference)', () => {
     assert.equal(r.stdout.match(/64 ok · 0 failed · 0 cancelled/g)?.length, 2, r.stdout);
     assert.match(r.stdout, /prompts placed in the server's chat template, rendered once/);
     // The first batched round pays for the template: the batch chat endpoint asked once (this server predates it), three /tokenize (two sentinels, and a check of the SentencePiece reading).
-    assert.match(r.stdout, /over all rounds batched sent 10 HTTP requests \(\/v1\/completions 6 · \/tokenize 3 · \/v1\/chat\/completions\/batch 1\) where individual sent [\d,]+ \(\/v1\/chat\/completions [\d,]+\)/);
+    assert.match(r.stdout, /over all rounds batched sent 10 HTTP requests \(\/v1\/completions 6 · \/tokenize 3 · \/v1\/chat\/completions\/batch \(probe\) 1\) where individual sent [\d,]+ \(\/v1\/chat\/completions [\d,]+\)/);
   });
 
   it('a model file that is not a GGUF is one line and exit 2', async () => {

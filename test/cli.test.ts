@@ -678,6 +678,6 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
     assert.match(r.stdout, /3 rounds alternating the arms/);
     // Both arms answered every prompt, and the HTTP request counts show the batching.
     assert.equal(r.stdout.match(/512 ok · 0 failed · 0 cancelled/g)?.length, 2, r.stdout);
-    assert.match(r.stdout, /over all rounds batched sent 15 HTTP requests \(\/v1\/completions 12 · \/tokenize 2 · \/v1\/chat\/completions\/batch 1\) where individual sent [\d,]+ \(\/v1\/chat\/completions [\d,]+\)/);
+    assert.match(r.stdout, /over all rounds batched sent 15 HTTP requests \(\/v1\/completions 12 · \/tokenize 2 · \/v1\/chat\/completions\/batch \(probe\) 1\) where individual sent [\d,]+ \(\/v1\/chat\/completions [\d,]+\)/);
   });
 });

@@ -47,7 +47,7 @@ describe('templated batches', { timeout: 60_000 }, () => {
         const http = server.stats().httpRequests;
         assert.equal(http['POST /tokenize 200'], 2);
         assert.equal(http['POST /v1/chat/completions/batch 404'], 1);
-        assert.deepEqual(batched.summary.requestsByPath, { '/v1/models': 1, '/tokenize': 2, '/v1/chat/completions/batch': 1, '/v1/completions': 1 });
+        assert.deepEqual(batched.summary.requestsByPath, { '/v1/models': 1, '/tokenize': 2, '/v1/chat/completions/batch (probe)': 1, '/v1/completions': 1 });
         assert.equal(batched.summary.httpRequests, 5);
         const again = await scatterGather(pool, prompts, { ...gen, template: 'server' }).done;
         assert.equal(server.stats().httpRequests['POST /tokenize 200'], 2, 'the skeleton is kept for the pool');

@@ -39,6 +39,8 @@ export interface ExchangeExtras {
   meter?: Meter;
   /** Over this, the body is cut off and the request fails (the endpoint's fault: another may answer). */
   maxBytes?: number;
+  /** The path the meter counts it under, when not its own (a probe of a generation route). */
+  countAs?: string;
 }
 
 /** When a streamed exchange's request left and its headers arrived (`performance.now()`). */
@@ -106,7 +108,7 @@ export class EndpointClient {
 
   /** Raw exchange: the status and text body, whatever the status. */
   async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras: ExchangeExtras = {}): Promise<Exchange<string>> {
-    extras.meter?.sent(this.id, path);
+    extras.meter?.sent(this.id, extras.countAs ?? path);
     const sentAt = performance.now();
     try {
       const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));

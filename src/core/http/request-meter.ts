@@ -2,7 +2,10 @@
  * What a request was for, as a run's figures break its HTTP requests down: generation (completions,
  * chat, batch chat, embeddings), or what prepares and watches it.
  */
-export type RequestKind = 'generation' | 'tokenize' | 'models' | 'version' | 'metrics' | 'health';
+export type RequestKind = 'generation' | 'probe' | 'tokenize' | 'models' | 'version' | 'metrics' | 'health';
+
+/** How a request to a generation path that generates nothing (a probe of the route) is counted. */
+export const probeOf = (path: string): string => `${path} (probe)`;
 
 const KINDS: ReadonlyMap<string, RequestKind> = new Map([
   ['/v1/completions', 'generation'],
@@ -18,7 +21,7 @@ const KINDS: ReadonlyMap<string, RequestKind> = new Map([
 ]);
 
 export function requestKind(path: string): RequestKind {
-  return KINDS.get(path) ?? 'health';
+  return path.endsWith(' (probe)') ? 'probe' : (KINDS.get(path) ?? 'health');
 }
 
 /** Where a request is counted the moment it is sent: the run it was sent for. */

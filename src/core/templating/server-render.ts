@@ -2,7 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { RequestSignal } from '../http/abort.ts';
-import type { Meter } from '../http/request-meter.ts';
+import { probeOf, type Meter } from '../http/request-meter.ts';
 import { CHAT_BATCH_PATH } from '../request-shapes.ts';
 import { speaksHarmony } from './harmony.ts';
 import { chatMessages, type TemplateKwargs } from './messages.ts';
@@ -79,7 +79,7 @@ export class ServerRenderer {
 
   private async probeChatBatch(slot: number, model: string, meter: Meter | undefined): Promise<boolean> {
     try {
-      await this.client(slot).json('POST', CHAT_BATCH_PATH, { model, messages: 'is this route served?' }, this.timeoutMs, undefined, { meter });
+      await this.client(slot).json('POST', CHAT_BATCH_PATH, { model, messages: 'is this route served?' }, this.timeoutMs, undefined, { meter, countAs: probeOf(CHAT_BATCH_PATH) });
       return true;
     } catch (err) {
       const failure = RequestFailure.from(err);

@@ -72,7 +72,7 @@ describe('the panel runs the ported patterns (extension side)', function () {
     assert.equal(done.record.pattern, 'broadcast');
     const [step] = done.reduce!.levels;
     assert.deepEqual([step!.label, step!.texts.length, step!.aggregate?.name], ['Answers · vote', 2, 'vote']);
-    assert.deepEqual(JSON.parse(done.reduce!.text), { winner: 'completion: yes', confidence: 1, distribution: [{ answer: 'completion: yes', votes: 2 }] });
+    assert.deepEqual(JSON.parse(done.reduce!.text), { winner: 'completion: Yes', confidence: 1, votes: 2, failed: 0, distribution: [{ answer: 'completion: Yes', votes: 2 }] });
     assert.deepEqual(((await request('openRun', { id: done.runId })).value as OpenedRun).reduce, done.reduce, 'saved, and reopened the same');
   });
 
