@@ -13,6 +13,7 @@ import { failedResult, type PromptResult } from '../src/core/result.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withServer } from './helpers/sim-server.ts';
 
 describe('request shapes', () => {
   it('builds chat and list-prompt bodies with options and extra fields, ours winning', () => {
@@ -22,6 +23,19 @@ describe('request shapes', () => {
       messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'q' }],
     });
     assert.deepEqual(completionsBody(['a', 'b'], { system: 'S' }, 'm', 8).prompt, ['S\n\na', 'S\n\nb']);
+  });
+
+  it('refuses max_tokens that leaves no room for a prompt on any endpoint, before any generation request', async () => {
+    await withServer({ maxModelLen: 100 }, async (server) => {
+      const pool = new SwarmPool([server.endpoint]);
+      try {
+        await assert.rejects(pool.select({ maxTokens: 100 }, [], new AbortController().signal), /max_tokens 100 leaves no room for a prompt: sim-model's context \(max_model_len\) is 100 tokens/);
+        assert.equal((await pool.select({ maxTokens: 99 }, [], new AbortController().signal)).members.length, 1);
+        assert.equal(server.stats().generationRequests, 0);
+      } finally {
+        await pool.close();
+      }
+    });
   });
 
   it('refuses extra fields that would replace the pool\'s own', async () => {

@@ -325,6 +325,11 @@ export class SwarmPool {
       );
     }
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
+    // Every prompt would be refused by every endpoint (vLLM checks prompt + max_tokens against the context): say so before sending any.
+    const widest = Math.max(...serving.map((s) => maxModelLenOf(s, model) ?? Infinity));
+    if (gen.maxTokens !== undefined && gen.maxTokens >= widest) {
+      throw new SelectionError(`max_tokens ${gen.maxTokens} leaves no room for a prompt: ${model}'s context (max_model_len) is ${widest} tokens on every endpoint serving it`);
+    }
     const guided = guidedFields(gen.extra);
     if (guided.length) {
       const versions = await Promise.all(members.map(async (m) => ({ id: m.id, version: await this.version(m.slot, meter) })));
