@@ -47,7 +47,8 @@ export class Breaker {
     this.failures++;
     this.probing = false;
     this.lastFailure = failure;
-    this.openUntil = now + Math.min(this.coolDown.maxMs, this.coolDown.baseMs * 2 ** (this.failures - 1));
+    // A refused key or an unverifiable certificate stays so: never probed again (a refused key retried is how accounts get locked).
+    this.openUntil = failure.permanent ? Infinity : now + Math.min(this.coolDown.maxMs, this.coolDown.baseMs * 2 ** (this.failures - 1));
   }
 
   /** A probe that ended without a verdict (cancelled, lost a hedge) frees the half-open slot. */
