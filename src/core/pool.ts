@@ -201,8 +201,7 @@ export class SwarmPool {
   /** A generation request went through: the endpoint is healthy (again). */
   succeeded(slot: number): void {
     this.states[slot]!.answered++;
-    this.breakers[slot]!.succeeded();
-    this.setStatus(this.states[slot]!, 'up', null);
+    if (this.breakers[slot]!.succeeded()) this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
@@ -219,8 +218,7 @@ export class SwarmPool {
 
   /** Its route carries traffic again (a tunnel reconnected): back in at once. */
   healed(slot: number): void {
-    this.breakers[slot]!.succeeded();
-    this.setStatus(this.states[slot]!, 'up', null);
+    if (this.breakers[slot]!.succeeded()) this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** Forgets what is known of these endpoints (after a tunnel reconnects), so the next run looks again. */
@@ -335,7 +333,7 @@ export class SwarmPool {
   }
 
   /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
-  private version(slot: number, meter?: Meter): Promise<string | null> {
+  version(slot: number, meter?: Meter): Promise<string | null> {
     let pending = this.versions.get(slot);
     if (!pending) {
       pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, { meter }).then(

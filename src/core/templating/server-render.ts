@@ -112,6 +112,7 @@ export class ServerRenderer {
   private async prepare(slot: number, request: PlanRequest, meter: Meter | undefined): Promise<Preparation | null> {
     const key = JSON.stringify([request.model, request.system ?? '', request.kwargs ?? null]);
     let pending = this.preparations.get(key);
+    const mine = !pending;
     if (!pending) {
       if (this.refusals.has(slot)) return null;
       pending = this.sentinels(slot, request, meter);
@@ -126,6 +127,8 @@ export class ServerRenderer {
       // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; anything else is the endpoint's failure.
       const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500 && failure.status !== 408 && failure.status !== 429);
       if (!refused) throw failure;
+      // Another endpoint could not render (a service serving only the API, in a mixed swarm): this one tries itself.
+      if (!mine) return this.prepare(slot, request, meter);
       this.refusals.set(slot, failure.message);
       return null;
     }
