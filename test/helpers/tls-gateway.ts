@@ -1,13 +1,14 @@
 /**
  * An OpenAI-compatible service as the internet serves one, for tests: HTTPS with a certificate of a
- * test CA made here with Debian's `openssl`, a base URL path (`/resource_server/sim/v1`), Bearer
- * keys checked by the gateway (and revoked at will, as a Globus token expires), in front of a real
- * `swarm sim` server reached over loopback http.
+ * test CA made here with Debian's `openssl` (plain http without one: the extension host cannot be
+ * told of a CA once started), a base URL path (`/resource_server/sim/v1`), Bearer keys checked by the
+ * gateway (and revoked at will, as a Globus token expires), in front of a real `swarm sim` server
+ * reached over loopback http.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -33,7 +34,8 @@ export function makeTestCa(dir: string, name = 'test'): TestCa {
 export interface GatewayOptions {
   /** The sim server behind it, `http://127.0.0.1:PORT`. */
   target: string;
-  ca: TestCa;
+  /** Without one, plain http. */
+  ca?: TestCa;
   /** Keys it takes now; the test adds and deletes (expires) them while it runs. */
   keys: Set<string>;
   /** The path its API lives under: requests to `${prefix}/v1/…` reach the sim's `/v1/…`. */
@@ -43,7 +45,7 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  /** `https://127.0.0.1:PORT/prefix/v1`: what a hostfile line gives. */
+  /** `https://127.0.0.1:PORT/prefix/v1` (http without a CA): what a hostfile line gives. */
   baseUrl: string;
   /** Every request it had: `STATUS PATH` as the client asked (with the prefix). */
   seen: string[];
@@ -55,11 +57,11 @@ export interface Gateway {
 export async function tlsGateway(options: GatewayOptions): Promise<Gateway> {
   const prefix = options.prefix ?? '/resource_server/sim';
   const seen: string[] = [];
-  const answer = (res: import('node:http').ServerResponse, path: string, status: number, body: unknown) => {
+  const answer = (res: ServerResponse, path: string, status: number, body: unknown) => {
     seen.push(`${status} ${path}`);
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
-  const server: Server = createServer({ key: options.ca.key, cert: options.ca.cert }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = req.url ?? '/';
     if (!path.startsWith(`${prefix}/`)) return answer(res, path, 404, { detail: 'Not Found' });
     const inner = path.slice(prefix.length);
@@ -77,11 +79,12 @@ export async function tlsGateway(options: GatewayOptions): Promise<Gateway> {
     });
     upstream.on('error', () => answer(res, path, 502, { error: { message: 'upstream failed' } }));
     req.pipe(upstream);
-  });
+  };
+  const server = options.ca ? createHttpsServer({ key: options.ca.key, cert: options.ca.cert }, handle) : createHttpServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `https://127.0.0.1:${port}${prefix}/v1`,
+    baseUrl: `${options.ca ? 'https' : 'http'}://127.0.0.1:${port}${prefix}/v1`,
     seen,
     refusals: () => seen.filter((s) => /^40[13] /.test(s)).length,
     close: () =>
