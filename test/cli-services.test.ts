@@ -5,6 +5,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
 import { makeTestCa, tlsGateway, type Gateway, type TestCa } from './helpers/tls-gateway.ts';
+import { tokenCommand } from './helpers/token-command.ts';
 
 /**
  * `swarm` against an OpenAI-compatible service on a base URL (HTTPS, a test CA, keys that expire)
@@ -44,13 +45,6 @@ describe('swarm with base-URL services beside plain servers', () => {
   }
 
   const prompts = (n: number) => writeText(dir, `p${n}.txt`, Array.from({ length: n }, (_, i) => `prompt ${i + 1}`).join('\n') + '\n');
-
-  /** A key command: prints `token-N`, N counting its runs in `counter`. */
-  async function tokenCommand(name: string) {
-    const counter = join(dir, `${name}.runs`);
-    const script = await writeText(dir, `${name}.mjs`, "import { readFileSync, writeFileSync } from 'node:fs';\nconst f = process.argv[2];\nlet n = 0;\ntry { n = Number(readFileSync(f, 'utf8')); } catch {}\nwriteFileSync(f, String(n + 1));\nconsole.log(`token-${n + 1}`);\n");
-    return { command: `'${process.execPath}' '${script}' '${counter}'`, runs: async () => Number(await readFile(counter, 'utf8').catch(() => '0')) };
-  }
 
   it('scatters over a TLS service and plain servers, verified with --ca-file; results name the service by its base URL, what answered is written beside them', async () => {
     const { gateway, hostfile } = await mixed(new Set(['tok-secret-1']));
@@ -109,8 +103,8 @@ describe('swarm with base-URL services beside plain servers', () => {
   it('runs --api-key-command again when its key expires mid-run (once), and the run completes', async () => {
     const keys = new Set(['token-1']);
     const { gateway, hostfile } = await mixed(keys, '');
-    const key = await tokenCommand('rotating');
-    const child = spawnCli(['scatter', '--hostfile', hostfile, '--prompts', await prompts(300), '--no-batch', '--concurrency', '12', '--ca-file', ca.caFile, '--api-key-command', key.command]);
+    const key = await tokenCommand(dir, 'rotating');
+    const child = spawnCli(['scatter', '--hostfile', hostfile, '--prompts', await prompts(300), '--no-batch', '--concurrency', '12', '--ca-file', ca.caFile, '--api-key-command', key.line]);
     const done = finished(child, 'swarm scatter', 60_000);
     await waitFor(() => (gateway.seen.filter((s) => s.startsWith('200 ') && s.includes('/chat/completions')).length >= 20 ? true : undefined), 30_000, 'the service answering with token-1');
     keys.clear();

@@ -17,12 +17,14 @@ async function run(...args: Parameters<typeof scatterGather>) {
   return { ...(await r.done), warnings };
 }
 import { makeTestCa, tlsGateway, type Gateway, type TestCa } from './helpers/tls-gateway.ts';
+import { tokenCommand } from './helpers/token-command.ts';
 
 const fx = new Fixture();
 let dir: string;
 let ca: TestCa;
 let caPem: string;
 const gateways: Gateway[] = [];
+let tokens = 0;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'swarm-services-'));
@@ -96,14 +98,6 @@ describe('a TLS service and plain servers in one pool', () => {
   });
 });
 
-/** A key command as a site gives one: prints `token-N`, N counting its runs (kept in `counter`). */
-async function tokenCommand(): Promise<{ argv: string[]; runs: () => Promise<number> }> {
-  const script = join(dir, 'token.mjs');
-  const counter = join(dir, `runs-${Math.random().toString(36).slice(2)}`);
-  await writeFile(script, "import { readFileSync, writeFileSync } from 'node:fs';\nconst f = process.argv[2];\nlet n = 0;\ntry { n = Number(readFileSync(f, 'utf8')); } catch {}\nwriteFileSync(f, String(n + 1));\nconsole.log(`token-${n + 1}`);\n");
-  return { argv: [process.execPath, script, counter], runs: async () => Number(await readFile(counter, 'utf8').catch(() => '0')) };
-}
-
 describe('keys refused, expired and fetched again', () => {
   it('benches a service that refuses its key mid-run, never asking it again; its prompts go to the others', async () => {
     const keys = new Set(['k1']);
@@ -127,7 +121,7 @@ describe('keys refused, expired and fetched again', () => {
   it('runs the key command again when a key that worked expires — once for every request refused at once — and fails when the fresh key is refused too', async () => {
     const keys = new Set(['token-1']);
     const { gateway, endpoints, service } = await mixedSwarm(keys, { sim: { ttftMs: 30 } });
-    const command = await tokenCommand();
+    const command = await tokenCommand(dir, `token-${tokens++}`);
     const pool = fx.pool(endpoints, { caCertificates: caPem, credentials: new Map([[endpointId(service), await KeyCommand.start(command.argv)]]) });
     assert.equal((await run(pool, prompts(20), { maxTokens: 5, batch: false })).summary.ok, 20);
     assert.equal(await command.runs(), 1);
@@ -155,7 +149,7 @@ describe('keys refused, expired and fetched again', () => {
 
   it('does not run the command again for a key that never worked: a wrong key is no expiry', async () => {
     const { gateway, endpoints, service } = await mixedSwarm(new Set(['something-else']));
-    const command = await tokenCommand();
+    const command = await tokenCommand(dir, `token-${tokens++}`);
     const pool = fx.pool(endpoints, { caCertificates: caPem, credentials: new Map([[endpointId(service), await KeyCommand.start(command.argv)]]) });
     const report = await run(pool, prompts(4), { maxTokens: 5 });
     assert.equal(report.summary.ok, 4);
