@@ -14,6 +14,7 @@ import {
   parseHostfile,
   writeHostfile,
 } from '../src/core/hostfile/index.ts';
+import { keyLikeTag } from '../src/core/hostfile/validate.ts';
 
 const F = 'hosts.txt';
 
@@ -284,7 +285,8 @@ const hostnameArb = fc
   .map(([name, upper, dot]) => [...name].map((c, i) => (upper[i % 64] ? c.toUpperCase() : c)).join('') + (dot ? '.' : ''));
 const hostArb = fc.oneof(hostnameArb, fc.ipV4(), fc.ipV6());
 const noSpace = (s: string) => !/\s/.test(s);
-const tagKeyArb = fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }).filter((s) => noSpace(s) && !s.includes('='));
+// `key` and the names keys go by (`token`, `api_key`) are no tags: a line names where its key is kept.
+const tagKeyArb = fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }).filter((s) => noSpace(s) && !s.includes('=') && s !== 'key' && !keyLikeTag(s));
 const tagValueArb = fc.string({ unit: 'binary', maxLength: 8 }).filter(noSpace);
 const endpointArb: fc.Arbitrary<Endpoint> = fc.record({
   host: hostArb,

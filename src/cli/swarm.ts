@@ -28,9 +28,13 @@ import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
 import { exitCode, onExit, type Stop } from './interrupt.ts';
 import { num, type GenerationFlags, type SwarmFlags } from './options.ts';
+import { ServiceAccess, type AccessFlags } from './service-access.ts';
 
-/** How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened elsewhere. */
-export interface ReachFlags {
+/**
+ * How a command reaches the swarm: directly, through an SSH login it opens, or a SOCKS proxy opened
+ * elsewhere; services at a base URL always directly, with their keys and TLS (AccessFlags).
+ */
+export interface ReachFlags extends AccessFlags {
   remoteHostfile?: string;
   via?: string;
   sshOption: string[];
@@ -52,7 +56,9 @@ export function addReachOptions(cmd: Command, modeFlags = true): Command {
   if (modeFlags) {
     cmd
       .addOption(new Option('--tunnel-mode <mode>', 'with --via: a forward per endpoint, one SOCKS proxy, or auto (SOCKS above 64 endpoints)').choices(['auto', 'forward', 'socks']).default('auto'))
-      .option('--socks <host:port>', 'reach every endpoint through this SOCKS5 proxy (e.g. an `ssh -D` opened elsewhere)');
+      .option('--socks <host:port>', 'reach every endpoint through this SOCKS5 proxy (e.g. an `ssh -D` opened elsewhere)')
+      .option('--api-key-command <command>', 'run this (no shell) for the key of endpoints without key= of their own; run again when a key that worked is refused (it expired)')
+      .option('--ca-file <file>', 'PEM CA certificate(s) to trust, besides the usual ones, for https base-URL endpoints');
   }
   return cmd;
 }
@@ -107,6 +113,7 @@ export async function openUnlessStopped(
  */
 export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags, options: OpenOptions = {}): Promise<Swarm> {
   checkFlags(flags);
+  const access = new ServiceAccess(flags);
   const reconnectMs = (flags.reconnectTimeout ?? 60) * 1000;
   const tunnelOptions = flags.via ? tunnelOptionsOf({ ...flags, via: flags.via }) : undefined;
   const step = async <T>(work: Promise<T>): Promise<T> => {
@@ -131,17 +138,22 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
   try {
     const local = flags.hostfile ? await step(readHostfile(flags.hostfile)) : undefined;
     if (local) checkTags(local, flags);
+    // Keys and CAs of a local hostfile are checked before any ssh starts.
+    const localAccess = local ? await step(access.poolOptions(local)) : undefined;
     if (tunnelOptions) login = options.login ?? (await step(sshLogin({ ...flags, via: flags.via! })));
     const endpoints = local ?? (await step(readRemoteHostfile(login!, flags.via!, flags.remoteHostfile!)));
     if (!local) checkTags(endpoints, flags);
+    const reach = { ...options.pool, ...(localAccess ?? (await step(access.poolOptions(endpoints)))) };
+    // Services at a base URL are dialled directly; the login carries the compute nodes.
+    const carried = endpoints.filter((ep) => !ep.url);
     let swarmPool: SwarmPool;
-    if (tunnelOptions) {
-      const healing = await step(ssh(() => Tunnel.open(endpoints, tunnelOptions, login)));
+    if (tunnelOptions && carried.length) {
+      const healing = await step(ssh(() => Tunnel.open(carried, tunnelOptions, login)));
       tunnel = healing;
-      process.stderr.write(`tunnel: ${endpoints.length} endpoint(s) through ${healing.label} (${healing.mode}${healing.socksAddress ? ` ${healing.socksAddress}` : ''})\n`);
-      swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...options.pool, routes: new Map(healing.routes), awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) }));
+      process.stderr.write(`tunnel: ${carried.length} endpoint(s) through ${healing.label} (${healing.mode}${healing.socksAddress ? ` ${healing.socksAddress}` : ''})\n`);
+      swarmPool = new SwarmPool(endpoints, poolOptions(flags, { ...reach, routes: new Map(healing.routes), awaitRoute: (_id, signal) => healing.awaitUp(signal, reconnectMs) }));
     } else {
-      swarmPool = directPool(endpoints, flags, options.pool);
+      swarmPool = directPool(endpoints, flags, reach);
     }
     pool = swarmPool;
     if (tunnel) watchTunnel(tunnel, swarmPool);
@@ -168,7 +180,7 @@ export function directPool(endpoints: Endpoint[], flags: SwarmFlags & Pick<Reach
   const routes = new Map<string, Route>();
   if (flags.socks) {
     const proxy = socksAddress(flags.socks);
-    for (const ep of endpoints) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
+    for (const ep of endpoints) if (!ep.url) routes.set(endpointId(ep), { kind: 'socks', origin: `http://${endpointId(ep)}`, connect: socksConnector(proxy, ep), via: `socks ${flags.socks}` });
   }
   return new SwarmPool(endpoints, poolOptions(flags, { ...extra, routes }));
 }
@@ -177,7 +189,7 @@ export function directPool(endpoints: Endpoint[], flags: SwarmFlags & Pick<Reach
 function watchTunnel(tunnel: Tunnel, pool: SwarmPool): void {
   tunnel.on('down', (why) => {
     process.stderr.write(`tunnel down: ${printable(why)}; reconnecting\n`);
-    for (const s of pool.endpoints) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
+    for (const s of pool.endpoints) if (pool.routed(s.slot)) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
   });
   tunnel.on('reconnecting', (why) => process.stderr.write(`tunnel: reconnect failed: ${printable(why)}\n`));
   tunnel.on('up', () => {
@@ -268,7 +280,7 @@ function socksAddress(spec: string): { host: string; port: number } {
   }
 }
 
-/** Pool options from the flags; the API key comes from SWARM_API_KEY only (never a flag in shell history). */
+/** Pool options from the flags; keys come from ServiceAccess (the environment or a key command, never a flag in shell history). */
 function poolOptions(flags: SwarmFlags, extra: Partial<PoolOptions>): Partial<PoolOptions> {
   const options: Partial<PoolOptions> = { ...extra };
   if (flags.concurrency) options.concurrency = flags.concurrency;
@@ -281,7 +293,5 @@ function poolOptions(flags: SwarmFlags, extra: Partial<PoolOptions>): Partial<Po
   if (flags.hedgeAfter) options.hedgeFactor = flags.hedgeAfter;
   if (flags.hedge === false) options.hedge = false;
   if (flags.route) options.route = flags.route;
-  const apiKey = process.env.SWARM_API_KEY;
-  if (apiKey) options.apiKey = apiKey;
   return options;
 }

@@ -1,5 +1,5 @@
 import { RequestFailure } from './http/failure.ts';
-import { parseModelList, type ServedModel } from './models.ts';
+import { parseModelList, servedModels, type ServedModel } from './models.ts';
 import type { SwarmPool } from './pool.ts';
 
 export type HealthStatus = 'healthy' | 'unhealthy' | 'down' | 'tunnel-down';
@@ -13,7 +13,7 @@ export interface EndpointHealthReport {
   latencyMs: number | null;
   models: ServedModel[];
   error: string | null;
-  /** 401 or 403 when the server refused our credentials (`/health` or `/v1/models`): no wait makes it healthy. */
+  /** 401 or 403 when the server refused our credentials on `/v1/models`: no wait makes it healthy. */
   denied: number | null;
 }
 
@@ -22,7 +22,8 @@ const isDenied = (status: number | null | undefined): status is number => status
 /**
  * Asks every endpoint `GET /health` and `GET /v1/models` (HTTP, not a TCP probe: a tunnel's
  * forward accepts connections even when vLLM is down). Servers without `/health` (older vLLM,
- * other OpenAI-compatible servers) count as healthy when `/v1/models` answers.
+ * other OpenAI-compatible services) count as healthy when `/v1/models` answers. An endpoint whose
+ * key was refused is asked nothing more (its client says so unsent).
  */
 export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<EndpointHealthReport[]> {
   const timeout = pool.options.lookupTimeoutMs;
@@ -32,14 +33,14 @@ export function checkHealth(pool: SwarmPool, signal?: AbortSignal): Promise<Endp
       const report: EndpointHealthReport = { endpoint: state.id, status: 'down', healthStatus: null, latencyMs: null, models: [], error: null, denied: null };
       try {
         const health = await client.send('GET', '/health', undefined, timeout, signal);
-        const hasHealth = health.status !== 404;
+        // No /health (404), or a gateway's that wants what we may not have (401, 403; vLLM's own asks no key): /v1/models tells.
+        const hasHealth = health.status !== 404 && !isDenied(health.status);
         if (hasHealth) {
           report.healthStatus = health.status;
           report.latencyMs = health.firstByteAt - health.sentAt;
-          if (isDenied(health.status)) report.denied = health.status;
         }
         const models = await client.json('GET', '/v1/models', undefined, timeout, signal);
-        report.models = parseModelList(models.body);
+        report.models = servedModels(state.endpoint, parseModelList(models.body))!;
         report.latencyMs ??= models.firstByteAt - models.sentAt;
         report.status = !hasHealth || (health.status >= 200 && health.status < 300) ? 'healthy' : 'unhealthy';
         if (report.status === 'unhealthy') report.error = `/health answered ${health.status}`;

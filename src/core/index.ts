@@ -35,3 +35,4 @@ export { blackboard, boardText, templatedSession, type Board, type BlackboardInp
 export { embedAll, type EmbedOptions } from './patterns/embed.ts';
 export { ROUTE_STRATEGIES, prefixSlot, type RouteStrategy } from './routing.ts';
 export * from './scheduler/index.ts';
+export { askVersions, serverContext, serversFileOf, writeServerContext, type ServerContext } from './server-context.ts';

@@ -1,3 +1,5 @@
+import type { Endpoint } from './endpoint.ts';
+
 /** A model card from `GET /v1/models`; `maxModelLen` is null where the server does not say (LoRA cards, non-vLLM servers). */
 export interface ServedModel {
   id: string;
@@ -25,4 +27,15 @@ export function parseModelList(body: unknown): ServedModel[] {
  */
 export function sizeMaxTokens(promptChars: number, maxModelLen: number, budget: number, buffer: number): number {
   return Math.min(budget, Math.max(128, maxModelLen - Math.floor(promptChars / 4) - buffer));
+}
+
+/**
+ * What an endpoint serves for runs: a hostfile line's `model=` names it (a service that lists many
+ * models is used for that one, its card kept when listed for its context length); without one,
+ * whatever `/v1/models` lists (null: it could not tell).
+ */
+export function servedModels(endpoint: Pick<Endpoint, 'tags'>, listed: ServedModel[] | null): ServedModel[] | null {
+  const named = endpoint.tags.model;
+  if (!named) return listed;
+  return [listed?.find((m) => m.id === named) ?? { id: named, maxModelLen: null }];
 }

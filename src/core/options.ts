@@ -2,12 +2,17 @@ import { DEFAULT_COOL_DOWN, type CoolDown } from './breaker.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import type { RouteStrategy } from './routing.ts';
 import type { Route } from './http/endpoint-client.ts';
+import type { Credential } from './http/credential.ts';
 import type { TemplateSetting } from './templating/setting.ts';
 
 /** How the pool talks to the swarm; shared by every run on it. Defaults follow Aurora-Swarm's VLLMPool. */
 export interface PoolOptions {
-  /** vLLM `--api-key`, sent as a Bearer token. */
+  /** vLLM `--api-key`, sent as a Bearer token to every endpoint without a credential of its own. */
   apiKey?: string;
+  /** Each endpoint's own key source (its hostfile `key=`, a key command), keyed by endpointId. */
+  credentials?: ReadonlyMap<string, Credential>;
+  /** PEM of CAs trusted on top of Node's bundled roots for https services (`--ca-file`). */
+  caCertificates?: string;
   /** Requests in flight across the whole pool (a batch holds one slot). */
   concurrency: number;
   /** Keep-alive connections per endpoint. */

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { endpointId, matchesTags, originOf, type Endpoint } from './endpoint.ts';
+import { endpointId, matchesTags, type Endpoint } from './endpoint.ts';
+import { directRoute } from './http/base-url.ts';
 import type { RequestSignal } from './http/abort.ts';
 import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
-import { FALLBACK_MAX_MODEL_LEN, parseModelList, sizeMaxTokens, type ServedModel } from './models.ts';
+import { FALLBACK_MAX_MODEL_LEN, parseModelList, servedModels, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
 import { batchPath, CHAT_BATCH, chatBatchBody, chatBody, completionsBody, RAW, readChat, readChatBatch, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from './request-shapes.ts';
 import { Unbilled, type Meter } from './http/request-meter.ts';
@@ -136,12 +137,13 @@ export class SwarmPool {
     }));
     this.breakers = this.states.map(() => new Breaker(this.options.coolDown));
     this.clients = this.states.map((s) => {
-      const route = this.options.routes?.get(s.id) ?? { kind: 'direct' as const, origin: originOf(s.endpoint) };
+      const route = this.options.routes?.get(s.id) ?? directRoute(s.endpoint, this.options.caCertificates);
       return new EndpointClient(
         route,
         { connections: this.options.connectionsPerEndpoint, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 10_000 },
         headers,
         s.id,
+        this.options.credentials?.get(s.id),
       );
     });
     this.renderer = new ServerRenderer((slot) => this.clients[slot]!, this.options.lookupTimeoutMs);
@@ -204,8 +206,7 @@ export class SwarmPool {
   /** A generation request went through: the endpoint is healthy (again). */
   succeeded(slot: number): void {
     this.states[slot]!.answered++;
-    this.breakers[slot]!.succeeded();
-    this.setStatus(this.states[slot]!, 'up', null);
+    if (this.breakers[slot]!.succeeded()) this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
@@ -216,14 +217,13 @@ export class SwarmPool {
 
   private bench(slot: number, failure: RequestFailure): void {
     this.breakers[slot]!.failed(failure, performance.now());
-    const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown ? 'down' : 'degraded';
+    const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown || failure.permanent ? 'down' : 'degraded';
     this.setStatus(this.states[slot]!, status, failure.message);
   }
 
   /** Its route carries traffic again (a tunnel reconnected): back in at once. */
   healed(slot: number): void {
-    this.breakers[slot]!.succeeded();
-    this.setStatus(this.states[slot]!, 'up', null);
+    if (this.breakers[slot]!.succeeded()) this.setStatus(this.states[slot]!, 'up', null);
   }
 
   /** Forgets what is known of these endpoints (after a tunnel reconnects), so the next run looks again. */
@@ -270,15 +270,17 @@ export class SwarmPool {
       const { value } = await withRetries(policy, new AbortController().signal, () =>
         this.lookupLimit(() => this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, undefined, { meter })),
       );
-      state.models = parseModelList(value.body);
+      state.models = servedModels(state.endpoint, parseModelList(value.body));
       this.setStatus(state, 'up', null);
     } catch (err) {
       const failure = RequestFailure.from(err);
       // A server without a usable /v1/models (older or non-vLLM) can still generate; one that
       // refuses, resets, times out or rejects our key cannot.
       const usable = failure.kind === 'protocol' || failure.garbled || (failure.kind === 'http' && failure.status === 404);
-      if (usable) this.setStatus(state, 'up', null);
-      else {
+      if (usable) {
+        state.models = servedModels(state.endpoint, null);
+        this.setStatus(state, 'up', null);
+      } else {
         this.setStatus(state, failure.kind === 'tunnel' ? 'tunnel-down' : 'down', failure.message);
         // No run will use it until it is looked up again: its connections need not be held.
         this.clients[state.slot]!.release();
@@ -346,7 +348,7 @@ export class SwarmPool {
   }
 
   /** `GET /version` once per endpoint; null when it does not say (older or non-vLLM servers). */
-  private version(slot: number, meter?: Meter): Promise<string | null> {
+  version(slot: number, meter?: Meter): Promise<string | null> {
     let pending = this.versions.get(slot);
     if (!pending) {
       pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, { meter }).then(

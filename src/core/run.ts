@@ -102,6 +102,12 @@ export class Run<T = void> {
     return this;
   }
 
+  /** Counts a request sent for this run (its own, or asked beside it: the server context written with its results). */
+  sent(endpoint: string, path: string): void {
+    this.tally.requests.set(endpoint, (this.tally.requests.get(endpoint) ?? 0) + 1);
+    this.tally.paths.set(path, (this.tally.paths.get(path) ?? 0) + 1);
+  }
+
   /** Stops sending; in-flight requests are aborted. Finished results are kept, the rest become `cancelled`. */
   cancel(): void {
     this.abort.abort();
@@ -169,10 +175,7 @@ export class Run<T = void> {
       settle: (result) => this.settle(result),
       isSettled: (index) => this.isSettled(index),
       gaps: this.tally.gaps!,
-      sent: (endpoint, path) => {
-        this.tally.requests.set(endpoint, (this.tally.requests.get(endpoint) ?? 0) + 1);
-        this.tally.paths.set(path, (this.tally.paths.get(path) ?? 0) + 1);
-      },
+      sent: (endpoint, path) => this.sent(endpoint, path),
       addUsage: (member, usage) => {
         const had = this.tally.usage.get(member.id) ?? { promptTokens: 0, completionTokens: 0 };
         this.tally.usage.set(member.id, {

@@ -10,6 +10,7 @@ import type { PoolOptions } from '../core/options.ts';
 import { SwarmPool } from '../core/pool.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
 import { waitForHealthy } from '../core/wait.ts';
+import { sameKeys } from './endpoint-keys.ts';
 import { throttle } from './throttle.ts';
 
 /** One row of the Endpoints tree: always the real compute node, whatever route reaches it. */
@@ -76,8 +77,12 @@ export class SwarmConnection implements vscode.Disposable {
     this.unsubscribe = this.pool.onStatus(() => this.paced.call());
     this.probes = endpoints.map(() => ({ model: null, maxModelLen: null, latencyMs: null, load: null }));
     tunnel?.on('down', (why) => {
-      for (const s of this.pool.endpoints) this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down, reconnecting… (${why})`));
-      for (const p of this.probes) p.load = null;
+      // Services at a base URL do not ride the tunnel.
+      for (const s of this.pool.endpoints) {
+        if (!this.pool.routed(s.slot)) continue;
+        this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down, reconnecting… (${why})`));
+        this.probes[s.slot]!.load = null;
+      }
     });
     // Back up: the endpoints it cut off are looked at afresh (runs waiting on the route carry on by themselves).
     tunnel?.on('up', () => {
@@ -122,11 +127,11 @@ export class SwarmConnection implements vscode.Disposable {
     this.announce();
   }
 
-  /** A new key means new request headers: a fresh pool on the same routes. */
-  async setApiKey(apiKey: string | undefined): Promise<void> {
-    if (apiKey === this.poolOptions.apiKey) return;
+  /** New keys mean new request headers, and endpoints that refused the old ones may take these: a fresh pool on the same routes. */
+  async setCredentials(credentials: PoolOptions['credentials']): Promise<void> {
+    if (await sameKeys(this.poolOptions.credentials, credentials)) return;
     const old = this.pool;
-    this.poolOptions = { ...this.poolOptions, apiKey };
+    this.poolOptions = { ...this.poolOptions, credentials };
     this.pool = this.makePool(this.poolOptions);
     this.unsubscribe();
     this.unsubscribe = this.pool.onStatus(() => this.paced.call());

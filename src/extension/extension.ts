@@ -8,6 +8,7 @@ import { publishHostfileContext } from './hostfiles.ts';
 import { LazyPanel } from './lazy-panel.ts';
 import { registerPanelSerializer } from './panel/panel-serializer.ts';
 import { RunTracker } from './run-tracker.ts';
+import { secretNames } from './endpoint-keys.ts';
 import { ApiKeyStore } from './secrets.ts';
 import type { Services } from './services.ts';
 import { Session } from './session.ts';
@@ -86,13 +87,13 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     command('swarmLab.treeReduce', async (args?: TreeReduceArgs) => (await onDemand()).treeReduceCommand(services, await panel.get(), args)),
     command('swarmLab.compare', async (args?: CompareArgs) => (await onDemand()).compare(services, await panel.get(), args)),
     command('swarmLab.startSimulator', async (args?: { count?: number }) => (await onDemand()).startSimulator(services, args)),
-    command('swarmLab.setApiKey', (value?: string) => setApiKey(services, value)),
+    command('swarmLab.setApiKey', (value?: string, name?: string) => setApiKey(services, value, name)),
     command('swarmLab.showLog', () => log.show()),
     command('swarmLab.cancelRun', () => runs.cancel()),
     command('swarmLab.copyUrl', async (row?: { view: EndpointView }) => (await onDemand()).copyUrl(row)),
     command('swarmLab.openMetrics', async (row?: { view: EndpointView }) => (await onDemand()).openMetrics(services, row)),
     command('swarmLab.toggleExclude', async (row?: { view: EndpointView }) => (await onDemand()).toggleExclude(services, row)),
-    keys.onDidChange(() => void keys.get().then((key) => session.connection?.setApiKey(key))),
+    keys.onDidChange(() => void session.rekey()),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('swarmLab.hostfilePatterns') && void publishHostfileContext()),
   );
   void publishHostfileContext();
@@ -131,13 +132,25 @@ async function sortEndpoints(tree: EndpointTree, order?: EndpointSort): Promise<
   if (pick) tree.sortBy(pick);
 }
 
-/** `Swarm: Set API Key`: stored in SecretStorage (never in settings or logs); empty clears it. */
-async function setApiKey(services: Services, value?: string): Promise<void> {
-  const key =
-    value ??
-    (await vscode.window.showInputBox({ title: 'Swarm: API key', prompt: "The vLLM server's --api-key, sent as a Bearer token (stored in VS Code's secret storage). Empty clears it.", password: true, ignoreFocusOut: true }));
+/**
+ * `Swarm: Set API Key`: stored in SecretStorage (never in settings or logs); empty clears it. The
+ * default key goes to endpoints whose line names none; `name` is a hostfile's `key=secret:NAME`
+ * (asked for when the connected hostfile names some).
+ */
+async function setApiKey(services: Services, value?: string, name?: string): Promise<void> {
+  let target = name;
+  if (value === undefined && target === undefined) {
+    const names = secretNames(services.session.connection?.endpoints ?? []);
+    if (names.length) {
+      const pick = await vscode.window.showQuickPick([{ label: 'Default key', description: 'endpoints whose hostfile line names no key' }, ...names.map((n) => ({ label: n, description: `key=secret:${n}`, name: n }))], { title: 'Swarm: which API key?' });
+      if (!pick) return;
+      target = 'name' in pick ? pick.name : undefined;
+    }
+  }
+  const what = target === undefined ? "The vLLM servers' --api-key" : `The key of key=secret:${target}`;
+  const key = value ?? (await vscode.window.showInputBox({ title: 'Swarm: API key', prompt: `${what}, sent as a Bearer token (stored in VS Code's secret storage). Empty clears it.`, password: true, ignoreFocusOut: true }));
   if (key === undefined) return;
-  await services.keys.set(key.trim() || undefined);
-  await services.session.connection?.setApiKey(key.trim() || undefined);
-  services.log.info(key.trim() ? 'API key set' : 'API key cleared');
+  await services.keys.set(key.trim() || undefined, target);
+  await services.session.rekey();
+  services.log.info(`${target === undefined ? 'API key' : `key=secret:${target}`} ${key.trim() ? 'set' : 'cleared'}`);
 }

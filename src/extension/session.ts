@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Endpoint } from '../core/endpoint.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
 import type { SwarmConnection, SwarmSource } from './connection.ts';
+import { endpointKeys } from './endpoint-keys.ts';
 import type { ApiKeyStore } from './secrets.ts';
 import { poolOptions, settings } from './settings.ts';
 
@@ -10,6 +11,7 @@ export class Session implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<SwarmConnection | undefined>();
   readonly onDidChange = this.changed.event;
   private current: SwarmConnection | undefined;
+  private rekeying = Promise.resolve();
 
   constructor(
     private readonly keys: ApiKeyStore,
@@ -26,7 +28,9 @@ export class Session implements vscode.Disposable {
     const s = settings();
     // Loaded on first connect: the pool and its HTTP stack are no part of activation.
     const { SwarmConnection } = await import('./on-demand.ts');
-    const connection = new SwarmConnection(source, endpoints, poolOptions(s, await this.keys.get()), tunnel, onDispose);
+    const keys = await endpointKeys(endpoints, this.keys);
+    if (keys.missing.length) this.log.warn(`no key stored for ${keys.missing.join(', ')}: those endpoints are sent none (set it with "Swarm: Set API Key"; key=env: reads the environment VS Code was started in)`);
+    const connection = new SwarmConnection(source, endpoints, poolOptions(s, keys.credentials), tunnel, onDispose);
     this.current = connection;
     tunnel?.on('down', (why) => {
       this.log.error(`SSH connection lost: ${why}`);
@@ -45,6 +49,16 @@ export class Session implements vscode.Disposable {
     connection.startPolling(s.healthInterval);
     this.log.info(`connected ${source.label}: ${connection.healthy}/${endpoints.length} healthy${tunnel ? ` through ${tunnel.label} (${tunnel.mode})` : ''}`);
     return connection;
+  }
+
+  /** The stored keys changed: the connected swarm's pool sends the new ones (one change at a time: a store event and the command that caused it make one new pool). */
+  rekey(): Promise<void> {
+    const next = this.rekeying.then(async () => {
+      const connection = this.current;
+      if (connection) await connection.setCredentials((await endpointKeys(connection.endpoints, this.keys)).credentials);
+    });
+    this.rekeying = next.catch(() => undefined);
+    return next;
   }
 
   async close(): Promise<void> {

@@ -23,8 +23,9 @@ export function settings() {
 
 export type Settings = ReturnType<typeof settings>;
 
-export function poolOptions(s: Settings, apiKey: string | undefined): Partial<PoolOptions> {
-  return { concurrency: s.concurrency, timeoutMs: s.requestTimeout * 1000, ...(apiKey ? { apiKey } : {}) };
+/** `credentials`: the key each endpoint sends (endpointKeys). */
+export function poolOptions(s: Settings, credentials: PoolOptions['credentials']): Partial<PoolOptions> {
+  return { concurrency: s.concurrency, timeoutMs: s.requestTimeout * 1000, credentials };
 }
 
 export function generationOptions(s: Settings): RunOptions {

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import {
+  askVersions,
   loadPrompts,
   OrderedJsonlWriter,
   planResume,
@@ -8,6 +9,8 @@ import {
   ResultsFileError,
   ResumeError,
   scatterGather,
+  serverContext,
+  writeServerContext,
   type ResultsLock,
   type ResumePlan,
 } from '../../core/index.ts';
@@ -77,12 +80,17 @@ export function scatterCommand(): Command {
       writer = newWriter();
       const rows = writer;
       run = scatterGather(narrowed(swarm.pool, flags), todo, { ...options, batch: flags.batch, stream: Boolean(flags.stream), keepResults: false });
+      // What answered — each endpoint's /version, models and max_model_len — asked as the run starts (and counted with it), written beside its results.
+      const versions = out ? askVersions(swarm.pool, run) : undefined;
       const paths = new Map<TemplatePath, number>();
       run.on('result', (r) => {
         if (r.template) paths.set(r.template, (paths.get(r.template) ?? 0) + 1);
         rows.add(r);
       });
       const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
+      if (versions && !stop.reason()) {
+        await writeServerContext(out!, serverContext(swarm.pool, await versions)).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
+      }
       await swarm.close();
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);

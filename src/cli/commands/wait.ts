@@ -6,6 +6,7 @@ import { printable } from '../format.ts';
 import { claimStop, exitCode, type Stop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
 import { checkOutPath } from '../output.ts';
+import { ServiceAccess } from '../service-access.ts';
 import { addReachOptions, directPool, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
 interface WaitFlags extends ReachFlags {
@@ -55,8 +56,9 @@ export function waitCommand(): Command {
     const { endpoints, outcome } = waited;
     if (outcome.denied) {
       const d = outcome.denied;
-      const key = process.env.SWARM_API_KEY ? 'SWARM_API_KEY is set, and refused' : 'set SWARM_API_KEY to the key the servers were started with (--api-key)';
-      throw new CliError(`${d.endpoint} refused our credentials (HTTP ${d.denied}): ${printable(d.error ?? '')}; ${key}`);
+      // The error says whose key was refused; with none sent, where one comes from.
+      const hint = d.error?.includes('no key was sent') ? '; set SWARM_API_KEY to the key the servers were started with (--api-key), or give the line key=env:NAME' : '';
+      throw new CliError(`${d.endpoint} refused our credentials (HTTP ${d.denied}): ${printable(d.error ?? '')}${hint}`);
     }
     const ready = endpoints.filter((e) => outcome.healthy.has(endpointId(e)));
     await writeFile(output, writeHostfile(ready));
@@ -100,6 +102,7 @@ async function waitOnce(flags: WaitFlags, stop: Stop): Promise<Waited | undefine
  */
 async function waitGrowing(flags: WaitFlags, path: string, stop: Stop): Promise<Waited> {
   const file = new GrowingHostfile(path, flags.hostfileSettle * 1000);
+  const access = new ServiceAccess(flags);
   let endpoints: Endpoint[] = [];
   let pool: SwarmPool | undefined;
   let final = false;
@@ -111,7 +114,7 @@ async function waitGrowing(flags: WaitFlags, path: string, stop: Stop): Promise<
       for (const w of read.warnings) process.stderr.write(`warning: ${printable(String(w))}\n`);
       await pool?.close();
       endpoints = read.endpoints;
-      pool = directPool(endpoints, { tag: [], ...flags });
+      pool = directPool(endpoints, { tag: [], ...flags }, await access.poolOptions(endpoints));
     }
     final = read.final;
     return { pool, final };

@@ -1,6 +1,6 @@
-import { endpointId, type Endpoint } from '../endpoint.ts';
+import { endpointId, type Endpoint, type KeyRef } from '../endpoint.ts';
 import { makeIssue, type HostfileIssue } from './issue.ts';
-import { checkHost, checkIPv6, checkPort, checkTag, quote } from './validate.ts';
+import { checkBaseUrl, checkHost, checkIPv6, checkKeyRef, checkPort, checkTag, keyLikeTag, quote } from './validate.ts';
 
 const ERRORS_PER_LINE = 5;
 
@@ -38,11 +38,18 @@ interface Line {
   warnings: string[];
 }
 
+/** A first column with a scheme (`https://…`) is a service's base URL; anything else a host. */
+const URL_LINE = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+function parseLine(tokens: string[]): Line {
+  return URL_LINE.test(tokens[0]!) ? parseUrlLine(tokens) : parseHostLine(tokens);
+}
+
 /**
  * One non-blank, non-comment line: `host [port] key=value...`. As in Aurora-Swarm the second
  * column is a port only when it is all digits; otherwise it is the first tag.
  */
-function parseLine(tokens: string[]): Line {
+function parseHostLine(tokens: string[]): Line {
   const errors: string[] = [];
   const warnings: string[] = [];
   const column = splitHostColumn(tokens[0]!);
@@ -68,34 +75,65 @@ function parseLine(tokens: string[]): Line {
     if ('error' in checked) errors.push(checked.error);
     else port = checked.port;
   }
+  const { tags, key } = readTags(rest, portText === undefined, errors, warnings);
+  if (errors.length > 0) return { errors, warnings };
+  // fromEntries defines own properties, so even a "__proto__" key is kept as a tag.
+  return { endpoint: { host, port, tags: Object.fromEntries(tags), ...(key ? { key } : {}) }, errors, warnings };
+}
 
+/** `https://host[:port]/path/v1 key=value...`: an OpenAI-compatible service; its port is in its URL. */
+function parseUrlLine(tokens: string[]): Line {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const checked = checkBaseUrl(tokens[0]!);
+  const rest = tokens.slice(1);
+  if (rest.length > 0 && /^[0-9]+$/.test(rest[0]!)) errors.push(`a base URL carries its own port (https://host:${rest.shift()}/…), not a port column`);
+  const { tags, key } = readTags(rest, false, errors, warnings);
+  if ('error' in checked) errors.push(checked.error);
+  if (errors.length > 0 || 'error' in checked) return { errors, warnings };
+  if (key && checked.url.startsWith('http:') && !isLoopback(checked.host)) warnings.push(`${checked.url} is plain http: its key would cross the network unencrypted; use https`);
+  const { url, host, port } = checked;
+  return { endpoint: { host, port, tags: Object.fromEntries(tags), url, ...(key ? { key } : {}) }, errors, warnings };
+}
+
+/** The `key=value` columns: tags, and `key=` — where the endpoint's key is kept, never the key itself. */
+function readTags(tokens: readonly string[], portMissing: boolean, errors: string[], warnings: string[]): { tags: Map<string, string>; key?: KeyRef } {
   const tags = new Map<string, string>();
-  for (const [i, token] of rest.entries()) {
+  let key: KeyRef | undefined;
+  for (const [i, token] of tokens.entries()) {
     const eq = token.indexOf('=');
     if (eq < 0) {
       // Aurora-Swarm silently drops such tokens; a typo in a tag should not vanish.
-      const inPortColumn = i === 0 && portText === undefined;
-      errors.push(inPortColumn ? `${quote(token)} is neither a port nor a key=value tag` : `tag ${quote(token)} is not key=value`);
+      errors.push(i === 0 && portMissing ? `${quote(token)} is neither a port nor a key=value tag` : `tag ${quote(token)} is not key=value`);
       continue;
     }
-    const key = token.slice(0, eq);
+    const name = token.slice(0, eq);
     const value = token.slice(eq + 1);
-    const error = checkTag(key, value);
+    const error = checkTag(name, value) ?? keyLikeTag(name);
     if (error) {
       errors.push(error);
       continue;
     }
-    if (tags.has(key)) warnings.push(`tag ${quote(key)} given twice; the last value wins`);
-    tags.set(key, value);
+    if (name === 'key') {
+      const ref = checkKeyRef(value);
+      if ('error' in ref) errors.push(ref.error);
+      else if (key) warnings.push('key= given twice; the last one wins');
+      if ('ref' in ref) key = ref.ref;
+      continue;
+    }
+    if (tags.has(name)) warnings.push(`tag ${quote(name)} given twice; the last value wins`);
+    tags.set(name, value);
   }
+  return key ? { tags, key } : { tags };
+}
 
-  if (errors.length > 0) return { errors, warnings };
-  // fromEntries defines own properties, so even a "__proto__" key is kept as a tag.
-  return { endpoint: { host, port, tags: Object.fromEntries(tags) }, errors, warnings };
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 /** Identity for duplicate detection: case-insensitive, trailing dot ignored, IPv6 canonicalised. */
 function endpointKey(ep: Endpoint): string {
+  if (ep.url) return ep.url;
   const host = ep.host.includes(':') ? new URL(`http://[${ep.host}]/`).hostname : ep.host.replace(/\.$/, '');
   return `${host.toLowerCase()} ${ep.port}`;
 }

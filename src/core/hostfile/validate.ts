@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { KeyRef } from '../endpoint.ts';
 
 // Checks return an error message, or undefined when the value is fine.
 
@@ -64,4 +65,55 @@ export function checkTag(key: string, value: string): string | undefined {
   if (/[\s=]/.test(key)) return `tag key ${quote(key)} contains whitespace or "="`;
   if (/\s/.test(value)) return `tag value ${quote(value)} contains whitespace`;
   return undefined;
+}
+
+/** A URL as messages may show it: whatever could hold a secret (user:password@, ?query, #fragment) cut out. */
+export function shownUrl(text: string): string {
+  return quote(text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@').replace(/[?#].*$/s, '?…'));
+}
+
+export type BaseUrlCheck = { url: string; host: string; port: number } | { error: string };
+
+/**
+ * A service's base URL (`https://host/path/v1`): http or https, a valid host, no credentials, query
+ * or fragment (a key has no place in a hostfile, and a base URL is joined with request paths). The
+ * URL comes back normalised (host lower-cased, a default port dropped, no trailing slash).
+ */
+export function checkBaseUrl(text: string): BaseUrlCheck {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return { error: `${shownUrl(text)} is not a URL` };
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return { error: `${shownUrl(text)}: a base URL must be https:// (or http://)` };
+  if (u.username || u.password) return { error: `${shownUrl(text)} holds credentials: refused — name the key with key=env:NAME or key=secret:NAME instead` };
+  if (/[?#]/.test(text)) return { error: `${shownUrl(text)}: a base URL takes no query or fragment (a key goes in key=env:NAME or key=secret:NAME)` };
+  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  const hostError = checkHost(host);
+  if (hostError) return { error: hostError };
+  const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  return { url: `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`, host, port };
+}
+
+/** Tag names people give a key under; their values are keys, refused like a literal `key=`. */
+const KEY_LIKE = new Set(['api_key', 'api-key', 'apikey', 'token', 'access_token', 'bearer', 'authorization', 'password', 'secret']);
+
+const LITERAL_KEY = 'a hostfile never holds a key itself (it would end up in backups, logs and version control): give key=env:NAME (an environment variable) or key=secret:NAME (VS Code\'s secret storage)';
+
+export type KeyRefCheck = { ref: KeyRef } | { error: string };
+
+/** `key=env:NAME` or `key=secret:NAME`; anything else is taken for a literal key and refused without being quoted. */
+export function checkKeyRef(value: string): KeyRefCheck {
+  const m = /^(env|secret):(.*)$/s.exec(value);
+  if (!m) return { error: `key=…: ${LITERAL_KEY}` };
+  const [, from, name] = m as unknown as [string, 'env' | 'secret', string];
+  const valid = from === 'env' ? /^[A-Za-z_][A-Za-z0-9_]*$/ : /^[A-Za-z0-9._-]+$/;
+  if (!valid.test(name)) return { error: `key=${from}:${quote(name)}: not a valid ${from === 'env' ? 'environment variable' : 'secret'} name` };
+  return { ref: { from, name } };
+}
+
+/** A tag that looks like a key given in the clear (`api_key=…`, `token=…`): refused, its value never quoted. */
+export function keyLikeTag(key: string): string | undefined {
+  return KEY_LIKE.has(key.toLowerCase()) ? `tag ${quote(key)} would hold a key: ${LITERAL_KEY}` : undefined;
 }

@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { Pool } from './undici-pool.ts';
+import { pathUnder } from './base-url.ts';
+import type { Credential, IssuedKey } from './credential.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
 import type { RequestSignal } from './abort.ts';
 import type { Meter } from './request-meter.ts';
@@ -15,6 +17,8 @@ export interface Route {
   readonly connect?: Pool.Options['connect'];
   /** What carries it, for logs and the tree: `ssh forward 127.0.0.1:41234`, `socks 127.0.0.1:1080`. */
   readonly via?: string;
+  /** A service's base URL path (`/path/v1`): every request goes under it (see pathUnder). */
+  readonly basePath?: string;
 }
 
 export interface ClientLimits {
@@ -52,24 +56,31 @@ export interface StreamTimes {
 /**
  * One endpoint's own undici dispatcher (never the global one): keep-alive, bounded connections,
  * and per-request header/body timeouts so undici's 300 s default never cuts a long batch. The
- * deadline is undici's own (no timer or AbortSignal of ours per request).
+ * deadline is undici's own (no timer or AbortSignal of ours per request). With a credential, each
+ * request carries its current key; a key refused (401) after it worked is fetched again once and
+ * the request sent again. A refusal that stands (401, 403 on the API's `/v1` paths) is kept: the
+ * endpoint is sent nothing more, so a refused key is never retried into a lock-out.
  */
 export class EndpointClient {
   /** Made on first use and dropped by `release`: 10,000 endpoints' pools, most of them down, held ~500 MB. */
   private dispatcher: Pool | null = null;
   private readonly poolOptions: Pool.Options;
   private readonly viaForward: boolean;
+  private readonly basePath: string;
   private readonly jsonHeaders: Record<string, string>;
   private readonly connectTimeoutMs: number;
+  private denial: RequestFailure | null = null;
 
-  /** `id`: the endpoint's own `host:port`, under which a meter counts its requests. */
+  /** `id`: the endpoint's own `host:port` (or base URL), under which a meter counts its requests. */
   constructor(
     route: Route,
     limits: ClientLimits,
     private readonly headers: Record<string, string>,
     private readonly id = route.origin,
+    private readonly credential?: Credential,
   ) {
     this.viaForward = route.kind === 'forward';
+    this.basePath = route.basePath ?? '';
     this.jsonHeaders = { ...headers, 'content-type': 'application/json' };
     this.connectTimeoutMs = limits.connectTimeoutMs;
     this.poolOptions = {
@@ -97,7 +108,7 @@ export class EndpointClient {
   /** JSON in, JSON out; any non-2xx becomes a RequestFailure carrying the server's message. */
   async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras?: ExchangeExtras): Promise<Exchange<T>> {
     const ex = await this.send(method, path, payload, timeoutMs, signal, extras);
-    if (ex.status < 200 || ex.status >= 300) throw httpFailure(ex.status, ex.body, ex.retryAfter);
+    if (ex.status < 200 || ex.status >= 300) throw refusing(path, ex.status) ? this.refusal() : httpFailure(ex.status, ex.body, ex.retryAfter);
     try {
       return { ...ex, body: JSON.parse(ex.body) as T };
     } catch {
@@ -108,13 +119,12 @@ export class EndpointClient {
 
   /** Raw exchange: the status and text body, whatever the status. */
   async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras: ExchangeExtras = {}): Promise<Exchange<string>> {
-    extras.meter?.sent(this.id, extras.countAs ?? path);
-    const sentAt = performance.now();
     try {
-      const res = await this.pool.request(this.options(method, path, payload, timeoutMs, timeoutMs, signal));
+      const { res, sentAt, key } = await this.request(method, path, payload, timeoutMs, timeoutMs, signal, extras.meter, extras.countAs);
       const firstByteAt = performance.now();
       extras.onHeaders?.(firstByteAt);
       const body = extras.maxBytes === undefined ? await res.body.text() : await capped(res.body, extras.maxBytes, path);
+      if (refusing(path, res.statusCode)) this.refuse(httpFailure(res.statusCode, body), key);
       return { status: res.statusCode, body, sentAt, firstByteAt, retryAfter: res.headers['retry-after'] };
     } catch (err) {
       throw this.failure(err, timeoutMs, signal);
@@ -128,12 +138,15 @@ export class EndpointClient {
    * with whether `[DONE]` came: a stream that ended without it may still have said all it had to.
    */
   async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void, meter?: Meter): Promise<StreamTimes & { done: boolean }> {
-    meter?.sent(this.id, path);
-    const sentAt = performance.now();
     try {
-      const res = await this.pool.request(this.options('POST', path, payload, timeoutMs, 0, signal));
+      const { res, sentAt, key } = await this.request('POST', path, payload, timeoutMs, 0, signal, meter);
       const times = { sentAt, firstByteAt: performance.now() };
-      if (res.statusCode < 200 || res.statusCode >= 300) throw httpFailure(res.statusCode, await res.body.text(), res.headers['retry-after']);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const failure = httpFailure(res.statusCode, await res.body.text(), res.headers['retry-after']);
+        if (!refusing(path, res.statusCode)) throw failure;
+        this.refuse(failure, key);
+        throw this.refusal();
+      }
       onHeaders?.(times);
       const complete = await readEvents(res.body, (data) => {
         let event: unknown;
@@ -150,11 +163,46 @@ export class EndpointClient {
     }
   }
 
-  private options(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal?: RequestSignal): Dispatcher.RequestOptions {
+  /**
+   * One request with the current key. A 401 on the API once the key has worked means it expired:
+   * the credential fetches a fresh one (once, shared by every request refused at the same time) and
+   * the request goes again with it. The meter counts every request that left.
+   */
+  private async request(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal: RequestSignal | undefined, meter: Meter | undefined, countAs?: string): Promise<{ res: Dispatcher.ResponseData; sentAt: number; key: IssuedKey | undefined }> {
+    if (this.denial) throw this.refusal();
+    const api = isApiPath(path);
+    for (let again = true; ; again = false) {
+      const key = this.credential ? await this.credential.current() : undefined;
+      meter?.sent(this.id, countAs ?? path);
+      const sentAt = performance.now();
+      const res = await this.pool.request(this.options(method, path, payload, headersMs, bodyMs, signal, key));
+      if (api && key && res.statusCode === 401 && again && (await this.credential!.refused(key.issue))) {
+        await res.body.dump();
+        continue;
+      }
+      if (api && key && res.statusCode >= 200 && res.statusCode < 300) this.credential!.worked(key.issue);
+      return { res, sentAt, key };
+    }
+  }
+
+  /** Keeps a refusal that stands, saying whose key it was: from now on every request fails with it, unsent. */
+  private refuse(failure: RequestFailure, key: IssuedKey | undefined): void {
+    const whose = key ? this.credential!.refusal(key.issue) : this.headers.authorization ? 'the key sent was refused' : 'no key was sent';
+    this.denial ??= new RequestFailure('http', `${failure.message} (${whose}; ${this.id} is sent nothing more)`, failure.status, { type: failure.errorType, param: failure.param });
+  }
+
+  /** The kept refusal, a fresh copy each time (callers note their attempts on it). */
+  private refusal(): RequestFailure {
+    const d = this.denial!;
+    return new RequestFailure('http', d.message, d.status, { type: d.errorType, param: d.param });
+  }
+
+  private options(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal: RequestSignal | undefined, key: IssuedKey | undefined): Dispatcher.RequestOptions {
+    const headers = payload === undefined ? this.headers : this.jsonHeaders;
     const options: Dispatcher.RequestOptions = {
       method,
-      path,
-      headers: payload === undefined ? this.headers : this.jsonHeaders,
+      path: this.basePath ? pathUnder(this.basePath, path) : path,
+      headers: key ? { ...headers, authorization: `Bearer ${key.value}` } : headers,
       headersTimeout: headersMs,
       bodyTimeout: bodyMs,
     };
@@ -175,6 +223,16 @@ export class EndpointClient {
     this.dispatcher = null;
     return dispatcher ? dispatcher.destroy() : Promise.resolve();
   }
+}
+
+/** The OpenAI API's own paths, the ones a key guards (vLLM's `--api-key` guards `/v1` alone; `/health`, `/metrics` stay open). */
+function isApiPath(path: string): boolean {
+  return path.startsWith('/v1/');
+}
+
+/** A refusal of our credentials where they count: on the API. A gateway's 401 on `/health` or `/metrics` says nothing of the key. */
+function refusing(path: string, status: number): boolean {
+  return (status === 401 || status === 403) && isApiPath(path);
 }
 
 /** A body read whole unless it grows past `maxBytes`: a server (or proxy) that sends a gigabyte for a few answers is failed, not held in memory. */

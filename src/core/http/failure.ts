@@ -6,6 +6,7 @@ export type FailureKind =
   | 'refused' //   nothing listens: the server is down or still booting, not busy
   | 'tunnel' //    the SSH route to the endpoint is gone (forward closed, proxy unreachable)
   | 'reset' //     the connection dropped mid-exchange
+  | 'tls' //       the server's certificate could not be verified (or it does not speak TLS)
   | 'timeout' //   no answer within the deadline
   | 'stalled' //   a streamed answer stopped producing tokens, or an answer took far longer than its peers'
   | 'http' //      the server answered with an error status
@@ -60,14 +61,28 @@ export class RequestFailure extends Error {
    * cannot use would read the same anywhere (a garbled body is a `reset`).
    */
   get endpointFault(): boolean {
-    // A redirect (3xx, not followed) is the endpoint's or its proxy's doing, as a 413 body cap is when no split helps.
-    if (this.kind === 'http') return this.status === undefined || this.status < 400 || this.status >= 500 || this.status === 408 || this.status === 413 || this.status === 429;
+    // A redirect (3xx, not followed) is the endpoint's or its proxy's doing, as a 413 body cap is when no split helps;
+    // a refused key (401, 403) refuses every prompt alike.
+    if (this.kind === 'http') return this.status === undefined || this.status < 400 || this.status >= 500 || this.status === 408 || this.status === 413 || this.status === 429 || this.denied;
     return this.kind !== 'protocol' && this.kind !== 'cancelled';
   }
 
   /** The endpoint itself is gone (nothing listens, or the route is cut), not merely sick. */
   get endpointDown(): boolean {
     return this.kind === 'refused' || this.kind === 'reset' || this.kind === 'tunnel';
+  }
+
+  /** The service refused our credentials (401, 403). */
+  get denied(): boolean {
+    return this.kind === 'http' && (this.status === 401 || this.status === 403);
+  }
+
+  /**
+   * Nothing will change until the user does: a refused key, a certificate that cannot be verified.
+   * Such an endpoint is benched for good, never probed again: retrying a refused key is how accounts get locked.
+   */
+  get permanent(): boolean {
+    return this.denied || this.kind === 'tls';
   }
 
   /** The server has no such route (FastAPI's bare 404 or 405; vLLM's own 404 for an unknown model names its type). */
@@ -84,6 +99,12 @@ export class RequestFailure extends Error {
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'UND_ERR_CLOSED']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const REFUSED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** OpenSSL's verification failures (node:tls), and a plain-http server on an https URL. */
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REVOKED', 'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID', 'ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG',
+]);
 
 /** What our own deadlines were when an exchange failed, so a timeout names the one that fired. */
 export interface Deadlines {
@@ -110,6 +131,7 @@ export function toFailure(err: unknown, timedOut: boolean, deadlines: Deadlines,
   if (code === 'UND_ERR_ABORTED' || (err instanceof Error && err.name === 'AbortError')) {
     return new RequestFailure('cancelled', 'cancelled');
   }
+  if (code !== undefined && TLS_CODES.has(code)) return new RequestFailure('tls', `TLS: ${code}: ${message} (if a site CA signed it, trust that CA: swarm --ca-file FILE, or NODE_EXTRA_CA_CERTS)`);
   if (code !== undefined && REFUSED_CODES.has(code)) return new RequestFailure('refused', `${code}: ${message}`);
   if (code !== undefined && RESET_CODES.has(code)) return new RequestFailure('reset', `${code}: ${message}`);
   return new RequestFailure('protocol', code ? `${code}: ${message}` : message);

@@ -1,9 +1,6 @@
-/** What a command run on the scheduler's host answered. */
-export interface CommandResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import type { CommandResult } from '../run-command.ts';
+
+export type { CommandResult };
 
 /**
  * Where the scheduler's commands run and the job's files live: this machine, or the login node

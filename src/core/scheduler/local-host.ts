@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
+import { runCommand } from '../run-command.ts';
 import { childEnv } from '../tunnels/child-env.ts';
-import type { CommandResult, JobHost } from './host.ts';
+import type { JobHost } from './host.ts';
 
 /**
  * Where the scheduler clients find their cluster: Slurm's config file, PBS's config and server.
@@ -22,7 +22,7 @@ export function schedulerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proce
 export function localHost(env: NodeJS.ProcessEnv = process.env): JobHost {
   return {
     label: 'this machine',
-    run: (argv, options = {}) => runLocal(argv, schedulerEnv(env), options),
+    run: (argv, options = {}) => runCommand(argv, schedulerEnv(env), options),
     readText: async (path) => {
       try {
         return await readFile(path, 'utf8');
@@ -37,20 +37,4 @@ export function localHost(env: NodeJS.ProcessEnv = process.env): JobHost {
     },
     home: async () => homedir(),
   };
-}
-
-function runLocal(argv: readonly string[], env: NodeJS.ProcessEnv, options: { input?: string; timeoutMs?: number }): Promise<CommandResult> {
-  const [command, ...args] = argv;
-  return new Promise((resolve) => {
-    const child = spawn(command!, args, { shell: false, env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(options.input);
-    // A missing client (no sbatch on this machine) is an answer too: exit 127, as a shell would say.
-    child.once('error', (err) => resolve({ code: 127, stdout, stderr: `cannot run ${command}: ${err.message}` }));
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }

@@ -83,7 +83,8 @@ export class ServerRenderer {
       return true;
     } catch (err) {
       const failure = RequestFailure.from(err);
-      if (failure.routeMissing) return false;
+      // The probe names a served model, so any 404 is the route's (an OpenAI-style service types its 404s too).
+      if (failure.routeMissing || (failure.kind === 'http' && failure.status === 404)) return false;
       if (failure.kind === 'http' && failure.status! < 500 && failure.status !== 408 && failure.status !== 429) return true;
       throw failure; // the endpoint failed: its batch fails over, and the next one asks again
     }
@@ -112,6 +113,7 @@ export class ServerRenderer {
   private async prepare(slot: number, request: PlanRequest, meter: Meter | undefined): Promise<Preparation | null> {
     const key = JSON.stringify([request.model, request.system ?? '', request.kwargs ?? null]);
     let pending = this.preparations.get(key);
+    const mine = !pending;
     if (!pending) {
       if (this.refusals.has(slot)) return null;
       pending = this.sentinels(slot, request, meter);
@@ -126,6 +128,8 @@ export class ServerRenderer {
       // Only the server's own refusal (a 4xx, a body without tokens) says it cannot render; anything else is the endpoint's failure.
       const refused = failure.kind === 'protocol' || (failure.kind === 'http' && failure.status !== undefined && failure.status < 500 && failure.status !== 408 && failure.status !== 429);
       if (!refused) throw failure;
+      // Another endpoint could not render (a service serving only the API, in a mixed swarm): this one tries itself.
+      if (!mine) return this.prepare(slot, request, meter);
       this.refusals.set(slot, failure.message);
       return null;
     }

@@ -74,10 +74,12 @@ async function open(services: Services, source: { label: string; uri?: vscode.Ur
         login = await SshLogin.create(tunnelOptions(s), loginInTerminal(s.sshVia));
       }
       const endpoints = await endpointsOf(login);
-      if (login) {
-        progress.report({ message: `opening routes for ${endpoints.length} endpoints…` });
-        tunnel = await Tunnel.open(endpoints, tunnelOptions(s), login);
-      }
+      // Services at a base URL are dialled directly; the login carries the compute nodes.
+      const carried = endpoints.filter((ep) => !ep.url);
+      if (login && carried.length) {
+        progress.report({ message: `opening routes for ${carried.length} endpoints…` });
+        tunnel = await Tunnel.open(carried, tunnelOptions(s), login);
+      } else await login?.close();
       progress.report({ message: 'checking health…' });
       const connection = await services.session.open(source, endpoints, tunnel);
       void vscode.commands.executeCommand('swarmLab.endpoints.focus');

@@ -8,8 +8,10 @@ type Row = { view: EndpointView } | undefined;
 
 export async function copyUrl(row: Row): Promise<void> {
   if (!row) return;
-  await vscode.env.clipboard.writeText(`${originOf(row.view.endpoint)}/v1`);
-  void vscode.window.setStatusBarMessage(`Copied ${originOf(row.view.endpoint)}/v1`, 3000);
+  // The base URL an OpenAI client takes: a service's own, a server's /v1.
+  const url = row.view.endpoint.url ?? `${originOf(row.view.endpoint)}/v1`;
+  await vscode.env.clipboard.writeText(url);
+  void vscode.window.setStatusBarMessage(`Copied ${url}`, 3000);
 }
 
 /** Fetches `/metrics` over the endpoint's own route (a tunnel, perhaps) and shows it as text. */
