@@ -943,6 +943,67 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('after a comparison the table holds the arm and round its header and figures name (the batched median round), a switch shows the other arm; "request sent" is that arm\'s request', async () => {
+    const p = await panel('dark', { width: 1100, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const full = comparison(3, 4, 2);
+    for (const r of full.rounds) r.cacheSalt = `salt-r${r.round}-${r.arm}`;
+    // The batched arm's median round is round 1 (index 3 in run order: b0 i0 i1 b1 b2 i2).
+    full.rounds[3]!.summary = { ...full.rounds[3]!.summary, httpRequests: 2, generationRequests: 2, requestsByPath: { '/v1/completions': 2 } };
+    const rowsOf = (arm: 'batched' | 'individual', round: number) =>
+      Array.from({ length: 4 }, (_, i) =>
+        row(i, { endpoint: `gpu0${(i % 2) + 1}:8000`, completionTokens: arm === 'batched' ? 100 + round * 10 + i : 27 + i * 16, timings: { queuedMs: 1, sentMs: arm === 'batched' ? 5 : 5 + i * 30, firstByteMs: null, firstTokenMs: null, doneMs: 200 + i } }),
+      );
+    const tokens = () => cellTexts(page, 'tok');
+    await host(page, comparisonStarted('cmp-t', 4, 'compare 4 prompts', 3));
+    for (const figures of full.rounds) {
+      await host(page, { type: 'armStarted', runId: 'cmp-t', arm: figures.arm, round: figures.round });
+      await host(page, { type: 'runProgress', runId: 'cmp-t', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 300, results: rowsOf(figures.arm, figures.round) });
+      await host(page, { type: 'armFinished', runId: 'cmp-t', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+    }
+    await tab(page, 'results');
+    // Live, the table is the arm going, and says so.
+    await page.locator('#arm-header[data-arm="individual"][data-round="2"]').waitFor();
+    assert.match((await page.locator('#arm-header').textContent())!.replace(/\s+/g, ' '), /Rows of the individual arm, round 3 of 3 · live/);
+    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    const kept = { ...full, kept: { batched: 1, individual: 1 } };
+    const record = { label: 'compare 4 prompts', mode: 'compare' as const, summary: full.rounds[3]!.summary };
+    await host(page, finished('cmp-t', { ...record, comparison: kept, rows: { arm: { arm: 'batched', round: 1 }, resultsJsonl: jsonl(rowsOf('batched', 1)) } }));
+    await page.locator('#arm-header[data-arm="batched"][data-round="1"]').waitFor();
+    assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Rows of the batched arm, round 2 of 3 \(its median round\)/);
+    assert.deepEqual(await tokens(), ['110', '111', '112', '113'], 'the batched median round\'s rows, not the last individual round\'s');
+    assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*2/);
+    const sentText = async (i: number) => {
+      const rowEl = visibleRows(page).nth(i);
+      await rowEl.click();
+      const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
+      await open.locator('.vl-sent > summary').click();
+      const text = (await open.locator('.vl-sent pre').textContent())!;
+      await rowEl.click();
+      return text;
+    };
+    const batchedSent = await sentText(0);
+    assert.match(batchedSent, /^POST http:\/\/gpu01:8000\/v1\/completions\n/);
+    assert.match(batchedSent, /item 1 of 2 in the request's "prompt" list/);
+    assert.match(batchedSent, /cache_salt: salt-r1-batched/);
+    await shot(page, 'compare-table-batched');
+    // The other arm: its kept round's rows from the host (openRun with the arm), its figures, its requests.
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="individual"]').check();
+    const asked = await answer(page, 'openRun', { record: { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter', file: 'cmp-t.jsonl' }, resultsJsonl: jsonl(rowsOf('individual', 1)), comparison: kept, arm: { arm: 'individual', round: 1 } });
+    assert.deepEqual(asked.params, { id: 'cmp-t', arm: 'individual' });
+    await page.locator('#arm-header[data-arm="individual"][data-round="1"]').waitFor();
+    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*4/, 'the individual round\'s figures');
+    const individualSent = await sentText(1);
+    assert.match(individualSent, /^POST http:\/\/gpu02:8000\/v1\/chat\/completions\n/);
+    assert.match(individualSent, /cache_salt: salt-r1-individual/);
+    assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'the switch stays on Results');
+    await shot(page, 'compare-table-individual');
+    await assertClean(p);
+  });
+
   it('history: reopens, reruns, exports and compares two runs with per-prompt differences', async () => {
     const p = await panel();
     const { page } = p;

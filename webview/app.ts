@@ -4,7 +4,7 @@
  * (text bindings only); the big tables and the charts are custom elements that draw themselves.
  */
 import { render } from 'lit';
-import type { PromptRow, Requests } from '../src/panel/protocol.ts';
+import type { Arm, PromptRow, Requests } from '../src/panel/protocol.ts';
 import { isHostMessage, loadState, post, request, saveState, settleReply } from './api.ts';
 import { readTheme, type Theme } from './charts/specs.ts';
 import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
@@ -179,6 +179,13 @@ export class App implements PanelApp {
   async openRun(id: string): Promise<void> {
     const run = await this.ask('openRun', { id });
     if (run) this.dispatch({ type: 'opened', run });
+  }
+
+  async showArm(arm: Arm): Promise<void> {
+    const id = this.state.run?.id;
+    if (!id) return;
+    const run = await this.ask('openRun', { id, arm });
+    if (run) this.dispatch({ type: 'opened', run, ifShowing: id });
   }
 
   rerun(id: string): void {

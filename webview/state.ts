@@ -22,7 +22,7 @@ export interface RunView {
   /** What it ran on; null for records saved before runs kept it. */
   context: RunContext | null;
   rounds: number;
-  /** A comparison: the arm going (or last gone) and its round (from 0, as the core counts). */
+  /** A comparison: the arm and round (from 0, as the core counts) whose rows the table holds — live, the arm going. */
   arm?: ArmRound['arm'];
   round?: number;
   running: boolean;

@@ -76,6 +76,9 @@ export function isFiltered(f: ResultFilter): boolean {
   return f.mode !== 'all' || f.search !== '' || f.endpoint !== '';
 }
 
+/** One clock for every store's version: a new store (another arm's rows, say) never repeats the version of the one it replaces. */
+let versionClock = 0;
+
 export class ResultsStore {
   /** By input index; holes are prompts still pending. */
   rows: Array<ResultRow | undefined> = [];
@@ -85,8 +88,8 @@ export class ResultsStore {
   received = 0;
   /** Rows received, by status (a cancelled prompt came back, but was never answered). */
   readonly statusCounts = { ok: 0, failed: 0, cancelled: 0 };
-  /** Bumped on every change, so views know when to redraw. */
-  version = 0;
+  /** Changes on every change (and differs from every other store's), so views know when to redraw. */
+  version = ++versionClock;
   private endpointSet = new Set<string>();
   private view: Int32Array | null = null;
   private viewKey = '';
@@ -99,7 +102,7 @@ export class ResultsStore {
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
     this.endpointSet.clear();
     this.add(rows);
-    this.version++;
+    this.version = ++versionClock;
     this.view = null;
   }
 
@@ -113,7 +116,7 @@ export class ResultsStore {
       if (r.endpoint) this.endpointSet.add(r.endpoint);
     }
     if (rows.length) {
-      this.version++;
+      this.version = ++versionClock;
       this.view = null;
     }
   }
@@ -121,7 +124,7 @@ export class ResultsStore {
   setTotal(total: number): void {
     if (total !== this.total) {
       this.total = total;
-      this.version++;
+      this.version = ++versionClock;
       this.view = null;
     }
   }

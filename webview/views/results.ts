@@ -63,18 +63,43 @@ function figures(app: App) {
 /** Live, the run's parameters say it; finished, its summary. */
 const streamed = (app: App) => Boolean(app.state.run?.summary?.streamed ?? app.state.run?.context?.params.stream);
 
-/** How the rows on show were requested (a comparison's are its first batched round's). */
+/** How the rows on show were requested: a comparison's by the arm and round they are (its salt too). */
 function sentContext(app: App): SentContext {
   const run = app.state.run;
   const c = app.state.comparison;
-  const first = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === 'batched' && r.round === 0) : undefined;
+  const round = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === run.arm && r.round === run.round) : undefined;
   return {
-    batched: run?.kind === 'comparison' ? true : (run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false)),
+    batched: run?.kind === 'comparison' ? run.arm !== 'individual' : run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false),
     streamed: streamed(app),
     model: run?.summary?.model ?? run?.context?.model ?? null,
     params: run?.context?.params ?? null,
-    cacheSalt: first?.cacheSalt ?? null,
+    cacheSalt: round?.cacheSalt ?? null,
   };
+}
+
+/**
+ * A comparison's table names the arm and round its rows are (live: the arm going); once saved, a
+ * switch shows the other arm's kept round. The figures above are that round's.
+ */
+function armHeader(app: App) {
+  const run = app.state.run;
+  const c = app.state.comparison;
+  if (run?.kind !== 'comparison' || !run.arm) return nothing;
+  const kept = c?.runId === run.id ? c.view.kept : undefined;
+  const median = !run.running && kept?.[run.arm] === run.round && c!.view.rounds.filter((r) => r.arm === run.arm).length > 1;
+  const other = run.arm === 'batched' ? 'individual' : 'batched';
+  const canSwitch = run.saved && !run.running && (kept ? kept[other] !== undefined : true);
+  return html`<div class="arm-header toolbar" id="arm-header" data-arm=${run.arm} data-round=${run.round ?? 0}>
+    <h2 class="arm-title">Rows of the <b>${run.arm}</b> arm, round ${(run.round ?? 0) + 1} of ${int(run.rounds)}${median ? ' (its median round)' : ''}${run.running ? ' · live' : ''}</h2>
+    ${canSwitch
+      ? html`<fieldset class="radios" id="arm-switch">
+          <legend>Arm</legend>
+          ${(['batched', 'individual'] as const).map(
+            (a) => html`<label><input type="radio" name="arm" value=${a} .checked=${run.arm === a} @change=${() => void app.showArm(a)} />${a}</label>`,
+          )}
+        </fieldset>`
+      : nothing}
+  </div>`;
 }
 
 export function resultsView(app: App) {
@@ -86,7 +111,7 @@ export function resultsView(app: App) {
   const run = app.state.run;
   const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
   return html`<div class="results" id="results">
-    ${figures(app)}
+    ${armHeader(app)} ${figures(app)}
     ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}
     <div class="filters toolbar" role="search">
       <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>

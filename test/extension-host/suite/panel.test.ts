@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
@@ -11,6 +11,10 @@ import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
+import { medianRound } from '../../../src/core/compare.ts';
+import { initialState, reduce, type Action } from '../../../webview/view-state.ts';
+import { freshState } from '../../../webview/state.ts';
+import { parseRows } from '../../../webview/lib/results.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -318,7 +322,26 @@ describe('the Swarm Lab panel (extension side)', function () {
     const record = ofType(posted, 'history').at(-1)!.history[0]!;
     assert.equal(record.mode, 'compare');
     assert.deepEqual(lines(record.file).map((l) => l.prompt), ['p0', 'p1', 'p2', 'p3', 'p4']);
-    assert.equal(((await request('openRun', { id: record.id })).value as OpenedRun).comparison!.rounds.length, 4);
+    const reopened = (await request('openRun', { id: record.id })).value as OpenedRun;
+    assert.equal(reopened.comparison!.rounds.length, 4);
+    // The table the panel showed when the comparison ended is the one History reopens: the webview's
+    // own reducer over the messages it was sent, against the same reducer over the reopened run.
+    const live = posted.filter((x) => x.type !== 'reply').reduce((s, x) => reduce(s, x as Action), initialState(freshState()));
+    const fromHistory = reduce(initialState(freshState()), { type: 'opened', run: reopened });
+    assert.deepEqual(live.store.all(), fromHistory.store.all());
+    assert.deepEqual([live.run?.arm, live.run?.round], [reopened.arm!.arm, reopened.arm!.round]);
+    assert.deepEqual(live.run?.summary, fromHistory.run?.summary, 'the figures above the table are the same');
+    // Those rows are the batched arm's median round: batched requests, that round's figures.
+    const median = medianRound(reopened.comparison!.rounds, 'batched')!;
+    assert.deepEqual(reopened.arm, { arm: 'batched', round: median.round });
+    assert.deepEqual(reopened.comparison!.kept, { batched: median.round, individual: medianRound(reopened.comparison!.rounds, 'individual')!.round });
+    assert.equal(new Set(live.store.all().map((r) => `${r.endpoint} ${r.timings.sentMs}`)).size, 2, 'one list per endpoint: batched rows');
+    assert.deepEqual(record.summary, median.summary);
+    // The other arm: its kept round's rows, one request per prompt; no round files left behind.
+    const other = (await request('openRun', { id: record.id, arm: 'individual' })).value as OpenedRun;
+    assert.deepEqual(other.arm!.arm, 'individual');
+    assert.equal(new Set(parseRows(other.resultsJsonl).map((r) => `${r.endpoint} ${r.timings.sentMs}`)).size, 5);
+    assert.deepEqual(readdirSync(runsFolder()).filter((f) => f.startsWith(record.id)).sort(), [`${record.id}-individual.jsonl`, `${record.id}.details.json`, `${record.id}.jsonl`, `${record.id}.run.json`].sort());
   });
 
   it('Compare from the palette returns the median round of each arm and shows the comparison in the panel', async () => {
