@@ -14,6 +14,7 @@ import type { PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/
 import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
+import { requestSentText } from '../webview/lib/request-sent.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import type { PanelPage } from './webview-harness/browser.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
@@ -65,13 +66,13 @@ describe('webview: pure parts', () => {
     const c = { ...defaultCompose(), prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }] };
     assert.deepEqual(summarize(c, ENDPOINTS), { count: 2, chars: 10, tokens: 3, problem: null, warnings: [] });
     assert.deepEqual(buildRunRequest({ ...c, tags: ['role=chat'], maxTokens: '64', temperature: '0.5' }), {
-      pattern: 'scatter', prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }], tags: [['role', 'chat']], batch: true, maxTokens: 64, temperature: 0.5,
+      pattern: 'scatter', prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }], tags: [['role', 'chat']], batch: true, stream: true, maxTokens: 64, temperature: 0.5,
     });
     const map = { ...c, pattern: 'map' as const, template: 'T {item}!', itemsText: 'x\n\nyy\n' };
     assert.equal(summarize(map, ENDPOINTS).count, 2);
     assert.equal(summarize(map, ENDPOINTS).chars, 'T x!'.length + 'T yy!'.length);
     assert.deepEqual(buildRunRequest({ ...map, compare: true, rounds: 4 }), {
-      pattern: 'map', prompts: [], template: 'T {item}!', items: ['x', 'yy'], tags: [], batch: true, compare: { rounds: 4, cacheSalt: true },
+      pattern: 'map', prompts: [], template: 'T {item}!', items: ['x', 'yy'], tags: [], batch: true, stream: true, compare: { rounds: 4, cacheSalt: true },
     });
     const broadcast = { ...c, pattern: 'broadcast' as const, prompt: 'hi', tags: ['role=chat'] };
     assert.equal(summarize(broadcast, ENDPOINTS).count, 3, 'one per chosen endpoint');
@@ -83,7 +84,8 @@ describe('webview: pure parts', () => {
       pattern: 'tree-reduce', prompts: [], template: c.template, items: ['a', 'b'], reducePrompt: 'merge {responses}', fanin: 2, tags: [], batch: false,
     });
     assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
-    assert.equal(buildRunRequest({ ...c, stream: true }).stream, true);
+    assert.equal(defaultCompose().stream, true, 'batches stream by default: progress per prompt, a cancel keeps every finished answer');
+    assert.equal(buildRunRequest({ ...c, stream: false }).stream, undefined);
     // The CLI's other generation parameters: each checked with one clear message, then sent as numbers and lists.
     const params = { ...c, system: 'Be brief.', topP: '0.9', seed: '7', stopText: 'END\n\n###', n: '2', extraText: '{"reasoning_effort": "low"}' };
     assert.equal(summarize(params, ENDPOINTS).problem, null);
@@ -139,6 +141,16 @@ describe('webview: pure parts', () => {
     assert.deepEqual(lanes.endpoints, ['a', 'b']);
     assert.deepEqual(lanes.slots, [1, 2], 'overlapping requests get their own row in the lane');
     assert.equal(lanes.endMs, 12);
+  });
+
+  it('"request sent" follows the path each batched row took: the batch chat endpoint, a rendered template, a raw list; individual rows their chat request', () => {
+    const ctx = { batched: true, streamed: false, model: 'm', params: { batch: true, tags: [], maxTokens: 8 }, cacheSalt: null };
+    const first = (r: ResultRow, c = ctx) => requestSentText(r, c, { position: 1, of: 2 }).split('\n');
+    assert.deepEqual(first(row(0, { template: 'chat-batch' })).slice(0, 2), ['POST http://gpu01:8000/v1/chat/completions/batch', 'This prompt was item 1 of 2 in the request\'s "messages" list; the other 1 are left out below.']);
+    assert.match(first(row(0, { template: 'skeleton' }))[2]!, /^Chat template: POST \/v1\/completions with prompts placed in the server's chat template/);
+    assert.match(requestSentText(row(0, { template: 'skeleton' }), ctx, null), /"add_special_tokens": false/);
+    assert.equal(first(row(0, { template: 'none' }))[0], 'POST http://gpu01:8000/v1/completions');
+    assert.equal(first(row(0), { ...ctx, batched: false })[0], 'POST http://gpu01:8000/v1/chat/completions');
   });
 
   it('type-checks strictly with the DOM library (tsc -p webview)', () => {
@@ -239,7 +251,7 @@ const duplicateIds = (page: Page) =>
   }) as Promise<string[]>;
 const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
 
-describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
+describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
   before(async () => {
     const built = join(ROOT, 'dist', 'webview', 'panel.js');
     let newest = 0;
@@ -363,7 +375,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#run').click();
     const run = await nextSent(page, 'request', 'run');
     assert.deepEqual((run.params as { request: RunRequest }).request, {
-      pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
+      pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2, stream: true,
     } satisfies RunRequest);
 
     await clearSent(page);
@@ -484,7 +496,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await shot(page, 'results-streamed-400');
 
     await tab(page, 'compose');
-    await page.locator('#stream').click();
+    assert.equal(await page.locator('#stream').evaluate((c) => (c as HTMLElement & { checked: boolean }).checked), true, 'on by default');
     await page.locator('#stream').scrollIntoViewIfNeeded();
     await shot(page, 'compose-stream-400');
     await page.locator('#add-prompt').click();
@@ -524,7 +536,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
         'This prompt was item 3 of 3 in the request\'s "prompt" list; the other 2 are left out below.',
         'cache_salt: salt-1',
         '',
-        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'] }, null, 2),
+        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'], return_token_ids: true }, null, 2),
       ].join('\n'),
     );
     assert.equal(await open.locator('.vl-sent img').count(), 0, 'the prompt is text');

@@ -31,7 +31,10 @@ export interface ComposeState {
   /** A JSON object of other request fields. */
   extraText: string;
   batch: boolean;
-  /** Stream answers (TTFT, TPOT, ITL measured). */
+  /**
+   * Stream answers (TTFT, TPOT, ITL measured). On by default: a streamed batch releases each prompt
+   * at its finish_reason, so progress moves per prompt and a cancel keeps every finished answer.
+   */
   stream: boolean;
   compare: boolean;
   rounds: number;
@@ -60,7 +63,7 @@ export function defaultCompose(): ComposeState {
     n: '',
     extraText: '',
     batch: true,
-    stream: false,
+    stream: true,
     compare: false,
     rounds: 3,
     cacheSalt: true,

@@ -284,7 +284,7 @@ function endpointsPanel(app: App) {
     <vscode-checkbox id="stream" .checked=${batchable && c.stream} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ stream: checked(e) })}>Stream answers</vscode-checkbox>
     <p class="help">
       ${batchable
-        ? "Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL), and counts each prompt's tokens, batched too."
+        ? "Each answer arrives as it finishes, batched too: progress moves per prompt and Cancel keeps every finished answer. Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL)."
         : 'Broadcast and tree-reduce are not streamed.'}
     </p>
     <vscode-checkbox id="compare-toggle" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
