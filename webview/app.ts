@@ -11,7 +11,7 @@ import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from './lib/import.ts';
 import type { ResultFilter } from './lib/results.ts';
 import type { PanelApp } from './panel-app.ts';
-import { restoreState, smallEnough, type Tab, type UiState } from './state.ts';
+import { restoreState, SAVE_ROWS_MAX, smallEnough, type Tab, type UiState } from './state.ts';
 import { initialState, reduce, reopenId, type Action, type Notice, type ViewState } from './view-state.ts';
 import { appView } from './views/app-view.ts';
 
@@ -92,8 +92,9 @@ export class App implements PanelApp {
   private saveNow(): void {
     clearTimeout(this.saveTimer);
     const s = this.state;
-    const rows = s.store.all();
-    const ui: UiState = { ...s.ui, saved: s.run ? { view: s.run, total: s.store.length, rows: !s.stale && smallEnough(rows) ? rows : null, reduce: s.reduce, comparison: s.comparison } : null };
+    // A run going is resynced by the host after a reload: its rows are not worth a copy on every save.
+    const rows = s.run?.running || s.stale || s.store.received > SAVE_ROWS_MAX ? null : s.store.all();
+    const ui: UiState = { ...s.ui, saved: s.run ? { view: s.run, total: s.store.length, rows: rows && smallEnough(rows) ? rows : null, reduce: s.reduce, comparison: s.comparison } : null };
     saveState(ui);
   }
 

@@ -88,9 +88,13 @@ export function restoreState(saved: unknown): UiState {
   };
 }
 
-/** Rows are kept in the state only while they are this small (VS Code keeps the state as JSON). */
-export const SAVE_ROWS_MAX = 20_000;
-export const SAVE_CHARS_MAX = 4_000_000;
+/**
+ * Rows are kept in the state only while they are this small: VS Code keeps the state as JSON and
+ * setState serializes it on the page's thread (10,000 rows held a frame for seconds). A bigger run
+ * is asked of the host again after a reload (openRun), as a run still going is resynced.
+ */
+export const SAVE_ROWS_MAX = 2_000;
+export const SAVE_CHARS_MAX = 500_000;
 
 export function smallEnough(rows: readonly ResultRow[]): boolean {
   if (rows.length > SAVE_ROWS_MAX) return false;

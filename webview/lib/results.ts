@@ -15,7 +15,7 @@ export interface ResultFilter {
   mode: FilterMode;
   search: string;
   regex: boolean;
-  /** '' for every endpoint. */
+  /** Rows from endpoints whose host:port contains this (case-insensitive); '' for every endpoint. */
   endpoint: string;
   sort: SortKey;
   desc: boolean;
@@ -91,6 +91,8 @@ export class ResultsStore {
   /** Changes on every change (and differs from every other store's), so views know when to redraw. */
   version = ++versionClock;
   private endpointSet = new Set<string>();
+  /** The endpoints sorted, until one more comes. */
+  private sortedEndpoints: string[] | null = null;
   private view: Int32Array | null = null;
   private viewKey = '';
 
@@ -101,6 +103,7 @@ export class ResultsStore {
     this.received = 0;
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
     this.endpointSet.clear();
+    this.sortedEndpoints = null;
     this.add(rows);
     this.version = ++versionClock;
     this.view = null;
@@ -113,7 +116,10 @@ export class ResultsStore {
       else this.statusCounts[had.status]--;
       this.statusCounts[r.status]++;
       this.rows[r.index] = r;
-      if (r.endpoint) this.endpointSet.add(r.endpoint);
+      if (r.endpoint && !this.endpointSet.has(r.endpoint)) {
+        this.endpointSet.add(r.endpoint);
+        this.sortedEndpoints = null;
+      }
     }
     if (rows.length) {
       this.version = ++versionClock;
@@ -154,8 +160,9 @@ export class ResultsStore {
     return this.received - this.statusCounts.cancelled;
   }
 
-  endpoints(): string[] {
-    return [...this.endpointSet].sort(naturalOrder);
+  /** Every endpoint a row came from, in natural order; the same array until another endpoint comes. */
+  endpoints(): readonly string[] {
+    return (this.sortedEndpoints ??= [...this.endpointSet].sort(naturalOrder));
   }
 
   all(): ResultRow[] {
@@ -173,6 +180,7 @@ export class ResultsStore {
     const key = `${this.version}\u0000${f.mode}\u0000${f.search}\u0000${f.regex}\u0000${f.endpoint}\u0000${f.sort}\u0000${f.desc}`;
     if (this.view && this.viewKey === key) return { view: this.view, error };
     const length = filtering ? this.rows.length : this.length;
+    const endpointPart = f.endpoint.toLowerCase();
     const out = new Int32Array(length);
     let n = 0;
     for (let i = 0; i < length; i++) {
@@ -184,7 +192,7 @@ export class ResultsStore {
       if (!r) continue;
       if (f.mode === 'failures' && r.status === 'ok') continue;
       if (f.mode === 'ok' && r.status !== 'ok') continue;
-      if (f.endpoint && r.endpoint !== f.endpoint) continue;
+      if (endpointPart && !r.endpoint?.toLowerCase().includes(endpointPart)) continue;
       if (test && !(test(r.prompt) || test(r.text) || (r.error !== null && test(r.error)))) continue;
       out[n++] = i;
     }

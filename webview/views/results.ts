@@ -102,11 +102,22 @@ function armHeader(app: App) {
   </div>`;
 }
 
+/** The datalist's options, made again only when the run's set of endpoints changes. */
+let optionsFor: readonly string[] | null = null;
+let options: unknown = nothing;
+function endpointOptions(app: App) {
+  const endpoints = app.state.store.endpoints();
+  if (endpoints !== optionsFor) {
+    optionsFor = endpoints;
+    options = endpoints.map((ep) => html`<option value=${ep}></option>`);
+  }
+  return options;
+}
+
 export function resultsView(app: App) {
   const f = app.state.ui.filter;
   const { view, error } = app.state.store.filtered(f);
   const shown = view ? view.length : app.state.store.length;
-  const endpoints = app.state.store.endpoints();
   if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
   const run = app.state.run;
   const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
@@ -114,11 +125,11 @@ export function resultsView(app: App) {
     ${armHeader(app)} ${figures(app)}
     ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}
     <div class="filters toolbar" role="search">
-      <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
-        <vscode-option value="all" ?selected=${f.mode === 'all'}>All</vscode-option>
-        <vscode-option value="failures" ?selected=${f.mode === 'failures'}>Failures</vscode-option>
-        <vscode-option value="ok" ?selected=${f.mode === 'ok'}>Successes</vscode-option>
-      </vscode-single-select>
+      <select id="filter-mode" class="native" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
+        <option value="all" ?selected=${f.mode === 'all'}>All</option>
+        <option value="failures" ?selected=${f.mode === 'failures'}>Failures</option>
+        <option value="ok" ?selected=${f.mode === 'ok'}>Successes</option>
+      </select>
       <vscode-textfield
         id="search"
         type="search"
@@ -130,10 +141,20 @@ export function resultsView(app: App) {
         ><vscode-icon slot="content-before" name="search"></vscode-icon
       ></vscode-textfield>
       <vscode-checkbox id="regex" .checked=${f.regex} @change=${(e: Event) => app.setFilter({ regex: (e.currentTarget as Check).checked })}>Regex</vscode-checkbox>
-      <vscode-single-select id="filter-endpoint" aria-label="Endpoint" .value=${f.endpoint} @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value })}>
-        <vscode-option value="" ?selected=${f.endpoint === ''}>All endpoints</vscode-option>
-        ${endpoints.map((ep) => html`<vscode-option value=${ep} ?selected=${f.endpoint === ep}>${ep}</vscode-option>`)}
-      </vscode-single-select>
+      <!-- A text box with the endpoints as native suggestions: 1,000 of them cost nothing until it opens, and typing narrows them. -->
+      <input
+        id="filter-endpoint"
+        class="native"
+        type="search"
+        list="endpoint-options"
+        aria-label="Endpoint (any part of host:port)"
+        placeholder="All endpoints"
+        title="Rows from endpoints whose host:port contains this"
+        .value=${f.endpoint}
+        @input=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
+        @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
+      />
+      <datalist id="endpoint-options">${endpointOptions(app)}</datalist>
       <span class="muted" id="shown-count" role="status"
         >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.answered)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.cancelled
           ? html` · <span class="cancelled" id="cancelled-count">${int(app.state.store.statusCounts.cancelled)} cancelled</span>`
