@@ -780,7 +780,8 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     assert.equal(await page.locator('#tree-final').textContent(), 'FINAL');
     assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as HTMLElement).dataset.level)), ['2', '1', '0']);
     assert.equal(await page.locator('section.level[data-level="0"] details.node').count(), 8);
-    assert.match(await page.locator('section.level[data-level="1"] h3').textContent() ?? '', /2 nodes/);
+    assert.match(await page.locator('section.level[data-level="1"] h3').textContent() ?? '', /2 answers/);
+    assert.equal(await page.locator('vscode-tab-header[data-tab="tree"] .tab-long').textContent(), 'Reduce tree');
     await page.locator('section.level[data-level="1"] details.node summary').first().click();
     assert.equal(await page.locator('section.level[data-level="1"] details.node[open] pre').textContent(), 'merged 0-3');
     await tab(page, 'results');
@@ -788,6 +789,43 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await shot(page, 'tree-dark-results');
     await tab(page, 'tree');
     await shot(page, 'tree-dark');
+    await assertClean(p);
+  });
+
+  it('a tree-reduce with failed items: leaves keep their item numbers, the final answer says which items failed and which a failed group took with it', async () => {
+    const p = await panel('dark', { width: 1000, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('t2', 20, 'tree-reduce of 20 items', { pattern: 'tree-reduce' }));
+    const kept = Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== 6 && i !== 13);
+    await host(page, finished('t2', {
+      pattern: 'tree-reduce',
+      summary: summary({ pattern: 'tree-reduce', prompts: 26, ok: 23, failed: 3 }),
+      reduce: {
+        text: 'FINAL',
+        levels: [
+          { level: 0, texts: kept.map((i) => `leaf ${i + 1}`), names: kept.map((i) => `item ${i + 1}`) },
+          { level: 1, texts: ['g1', 'g2', 'g4'], names: ['group 1', 'group 2', 'group 4'] },
+          { level: 2, texts: ['FINAL'], names: ['group 1'] },
+        ],
+        missing: [
+          { level: 0, name: 'item 7', reason: 'HTTP 500: <b>out of KV cache</b>' },
+          { level: 0, name: 'item 14', reason: 'cancelled' },
+          { level: 1, name: 'group 3', reason: 'HTTP 503', items: [12, 14, 15, 16, 17] },
+        ],
+      },
+    }));
+    await page.locator('#tree-missing').waitFor();
+    assert.deepEqual((await page.locator('#tree-missing li').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim()), [
+      'item 7: HTTP 500: <b>out of KV cache</b>',
+      'item 14: cancelled',
+      'group 3 (level 1): HTTP 503 — took items 13, 15, 16, 17, 18 with it',
+    ]);
+    assert.match((await page.locator('#tree-missing p').textContent())!.replace(/\s+/g, ' '), /Built from 13 of 20 leaves: 3 answers did not reach it/);
+    const leafIds = await page.locator('section.level[data-level="0"] .node-id').allTextContents();
+    assert.deepEqual(leafIds.slice(5, 8), ['item 6', 'item 8', 'item 9'], 'a failed leaf leaves a gap in the numbers');
+    assert.equal(await page.locator('#tree-missing b').evaluateAll((b) => b.map((x) => x.textContent).join(',')), 'item 7,item 14,group 3', 'the server message is text');
+    await shot(page, 'tree-failed-items');
     await assertClean(p);
   });
 

@@ -73,6 +73,18 @@ export type ResultRow = PromptResult & { prompt: string };
 export interface ReduceView {
   text: string;
   levels: StepView[];
+  /** Every answer that did not reach the final one (failed, cancelled, blank), step by step; absent in records from before it. */
+  missing?: MissingAnswer[];
+}
+
+/** An answer the final one lacks, and why. */
+export interface MissingAnswer {
+  level: number;
+  /** Its item, group or endpoint: `item 4`, `group 2`, `x4001c0s0b0n0:6739`. */
+  name: string;
+  reason: string;
+  /** A tree-reduce group that failed: the items (from 0) whose answers it carried, lost with it. */
+  items?: number[];
 }
 
 /** One arm's figures in one round of a comparison (the core's). */
@@ -271,6 +283,8 @@ export interface PatternParams {
 export interface StepView {
   level: number;
   texts: string[];
+  /** What to call each text (its item, group or endpoint); absent: by position. */
+  names?: string[];
   /** What to call it (absent: a tree-reduce level). */
   label?: string;
   /** The step's aggregate (a broadcast's, a pipeline stage's transform). */

@@ -7,7 +7,7 @@ import { ARMS, armLosses, lossText } from '../lib/stats.ts';
 import { TABS, type RunView, type Tab } from '../state.ts';
 import { composeView } from './compose.ts';
 import { resultsView } from './results.ts';
-import { treeView } from './tree.ts';
+import { STEPS_TAB, treeView } from './tree.ts';
 import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
 
@@ -15,9 +15,11 @@ const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results',
 /** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
 const TAB_SHORT: Partial<Record<Tab, string>> = { tree: 'Tree', compare: 'Compare' };
 
-function tabLabel(t: Tab) {
-  const short = TAB_SHORT[t];
-  return short ? html`<span class="tab-long">${TAB_LABEL[t]}</span><span class="tab-short" title=${TAB_LABEL[t]}>${short}</span>` : TAB_LABEL[t];
+/** The steps tab is named for the pattern on show (a pipeline's is "Pipeline"). */
+function tabLabel(t: Tab, app: App) {
+  const long = t === 'tree' && app.state.reduce && app.state.run ? STEPS_TAB[app.state.run.pattern] : TAB_LABEL[t];
+  const short = t === 'tree' && long !== TAB_LABEL.tree ? long : TAB_SHORT[t];
+  return short && short !== long ? html`<span class="tab-long">${long}</span><span class="tab-short" title=${long}>${short}</span>` : long;
 }
 
 function connection(app: App) {
@@ -104,7 +106,7 @@ export function appView(app: App) {
     >
       ${TABS.map(
         (t) => html`<vscode-tab-header slot="header" data-tab=${t}
-          >${tabLabel(t)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
+          >${tabLabel(t, app)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
             'history' && app.state.history.length
             ? html` <vscode-badge variant="counter">${app.state.history.length}</vscode-badge>`
             : nothing}</vscode-tab-header

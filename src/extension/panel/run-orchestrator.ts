@@ -12,6 +12,7 @@ import type { Services } from '../services.ts';
 import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
 import type { Continuation } from './run-continuation.ts';
 import { RunRecorder } from './run-recorder.ts';
+import { treeReduceSteps } from './pattern-steps.ts';
 import { LaunchError, prepare, runOptions, type Prepared } from './run-request-plan.ts';
 
 export interface Launch {
@@ -149,7 +150,7 @@ export class RunOrchestrator {
     // A continued run's record describes its whole results file: the kept rows and its own.
     if (launch.continued) report.summary = mergedSummary(recorder.rows, report.summary);
     const outcome = report.outcome as ReduceOutcome | undefined;
-    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : prepared.view?.(report);
+    const reduce = request.pattern === 'tree-reduce' && outcome ? treeReduceSteps(outcome, report.results, request.fanin ?? 50, Boolean(request.items?.length)) : prepared.view?.(report);
     const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
     return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
   }
