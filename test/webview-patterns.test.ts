@@ -136,7 +136,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       await page.locator('#tree').waitFor();
       assert.equal(await page.locator('#tree-final').textContent(), HOSTILE);
       assert.equal((await page.locator('vscode-tab-header[data-tab="tree"]').textContent())!.trim(), 'Pipeline', 'the tab is named for the pattern');
-      assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as HTMLElement).dataset.level)), ['0', '1'], 'stages in the order they ran');
+      assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as { dataset: { level: string } }).dataset.level)), ['0', '1'], 'stages in the order they ran');
       assert.match((await page.locator('section.level[data-level="1"] h3').textContent()) ?? '', /Stage 2 · pick \(3 agents\)\s+3 answers/);
       const vote = page.locator('section.level[data-level="1"] .aggregate[data-aggregate="vote"]');
       assert.equal(await vote.locator('.vote-winner').textContent(), HOSTILE);
