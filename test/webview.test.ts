@@ -290,13 +290,33 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await page.locator('#history-table tbody tr').first().waitFor();
     assert.equal(await page.locator('#history-table tbody tr').count(), 3);
     await tab(page, 'compose');
-    assert.equal(await page.locator('#endpoint-count').textContent().then((t) => t?.trim()), 'All 4 endpoints');
+    assert.equal(await page.locator('#endpoint-count').textContent().then((t) => t?.replace(/\s+/g, ' ').trim()), 'All 4 endpoints · 1 down');
     assert.deepEqual(await page.locator('.tag').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.tag)), ['rack=x1', 'rack=x2', 'role=chat', 'role=embed']);
-    assert.match(await page.locator('.conn').textContent() ?? '', /4 endpoints \(3 healthy\).*aurora\.hostfile/);
+    assert.match((await page.locator('.conn').textContent() ?? '').replace(/\s+/g, ' '), /4 endpoints · 3 healthy, 1 down · .*aurora\.hostfile/);
+
+    // Partly down, then all down: said before Run, which runs anyway when asked.
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').fill('a prompt');
+    await page.locator('#health-warning', { hasText: '1 of 4 endpoints are down (gpu04:8000): the other 3 get their prompts.' }).waitFor();
+    assert.equal((await page.locator('#run').textContent())!.trim(), 'Run anyway');
+    await page.locator('.tag[data-tag="role=chat"]').click();
+    await page.locator('#health-warning').waitFor({ state: 'detached' });
+    assert.equal((await page.locator('#run').textContent())!.trim(), 'Run', 'the chosen endpoints are all up');
+    await page.locator('.tag[data-tag="role=chat"]').click();
+    const allDown = ENDPOINTS.map((e) => ({ ...e, status: 'down' as const }));
+    await host(page, { type: 'endpoints', connected: true, source: 'refuse.hostfile', endpoints: allDown });
+    await page.locator('#health-warning', { hasText: 'All 4 endpoints are down: every prompt will fail.' }).waitFor();
+    assert.match((await page.locator('.conn').textContent() ?? '').replace(/\s+/g, ' '), /4 endpoints · 0 healthy, 4 down · refuse\.hostfile/);
+    assert.equal(await page.locator('.conn').getAttribute('data-health'), 'down');
+    assert.match((await page.locator('#endpoint-count').textContent())!, /all down/);
+    await shot(page, 'all-down-warning');
+    await clearSent(page);
+    await page.locator('#run').click();
+    assert.equal((await nextSent(page, 'request', 'run')).method, 'run', 'Run anyway runs');
 
     await host(page, { type: 'endpoints', connected: false, source: null, endpoints: [] });
     await page.locator('.conn[data-state="off"]').waitFor();
-    assert.equal((await sentMessages(page)).filter((m) => m.type === 'ready').length, 1, 'ready is said once');
+    assert.equal(first.filter((m) => m.type === 'ready').length + (await sentMessages(page)).filter((m) => m.type === 'ready').length, 1, 'ready is said once');
     await assertClean(p);
   });
 

@@ -170,7 +170,8 @@ export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): 
     ({ count, chars } = ported);
     problem ??= ported.problem;
   }
-  if (!problem && endpoints.length && !chosen) problem = 'No endpoint carries all the chosen tags.';
+  // Down endpoints are a warning before Run (lib/swarm-health.ts), not a reason to refuse it.
+  if (!problem && endpoints.length && !matchingEndpoints(endpoints, c.tags).some((e) => e.status !== 'excluded')) problem = 'No endpoint carries all the chosen tags.';
   const temperature = c.temperature.trim();
   if (temperature && !(Number(temperature) >= 0 && Number(temperature) <= 2)) problem ??= 'Temperature must be a number from 0 to 2.';
   const maxTokens = c.maxTokens.trim();

@@ -3,6 +3,7 @@
  * items; or one prompt), the endpoints and parameters, and the count and token estimate.
  */
 import { html, nothing } from 'lit';
+import { swarmHealth } from '../lib/swarm-health.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
@@ -205,8 +206,11 @@ function endpointsPanel(app: App) {
   const c = app.state.ui.compose;
   const tags = endpointTags(app.state.endpoints);
   const chosen = matchingEndpoints(app.state.endpoints, c.tags);
+  const health = swarmHealth(app.state.endpoints, c.tags);
   const models = [...new Set(app.state.endpoints.map((e) => e.model).filter((m): m is string => !!m))].sort();
   const batchable = app.batchAllowed;
+  // Help below the toggles names the pattern on show (a pipeline's is not "broadcast and tree-reduce").
+  const patternName = PATTERNS.find((p) => p.id === c.pattern)?.label ?? c.pattern;
   return html`
     <h3>Endpoints</h3>
     <p id="endpoint-count">
@@ -216,7 +220,7 @@ function endpointsPanel(app: App) {
           : `All ${app.state.endpoints.length} endpoints`
         : app.state.initialized
           ? 'No endpoints.'
-          : 'Waiting for the extension…'}
+          : 'Waiting for the extension…'}${health.down.length ? html` · <span class="warning" id="endpoints-down">${health.down.length === health.chosen ? 'all down' : `${health.down.length} down`}</span>` : nothing}
     </p>
     ${tags.length
       ? html`<div class="tags" role="group" aria-label="Only endpoints with these tags">
@@ -279,13 +283,13 @@ function endpointsPanel(app: App) {
     <p class="help">
       ${batchable
         ? 'On: one /v1/completions request per endpoint carrying its list of prompts. Off: one /v1/chat/completions request per prompt.'
-        : 'Broadcast and tree-reduce run on the chat path, one request per prompt.'}
+        : `${patternName} runs on the chat path, one request per prompt.`}
     </p>
     <vscode-checkbox id="stream" .checked=${batchable && c.stream} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ stream: checked(e) })}>Stream answers</vscode-checkbox>
     <p class="help">
       ${batchable
         ? "Each answer arrives as it finishes, batched too: progress moves per prompt and Cancel keeps every finished answer. Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL)."
-        : 'Broadcast and tree-reduce are not streamed.'}
+        : `${patternName} is not streamed.`}
     </p>
     <vscode-checkbox id="compare-toggle" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
       >Run both and compare (batched vs individual)</vscode-checkbox
