@@ -234,7 +234,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await until(() => app.locator('#endpoint-count').textContent(), (t) => /All 4 endpoints/.test(t ?? ''), 'the flaky swarm in the panel');
     const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
     await tab('Compose').click();
-    await app.locator('vscode-radio[value="scatter"]').click();
+    await app.locator('#pattern input[value="scatter"]').click();
     if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
     for (const prompt of PROMPTS) {
       await app.locator('#add-prompt').click();

@@ -73,7 +73,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
   it('Compose makes the request of a pipeline, a blackboard, a fan-out/fan-in and an aggregated broadcast, with a routing choice', async () => {
     const p = await panel({ width: 1280, height: 900 });
     const { page } = p;
-    await page.locator('vscode-radio[value="pipeline"]').click();
+    await page.locator('#pattern input[value="pipeline"]').click();
     await page.locator('#pipeline-input textarea').fill('a poem about GPUs');
     await page.locator('#add-stage').click();
     await page.locator('#stage-template-2 textarea').fill('Polish');
@@ -97,7 +97,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       },
     } satisfies RunRequest);
 
-    await page.locator('vscode-radio[value="blackboard"]').click();
+    await page.locator('#pattern input[value="blackboard"]').click();
     await page.locator('[data-section="hypotheses"].warning', { hasText: 'hypotheses: 0 endpoints' }).waitFor();
     await page.locator('#sections textarea').fill('chat\nembed');
     await page.locator('[data-section="chat"].ok', { hasText: 'chat: 3 endpoints' }).waitFor();
@@ -109,13 +109,13 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
     assert.deepEqual(board.patterns, { sections: ['chat', 'embed'], boardPrompt: 'You write {section}. The board so far:\n{board}', maxRounds: 4, until: 'AGREED' });
     assert.equal(board.route, 'kv-cache', 'the routing choice holds across patterns');
 
-    await page.locator('vscode-radio[value="fan-out-fan-in"]').click();
+    await page.locator('#pattern input[value="fan-out-fan-in"]').click();
     await page.locator('#fanout-prompt textarea').fill('Name a use of a swarm');
     await page.locator('#workers input').fill('2');
     const fan = await runRequest(page);
     assert.deepEqual([fan.pattern, fan.prompt, fan.patterns], ['fan-out-fan-in', 'Name a use of a swarm', { collectPrompt: 'Combine these answers into one:\n{responses}', workers: 2 }]);
 
-    await page.locator('vscode-radio[value="broadcast"]').click();
+    await page.locator('#pattern input[value="broadcast"]').click();
     await page.locator('#broadcast-prompt textarea').fill('Yes or no?');
     await setSelect(page, '#aggregate', 'top-k');
     await page.locator('#top-k input').fill('2');
@@ -149,7 +149,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       await shot(page, `patterns-steps-${width}`);
       if (width === 400) {
         await page.locator('vscode-tab-header[data-tab="compose"]').click();
-        await page.locator('vscode-radio[value="pipeline"]').click();
+        await page.locator('#pattern input[value="pipeline"]').click();
         await page.locator('#stages').waitFor();
         await shot(page, 'patterns-compose-pipeline-400');
       }

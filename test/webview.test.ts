@@ -369,7 +369,7 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     ]);
     await page.locator('.notice', { hasText: 'Saved 3 prompts to /work/exp/questions.prompts.jsonl' }).waitFor();
 
-    await page.locator('vscode-radio[value="map"]').click();
+    await page.locator('#pattern input[value="map"]').click();
     await page.locator('#template textarea').fill('Give one fact about {item}.');
     await page.locator('#items textarea').fill('hydrogen\nhelium\n\nlithium\n');
     await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '3');
@@ -406,7 +406,7 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     assert.deepEqual((compare.params as { request: RunRequest }).request.compare, { rounds: 2, cacheSalt: true });
 
     await clearSent(page);
-    await page.locator('vscode-radio[value="tree-reduce"]').click();
+    await page.locator('#pattern input[value="tree-reduce"]').click();
     // The prompt set can become the tree's items.
     await page.locator('#items-from-prompts').click();
     await page.waitForFunction(() => (document.querySelector('#items') as unknown as { value: string } | null)?.value === 'first prompt\nsecond prompt');

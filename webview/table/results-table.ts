@@ -156,11 +156,12 @@ export class ResultsTable extends HTMLElement {
     scroller.setAttribute('aria-label', 'Responses in input order. Arrow keys move, Enter opens a row.');
     scroller.setAttribute('aria-colcount', String(COLUMNS.length));
     scroller.setAttribute('aria-readonly', 'true');
-    this.append(head, scroller);
+    this.append(scroller);
     this.list = new VirtualList(scroller, {
       rowHeight: ROW_HEIGHT,
       idPrefix: 'rt-row',
       rowIndexOffset: 1,
+      header: head,
       renderer: { create: () => this.createRow(), fill: (row, pos, expanded) => this.fillRow(row, pos, expanded) },
       onToggle: (pos) => this.toggle(pos),
       onKey: (e, pos) => {

@@ -312,10 +312,11 @@ export function composeView(app: App, s: ComposeSummary) {
   return html`<div class="compose" id="compose">
     <section class="col main" aria-label="Prompts">
       ${importDialog(app)}
-      <h3>Pattern</h3>
-      <vscode-radio-group id="pattern" variant="horizontal" @change=${(e: Event) => app.setCompose({ pattern: (e.target as Field).value as Pattern })}>
-        ${PATTERNS.map((p) => html`<vscode-radio name="pattern" value=${p.id} .checked=${c.pattern === p.id}>${p.label}</vscode-radio>`)}
-      </vscode-radio-group>
+      <!-- Native radios: a screen reader announces them as radios in a group named Pattern (vscode-radio is a checkbox inside). -->
+      <fieldset class="radios pattern-radios" id="pattern" @change=${(e: Event) => app.setCompose({ pattern: (e.target as Field).value as Pattern })}>
+        <legend class="h3">Pattern</legend>
+        ${PATTERNS.map((p) => html`<label><input type="radio" name="pattern" value=${p.id} .checked=${c.pattern === p.id} />${p.label}</label>`)}
+      </fieldset>
       <p class="help">${pattern.help}</p>
       ${routeField(app)}
       ${c.pattern === 'scatter' ? promptSet(app) : nothing} ${c.pattern === 'map' ? templateFields(app, false) : nothing}
