@@ -711,7 +711,7 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
       page.locator('#results-table .rt-head').evaluate((head) =>
         Object.fromEntries([['row', head], ...['prompt', 'resp', 'ep', 'lat', 'tok', 'status'].map((c) => [c, head.querySelector(`.c-${c}`)])].map(([k, e]) => [k, e ? e.getBoundingClientRect().width : 0])),
       ) as Promise<Record<'row' | 'prompt' | 'resp' | 'ep' | 'lat' | 'tok' | 'status', number>>;
-    for (const width of [400, 630, 1280]) {
+    for (const width of [400, 630, 1280, 1400]) {
       const p = await panel('dark', { width, height: 640 });
       const { page } = p;
       await host(page, { type: 'init', state: initState() });
@@ -723,6 +723,11 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
       const w = await widths(page);
       assert.ok(w.prompt + w.resp >= 0.6 * w.row, `${width}px: Prompt and Response keep most of the row (${JSON.stringify(w)})`);
       assert.ok(w.resp > w.ep && w.resp > w.lat, `${width}px: Response is wider than any numeric column`);
+      // Every heading on show fits its column (none cut to "Late…" or "Tok…").
+      const cut = await page.locator('#results-table .rt-th').evaluateAll((ths) =>
+        ths.filter((th) => th.getBoundingClientRect().width > 0).filter((th) => { const t = th.querySelector('button, span'); return t && t.scrollWidth > t.clientWidth + 1; }).map((th) => th.textContent),
+      );
+      assert.deepEqual(cut, [], `${width}px: headings cut`);
       const tabs = await page.locator('vscode-tab-header').evaluateAll((hs) => {
         const right = Math.min(document.documentElement.clientWidth, hs[0].parentElement.getBoundingClientRect().right);
         return hs.map((h) => ({ tab: h.dataset.tab, inView: h.getBoundingClientRect().right <= right + 0.5 && h.getBoundingClientRect().width > 0, cut: h.scrollWidth > h.clientWidth + 1 }));

@@ -3,7 +3,7 @@ import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
-import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
+import { LATENCY_STATS, latencyMetrics, metricHelp, requestsByPathText } from '../lib/latency.ts';
 import { continueButtons } from './continue-buttons.ts';
 import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
@@ -33,26 +33,28 @@ function tableActions(app: App): ResultsTableActions {
 function figures(app: App) {
   const s = app.state.run?.summary;
   if (!s) return nothing;
-  const cells: Array<[string, string]> = [
-    ['wall time', ms(s.wallMs)],
-    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed${s.cancelled ? ` · ${int(s.cancelled)} cancelled` : ''}`],
-    ['HTTP requests', int(s.httpRequests)],
-    ['prompts/s', rate(s.promptThroughput, '/s')],
-    ['output tok/s', rate(s.outputTokenThroughput, '/s')],
-    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`],
-    ['model', s.model ?? '—'],
+  const byPath = requestsByPathText(s.requestsByPath);
+  const cells: Array<[string, string, string]> = [
+    ['wall time', ms(s.wallMs), ''],
+    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed${s.cancelled ? ` · ${int(s.cancelled)} cancelled` : ''}`, ''],
+    ['HTTP requests', int(s.httpRequests), byPath],
+    ['generation requests', int(s.generationRequests), ''],
+    ['prompts/s', rate(s.promptThroughput, '/s'), ''],
+    ['output tok/s', rate(s.outputTokenThroughput, '/s'), ''],
+    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`, ''],
+    ['model', s.model ?? '—', ''],
   ];
   return html`<dl class="figures" id="run-figures">
-      ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
+      ${cells.map(([k, v, more]) => html`<div data-figure=${k} title=${[metricHelp(k), more].filter(Boolean).join('\n\n')}><dt>${k}</dt><dd>${v}</dd></div>`)}
     </dl>
     <table class="latency-table" id="latency-table" aria-label="Latencies of the successful prompts">
       <thead>
-        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num">${stat}</th>`)}</tr>
+        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num" title=${metricHelp(stat)}>${stat}</th>`)}</tr>
       </thead>
       <tbody>
         ${latencyMetrics(s).map(
           (m) => html`<tr data-metric=${m.label}>
-            <th scope="row">${m.label}</th>
+            <th scope="row" title=${metricHelp(m.label)}>${m.label}</th>
             ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
           </tr>`,
         )}
