@@ -169,4 +169,30 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
     assert.deepEqual(await shown.locator('.aggregate-errors tbody td').allTextContents(), ['1', 'gpu02:8000', 'not a number: "five"']);
     await assertClean(p);
   });
+
+  it('a broadcast\'s vote is its final answer drawn as a table (winner, votes, share), with the answers that were missing; the tab is named Broadcast', async () => {
+    const p = await panel({ width: 1100, height: 800 });
+    const { page } = p;
+    const vote: Aggregate = { name: 'vote', winner: 'yes', confidence: 2 / 3, distribution: [{ answer: 'yes', votes: 2 }, { answer: 'no', votes: 1 }] };
+    await host(page, started('v', 4, 'broadcast → vote: Yes or no?', { pattern: 'broadcast' }));
+    await host(page, finished('v', {
+      pattern: 'broadcast',
+      reduce: {
+        text: JSON.stringify(vote),
+        levels: [{ level: 0, label: 'Answers · vote', texts: ['yes', 'yes', 'no'], names: ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'], aggregate: vote }],
+        missing: [{ level: 0, name: 'gpu04:8000', reason: 'connection refused' }],
+      },
+    }));
+    const final = page.locator('#tree .final .aggregate[data-aggregate="vote"]');
+    await final.waitFor();
+    assert.equal(await final.locator('.vote-winner').textContent(), 'yes');
+    assert.deepEqual(await final.locator('.vote-distribution tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent.replace(/\s+/g, ' ').trim())), ['yes 2 66.7%', 'no 1 33.3%']);
+    assert.equal(await page.locator('#tree-final').isVisible(), false, 'the JSON is there as text only on request');
+    assert.match((await page.locator('#tree-missing li').textContent())!.replace(/\s+/g, ' '), /gpu04:8000: connection refused/);
+    assert.deepEqual(await page.locator('section.level[data-level="0"] .node-id').allTextContents(), ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'], 'answers named by endpoint');
+    assert.equal(await page.locator('.aggregate[data-aggregate="vote"]').count(), 1, 'drawn once');
+    assert.equal((await page.locator('vscode-tab-header[data-tab="tree"]').textContent())!.trim(), 'Broadcast');
+    await page.screenshot({ path: join(SHOTS, 'patterns-broadcast-vote.png') });
+    await assertClean(p);
+  });
 });

@@ -54,11 +54,16 @@ export function treeView(app: App) {
   if (!r) return html`<p class="empty" id="tree-empty">No steps yet: a tree-reduce, pipeline, fan-out, blackboard or broadcast run shows its steps here.</p>`;
   // A tree reads from its root down; a pipeline, a blackboard and a fan-out in the order they ran.
   const levels = pattern === 'tree-reduce' ? [...r.levels].sort((a, b) => b.level - a.level) : [...r.levels].sort((a, b) => a.level - b.level);
+  // A broadcast's answer is its aggregate: drawn as a table at the top (its text is the aggregate as JSON).
+  const final = pattern === 'broadcast' ? r.levels[0]?.aggregate : undefined;
   const leaves = pattern === 'tree-reduce' && r.missing ? (r.levels.find((l) => l.level === 0)?.texts.length ?? 0) + r.missing.filter((m) => m.level === 0).length : null;
   return html`<div class="tree" id="tree" data-pattern=${pattern}>
     <section class="final">
       <h3>Final answer</h3>
-      <pre class="vl-text" id="tree-final" tabindex="0">${r.text}</pre>
+      ${final
+        ? html`${aggregateView(final)}
+            <details class="as-text"><summary>As text</summary><pre class="vl-text" id="tree-final" tabindex="0">${r.text}</pre></details>`
+        : html`<pre class="vl-text" id="tree-final" tabindex="0">${r.text}</pre>`}
       ${r.missing ? missingList(r.missing, leaves) : nothing}
       <div class="toolbar">
         <vscode-button secondary icon="copy" @click=${() => app.copy(r.text)}>Copy</vscode-button>
@@ -74,7 +79,7 @@ export function treeView(app: App) {
           ${l.label ?? (l.level === 0 ? 'Level 0 · leaves' : `Level ${l.level} · reduce round ${l.level}`)}
           <span class="muted">${int(l.texts.length)} answer${l.texts.length === 1 ? '' : 's'}</span>
         </h3>
-        ${l.aggregate ? aggregateView(l.aggregate) : nothing}
+        ${l.aggregate && l.aggregate !== final ? aggregateView(l.aggregate) : nothing}
         <div class="nodes">
           ${nodes.map(
             (t, i) => html`<details class="node">
