@@ -162,11 +162,13 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await figures.waitFor({ timeout: 60_000 });
     await until(() => figures.locator('thead th').allTextContents(), (h) => h.map((s) => s.trim()).join('|') === '|batched|individual', 'both arms as columns');
     const requests = await until(
-      () => figures.locator('tr[data-figure="HTTP requests"] .median').allTextContents(),
+      () => figures.locator('tr[data-figure="generation requests"] .median').allTextContents(),
       (v) => v.length === 2,
-      'the HTTP request counts',
+      'the generation request counts',
     );
-    assert.deepEqual(requests.map((s) => s.trim()), ['4', String(PROMPTS.length)], 'batched: one request per endpoint; individual: one per prompt');
+    // Batched: one request per endpoint (median over the rounds; the first also carries one probe of the batch chat endpoint); individual: one per prompt.
+    assert.ok(Number(requests[0]) >= 4 && Number(requests[0]) <= 4.5 && requests[1]!.trim() === String(PROMPTS.length), `generation requests ${requests.join(' / ')}`);
+    assert.match((await figures.locator('tr[data-figure="HTTP requests"] td').first().getAttribute('title')) ?? '', /batched, all rounds:[\s\S]*× \/v1\/completions/, 'HTTP requests by path on hover');
     const canvases = await until(() => app.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
     assert.ok(canvases >= 4);
     await until(() => app.locator('#run-status').getAttribute('data-state'), (s) => s !== 'running', 'the comparison to end');

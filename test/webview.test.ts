@@ -1119,11 +1119,13 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     const cmp = await answer(page, 'compareRuns', {
       a: HISTORY[1], b: HISTORY[0],
       changed: [{ index: 4, a: 'The sky is blue because of Rayleigh scattering.', b: 'The sky looks blue because of Rayleigh scattering of sunlight.' }],
+      unanswered: 9645,
     });
     assert.deepEqual(cmp.params, { a: 'run-2', b: 'run-3' }, 'A is the older run');
     await page.locator('#runs-compare').waitFor();
     assert.match(await page.locator('#runs-figures tr[data-figure="wall time"]').textContent() ?? '', /2\.40 s\s*5\.20 s\s*\+117%/);
     assert.match(await page.locator('#changed-count').textContent() ?? '', /1 prompt answered differently/);
+    assert.match(await page.locator('#unanswered-count').textContent() ?? '', /9,645 prompts were not answered in both runs \(cancelled or missing in one\): not compared/);
     assert.equal(await page.locator('.change .diff').textContent(), 'The sky islooks blue because of Rayleigh scattering of sunlight.');
     assert.deepEqual((await page.locator('.change .diff ins').allTextContents())[0], 'looks');
     assert.deepEqual((await page.locator('.change .diff del').allTextContents())[0], 'is');

@@ -227,8 +227,11 @@ export interface Requests {
   renameRun: { params: { id: string }; result: string | null };
   /** The host asks first; answers whether the run (record and results) was deleted. History follows. */
   deleteRun: { params: { id: string }; result: boolean };
-  /** Per-prompt differences of two runs, and their figures side by side. */
-  compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }> } };
+  /**
+   * Per-prompt differences of two runs (prompts answered in both: ok or failed), how many prompts
+   * were not answered in both (cancelled or missing in either: not compared), and their figures side by side.
+   */
+  compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }>; unanswered?: number } };
 }
 
 export type RequestMethod = keyof Requests;
