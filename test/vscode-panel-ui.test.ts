@@ -166,8 +166,10 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       (v) => v.length === 2,
       'the generation request counts',
     );
-    // Batched: one request per endpoint (median over the rounds; the first also carries one probe of the batch chat endpoint); individual: one per prompt.
-    assert.ok(Number(requests[0]) >= 4 && Number(requests[0]) <= 4.5 && requests[1]!.trim() === String(PROMPTS.length), `generation requests ${requests.join(' / ')}`);
+    // Batched: one request per endpoint; individual: one per prompt (medians over the rounds; a hedge copy of a slow answer, or the
+    // first round's probe of the batch chat endpoint, adds one).
+    const [batchedRequests, individualRequests] = requests.map(Number) as [number, number];
+    assert.ok(batchedRequests >= 4 && batchedRequests < 6 && individualRequests >= PROMPTS.length && individualRequests < PROMPTS.length + 3, `generation requests ${requests.join(' / ')}`);
     assert.match((await figures.locator('tr[data-figure="HTTP requests"] td').first().getAttribute('title')) ?? '', /batched, all rounds:[\s\S]*× \/v1\/completions/, 'HTTP requests by path on hover');
     const canvases = await until(() => app.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
     assert.ok(canvases >= 4);
