@@ -202,11 +202,16 @@ function importDialog(app: App) {
   </section>`;
 }
 
+const ENDPOINT_ROWS = 100;
+
 function endpointsPanel(app: App) {
   const c = app.state.ui.compose;
   const tags = endpointTags(app.state.endpoints);
   const chosen = matchingEndpoints(app.state.endpoints, c.tags);
   const health = swarmHealth(app.state.endpoints, c.tags);
+  const chosenSet = new Set(chosen);
+  // At most this many rows (the ones not up first): 1,000 rows redrawn with every frame of a run held it.
+  const listed = app.state.endpoints.length <= ENDPOINT_ROWS ? app.state.endpoints : [...app.state.endpoints.filter((e) => e.status !== 'up'), ...app.state.endpoints.filter((e) => e.status === 'up')].slice(0, ENDPOINT_ROWS);
   const models = [...new Set(app.state.endpoints.map((e) => e.model).filter((m): m is string => !!m))].sort();
   const batchable = app.batchAllowed;
   // Help below the toggles names the pattern on show (a pipeline's is not "broadcast and tree-reduce").
@@ -238,13 +243,16 @@ function endpointsPanel(app: App) {
     ${app.state.endpoints.length
       ? html`<vscode-collapsible title="Endpoint list" class="endpoint-list">
           <ul class="endpoints" id="endpoints">
-            ${app.state.endpoints.map(
-              (e) => html`<li data-status=${e.status} class=${chosen.includes(e) ? '' : 'dim'}>
+            ${listed.map(
+              (e) => html`<li data-status=${e.status} class=${chosenSet.has(e) ? '' : 'dim'}>
                 <span class="dot" aria-hidden="true"></span><span class="ep-id">${e.id}</span> <span class="muted">${e.status}${e.model ? ` · ${e.model}` : ''}</span>
                 ${Object.entries(e.tags).map(([k, v]) => html` <span class="tag-chip">${k}=${v}</span>`)}
               </li>`,
             )}
           </ul>
+          ${listed.length < app.state.endpoints.length
+            ? html`<p class="muted" id="endpoints-more">… and ${int(app.state.endpoints.length - listed.length)} more (the Endpoints view lists every one).</p>`
+            : nothing}
         </vscode-collapsible>`
       : nothing}
     <h3>Parameters</h3>
