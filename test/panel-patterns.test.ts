@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { blackboard, broadcast, endpointId, fanOutFanIn, namedStage, pipeline, scatterGather, subpool, templatedSession, type Aggregate, type Endpoint } from '../src/core/index.ts';
 import { runRequest } from '../src/extension/panel/message-validation.ts';
-import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps } from '../src/extension/panel/pattern-steps.ts';
+import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps, treeReduceSteps } from '../src/extension/panel/pattern-steps.ts';
 import type { PanelState, RunRequest } from '../src/panel/protocol.ts';
 import { buildRunRequest, defaultCompose, summarize, type ComposeState } from '../webview/lib/compose.ts';
 import { freshState } from '../webview/state.ts';
@@ -96,11 +96,32 @@ describe('the steps the host shows, from real runs on the simulator (echo: "comp
     assert.equal(broadcastSteps('vote', report.results.map((r) => ({ ...r, ok: false }))), undefined, 'no answer, no steps');
   });
 
+  it('tree-reduce with failed items: leaves keep their item numbers, the final answer names every item that failed or went with a failed group', () => {
+    // 6 items, fan-in 2: items 2 and 5 (from 0) fail; then group 1 of level 1 (items 3 and 4) fails.
+    const out = {
+      text: 'final',
+      levels: [
+        { level: 0, texts: ['a0', 'a1', 'a3', 'a4'], indexes: [0, 1, 3, 4], lost: [{ index: 2, reason: 'HTTP 500' }, { index: 5, reason: 'blank answer' }] },
+        { level: 1, texts: ['g0'], indexes: [0], lost: [{ index: 1, reason: 'HTTP 503' }] },
+      ],
+    };
+    const view = treeReduceSteps(out, [], 2, true);
+    assert.deepEqual(view.levels[0]!.names, ['item 1', 'item 2', 'item 4', 'item 5']);
+    assert.deepEqual(view.levels[1]!.names, ['group 1']);
+    assert.deepEqual(view.missing, [
+      { level: 0, name: 'item 3', reason: 'HTTP 500' },
+      { level: 0, name: 'item 6', reason: 'blank answer' },
+      { level: 1, name: 'group 2', reason: 'HTTP 503', items: [3, 4] },
+    ]);
+  });
+
   it('fan-out/fan-in: the workers, then the collector', async () => {
     const sim = await fx.sim(3);
     const report = await fanOutFanIn(fx.pool(sim.endpoints), { prompt: 'idea', collectPrompt: 'join {responses}', workers: 2 }, { maxTokens: 200 }).done;
-    const view = fanOutSteps(report.outcome!);
+    const view = fanOutSteps(report.outcome!, report.results);
     assert.deepEqual(view.levels.map((l) => [l.label, l.texts]), [['Workers', ['completion: idea', 'completion: idea']], ['Collector', [view.text]]]);
+    assert.deepEqual(view.levels[0]!.names, sim.endpoints.slice(0, 2).map(endpointId), 'workers named by the endpoint that answered');
+    assert.deepEqual(view.missing, []);
     assert.equal(view.text, 'completion: join completion: idea\n---\ncompletion: idea');
   });
 

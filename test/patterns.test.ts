@@ -59,6 +59,20 @@ describe('treeReduce', () => {
     assert.equal(one.results.length, 1);
   });
 
+  it('keeps each answer\'s item (a leaf) or group (a reduce prompt) number, and says which answers it dropped and why', async () => {
+    const sim = await fx.sim(2, { faultRate: 0.3, faultStatus: 400, seed: 2 });
+    const items = Array.from({ length: 20 }, (_, i) => i + 1);
+    const report = await treeReduce(fx.pool(sim.endpoints), { prompt: 'leaf {item}', items, reducePrompt: '{responses}', fanin: 4 }, { maxTokens: 500 }).done;
+    const leaves = report.outcome?.levels[0] ?? { texts: [], indexes: [], lost: [] };
+    const failed = report.results.filter((r) => (r.level ?? 0) === 0 && r.status === 'failed').map((r) => r.index);
+    assert.ok(failed.length > 0 && failed.length < 20, `some leaves failed (${failed.length})`);
+    assert.deepEqual(leaves.lost.map((l) => l.index), failed, 'the failed items, by number');
+    assert.ok(leaves.lost.every((l) => /400/.test(l.reason)), 'with the server\'s message');
+    assert.deepEqual([...leaves.indexes, ...failed].sort((a, b) => a - b), items.map((i) => i - 1), 'every item either goes on or is named as lost');
+    leaves.indexes.forEach((index, k) => assert.equal(leaves.texts[k], `completion: leaf ${index + 1}`, 'each text keeps its item'));
+    for (const l of report.outcome?.levels.slice(1) ?? []) assert.ok(l.indexes.every((g, k) => k === 0 || g > l.indexes[k - 1]!), 'groups in order');
+  });
+
   it('drops failed answers between rounds and fails clearly when nothing survives', async () => {
     const sim = await fx.sim(2, { faultRate: 1, faultStatus: 400 });
     const report = await treeReduce(fx.pool(sim.endpoints), { prompt: '{item}', items: [1, 2, 3], reducePrompt: '{responses}' }).done;

@@ -11,6 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FrameLocator, Page } from 'playwright-core';
@@ -54,6 +55,18 @@ function packageExtension(dir: string): string {
 }
 
 /** The panel's page: the webview iframe's active frame. */
+/** Ports on loopback that nothing listens on (bound, then released). */
+async function unusedPorts(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    ports.push((server.address() as AddressInfo).port);
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+  return ports;
+}
+
 const panelFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
@@ -96,6 +109,12 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await mkdir(simDir);
     sims.push(await startSim(simDir, 'good.hostfile', 3), await startSim(simDir, 'bad.hostfile', 1, ['--fault-rate', '1', '--fault-status', '400']));
     await writeFile(join(workspace, 'flaky.hostfile'), `${sims.flatMap((x) => x.lines).join('\n')}\n`);
+    // Two servers slow enough to watch a batched run stream in (lorem answers of ~60 tokens at 40 ms a token).
+    const slow = await startSim(simDir, 'slow.hostfile', 2, ['--reply', 'lorem', '--tpot-ms', '40', '--answer-tokens', '60']);
+    sims.push(slow);
+    await writeFile(join(workspace, 'slow.hostfile'), `${slow.lines.join('\n')}\n`);
+    // Two endpoints nobody listens on: an all-down swarm.
+    await writeFile(join(workspace, 'dead.hostfile'), `${(await unusedPorts(2)).map((port) => `127.0.0.1\t${port}`).join('\n')}\n`);
     server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
     wb = await openWorkbench(server, workspace, { viewport: { width: 1400, height: 900 } });
     lap('workbench open');
@@ -143,16 +162,28 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await figures.waitFor({ timeout: 60_000 });
     await until(() => figures.locator('thead th').allTextContents(), (h) => h.map((s) => s.trim()).join('|') === '|batched|individual', 'both arms as columns');
     const requests = await until(
-      () => figures.locator('tr[data-figure="HTTP requests"] .median').allTextContents(),
+      () => figures.locator('tr[data-figure="generation requests"] .median').allTextContents(),
       (v) => v.length === 2,
-      'the HTTP request counts',
+      'the generation request counts',
     );
-    assert.deepEqual(requests.map((s) => s.trim()), ['4', String(PROMPTS.length)], 'batched: one request per endpoint; individual: one per prompt');
+    // Batched: one request per endpoint; individual: one per prompt (medians over the rounds; a hedge copy of a slow answer, or the
+    // first round's probe of the batch chat endpoint, adds one).
+    const [batchedRequests, individualRequests] = requests.map(Number) as [number, number];
+    assert.ok(batchedRequests >= 4 && batchedRequests < 6 && individualRequests >= PROMPTS.length && individualRequests < PROMPTS.length + 3, `generation requests ${requests.join(' / ')}`);
+    assert.match((await figures.locator('tr[data-figure="HTTP requests"] td').first().getAttribute('title')) ?? '', /batched, all rounds:[\s\S]*× \/v1\/completions/, 'HTTP requests by path on hover');
     const canvases = await until(() => app.locator('[data-view="compare"] canvas').count(), (n) => n >= 4, 'the charts (timeline per arm, latency, load)');
     assert.ok(canvases >= 4);
     await until(() => app.locator('#run-status').getAttribute('data-state'), (s) => s !== 'running', 'the comparison to end');
     lap('comparison shown');
     await screenshot(page, join(SHOTS, 'panel-compare.png'));
+    // Its table is the arm its header names: the batched arm's median round.
+    await app.locator('vscode-tab-header', { hasText: 'Results' }).first().click();
+    await until(() => app.locator('#arm-header').getAttribute('data-arm'), (a) => a === 'batched', 'the Results of the batched arm');
+    assert.match(((await app.locator('#arm-header .arm-title').textContent()) ?? '').replace(/\s+/g, ' '), /Rows of the batched arm, round \d of 2/);
+    await screenshot(page, join(SHOTS, 'panel-compare-table.png'));
+    await app.locator('#arm-switch input[value="individual"]').check();
+    await until(() => app.locator('#arm-header').getAttribute('data-arm'), (a) => a === 'individual', 'the switch to the individual arm');
+    await screenshot(page, join(SHOTS, 'panel-compare-table-individual.png'));
 
     // History: the comparison is saved; rerun it.
     const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
@@ -234,7 +265,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await until(() => app.locator('#endpoint-count').textContent(), (t) => /All 4 endpoints/.test(t ?? ''), 'the flaky swarm in the panel');
     const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
     await tab('Compose').click();
-    await app.locator('vscode-radio[value="scatter"]').click();
+    await app.locator('#pattern input[value="scatter"]').click();
     if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
     for (const prompt of PROMPTS) {
       await app.locator('#add-prompt').click();
@@ -266,5 +297,53 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await app.locator('#timeline-legend').scrollIntoViewIfNeeded();
     await screenshot(page, join(SHOTS, 'panel-compare-failing-endpoint.png'));
     lap('comparison with failures shown');
+  });
+  test('a batched run streams into the panel and a cancel keeps every answer that came; an all-down swarm is said before Run', { timeout: 240_000 }, async () => {
+    const page = wb!.page;
+    await connectFromExplorer(page, 'slow.hostfile');
+    await statusBarItem(page, /Swarm 2\/2/, { timeoutMs: 30_000 });
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = panelFrame(page);
+    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    await tab('Compose').click();
+    await app.locator('#pattern input[value="scatter"]').click();
+    if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
+    for (let i = 0; i < 16; i++) {
+      await app.locator('#add-prompt').click();
+      await app.locator('#prompt-editor textarea').fill(`Tell me a long story, number ${i + 1}`);
+    }
+    const checked = (id: string) => app.locator(id).evaluate((e) => (e as unknown as { checked: boolean }).checked);
+    if (await checked('#compare-toggle')) await app.locator('#compare-toggle').click();
+    assert.equal(await checked('#batch'), true, 'batched');
+    assert.equal(await checked('#stream'), true, 'streamed by default');
+    await app.locator('#max-tokens input').fill('400');
+    const before = await app.locator('#run-status').getAttribute('data-run');
+    await app.locator('#run').click();
+    // Answers come in one by one while the two batches still generate; the clock moves.
+    const progress = async () => {
+      const [run, state, done, total] = await Promise.all([app.locator('#run-status').getAttribute('data-run'), app.locator('#run-status').getAttribute('data-state'), app.locator('#progress-done').textContent().catch(() => null), app.locator('#progress-total').textContent().catch(() => null)]);
+      return { run, state, done: Number(done ?? 0), total: Number(total ?? 0) };
+    };
+    const live = await until(progress, (p) => p.run !== before && p.state === 'running' && p.done >= 3 && p.done < 12, 'answers streaming in', 60_000);
+    assert.equal(live.total, 16);
+    await screenshot(page, join(SHOTS, 'panel-live-batched.png'));
+    await app.locator('#cancel').click();
+    const ended = await until(progress, (p) => p.state === 'cancelled', 'the cancelled run', 30_000);
+    const ok = Number(/([\d,]+) ok/.exec((await app.locator('#run-status .counts').textContent()) ?? '')?.[1] ?? -1);
+    assert.ok(ok >= live.done, `every answer seen before the cancel is kept (${ok} ≥ ${live.done}; ${JSON.stringify(ended)})`);
+    await tab('Results').click();
+    await screenshot(page, join(SHOTS, 'panel-live-cancelled.png'));
+    lap('live batched run cancelled');
+
+    await connectFromExplorer(page, 'dead.hostfile');
+    await statusBarItem(page, /Swarm 0\/2/, { timeoutMs: 30_000 });
+    await tab('Compose').click();
+    const warning = await until(() => app.locator('#health-warning').textContent().catch(() => null), (t) => /All 2 endpoints are down: every prompt will fail/.test(t ?? ''), 'the all-down warning');
+    assert.ok(warning);
+    assert.equal(((await app.locator('#run').textContent()) ?? '').trim(), 'Run anyway');
+    assert.match(((await app.locator('.conn').textContent()) ?? '').replace(/\s+/g, ' '), /2 endpoints · 0 healthy, 2 down/);
+    await screenshot(page, join(SHOTS, 'panel-all-down.png'));
+    lap('all-down warning');
   });
 });

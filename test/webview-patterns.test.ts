@@ -73,7 +73,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
   it('Compose makes the request of a pipeline, a blackboard, a fan-out/fan-in and an aggregated broadcast, with a routing choice', async () => {
     const p = await panel({ width: 1280, height: 900 });
     const { page } = p;
-    await page.locator('vscode-radio[value="pipeline"]').click();
+    await page.locator('#pattern input[value="pipeline"]').click();
     await page.locator('#pipeline-input textarea').fill('a poem about GPUs');
     await page.locator('#add-stage').click();
     await page.locator('#stage-template-2 textarea').fill('Polish');
@@ -97,7 +97,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       },
     } satisfies RunRequest);
 
-    await page.locator('vscode-radio[value="blackboard"]').click();
+    await page.locator('#pattern input[value="blackboard"]').click();
     await page.locator('[data-section="hypotheses"].warning', { hasText: 'hypotheses: 0 endpoints' }).waitFor();
     await page.locator('#sections textarea').fill('chat\nembed');
     await page.locator('[data-section="chat"].ok', { hasText: 'chat: 3 endpoints' }).waitFor();
@@ -109,13 +109,13 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
     assert.deepEqual(board.patterns, { sections: ['chat', 'embed'], boardPrompt: 'You write {section}. The board so far:\n{board}', maxRounds: 4, until: 'AGREED' });
     assert.equal(board.route, 'kv-cache', 'the routing choice holds across patterns');
 
-    await page.locator('vscode-radio[value="fan-out-fan-in"]').click();
+    await page.locator('#pattern input[value="fan-out-fan-in"]').click();
     await page.locator('#fanout-prompt textarea').fill('Name a use of a swarm');
     await page.locator('#workers input').fill('2');
     const fan = await runRequest(page);
     assert.deepEqual([fan.pattern, fan.prompt, fan.patterns], ['fan-out-fan-in', 'Name a use of a swarm', { collectPrompt: 'Combine these answers into one:\n{responses}', workers: 2 }]);
 
-    await page.locator('vscode-radio[value="broadcast"]').click();
+    await page.locator('#pattern input[value="broadcast"]').click();
     await page.locator('#broadcast-prompt textarea').fill('Yes or no?');
     await setSelect(page, '#aggregate', 'top-k');
     await page.locator('#top-k input').fill('2');
@@ -135,7 +135,9 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       await host(page, finished('pl', { pattern: 'pipeline', reduce: STEPS }));
       await page.locator('#tree').waitFor();
       assert.equal(await page.locator('#tree-final').textContent(), HOSTILE);
-      assert.match((await page.locator('section.level[data-level="1"] h3').textContent()) ?? '', /Stage 2 · pick \(3 agents\)\s+3 nodes/);
+      assert.equal((await page.locator('vscode-tab-header[data-tab="tree"]').textContent())!.trim(), 'Pipeline', 'the tab is named for the pattern');
+      assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as { dataset: { level: string } }).dataset.level)), ['0', '1'], 'stages in the order they ran');
+      assert.match((await page.locator('section.level[data-level="1"] h3').textContent()) ?? '', /Stage 2 · pick \(3 agents\)\s+3 answers/);
       const vote = page.locator('section.level[data-level="1"] .aggregate[data-aggregate="vote"]');
       assert.equal(await vote.locator('.vote-winner').textContent(), HOSTILE);
       assert.equal(await vote.locator('.vote-confidence').textContent(), '50.0%');
@@ -148,7 +150,7 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
       await shot(page, `patterns-steps-${width}`);
       if (width === 400) {
         await page.locator('vscode-tab-header[data-tab="compose"]').click();
-        await page.locator('vscode-radio[value="pipeline"]').click();
+        await page.locator('#pattern input[value="pipeline"]').click();
         await page.locator('#stages').waitFor();
         await shot(page, 'patterns-compose-pipeline-400');
       }
@@ -166,6 +168,32 @@ describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () =>
     await shown.waitFor();
     assert.deepEqual(await shown.locator('dd[data-stat]').allTextContents(), ['2', '4.500', '0.7071', '4.500', '4', '5']);
     assert.deepEqual(await shown.locator('.aggregate-errors tbody td').allTextContents(), ['1', 'gpu02:8000', 'not a number: "five"']);
+    await assertClean(p);
+  });
+
+  it('a broadcast\'s vote is its final answer drawn as a table (winner, votes, share), with the answers that were missing; the tab is named Broadcast', async () => {
+    const p = await panel({ width: 1100, height: 800 });
+    const { page } = p;
+    const vote: Aggregate = { name: 'vote', winner: 'yes', confidence: 2 / 3, votes: 3, failed: 0, distribution: [{ answer: 'yes', votes: 2 }, { answer: 'no', votes: 1 }] };
+    await host(page, started('v', 4, 'broadcast → vote: Yes or no?', { pattern: 'broadcast' }));
+    await host(page, finished('v', {
+      pattern: 'broadcast',
+      reduce: {
+        text: JSON.stringify(vote),
+        levels: [{ level: 0, label: 'Answers · vote', texts: ['yes', 'yes', 'no'], names: ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'], aggregate: vote }],
+        missing: [{ level: 0, name: 'gpu04:8000', reason: 'connection refused' }],
+      },
+    }));
+    const final = page.locator('#tree .final .aggregate[data-aggregate="vote"]');
+    await final.waitFor();
+    assert.equal(await final.locator('.vote-winner').textContent(), 'yes');
+    assert.deepEqual(await final.locator('.vote-distribution tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent.replace(/\s+/g, ' ').trim())), ['yes 2 66.7%', 'no 1 33.3%']);
+    assert.equal(await page.locator('#tree-final').isVisible(), false, 'the JSON is there as text only on request');
+    assert.match((await page.locator('#tree-missing li').textContent())!.replace(/\s+/g, ' '), /gpu04:8000: connection refused/);
+    assert.deepEqual(await page.locator('section.level[data-level="0"] .node-id').allTextContents(), ['gpu01:8000', 'gpu02:8000', 'gpu03:8000'], 'answers named by endpoint');
+    assert.equal(await page.locator('.aggregate[data-aggregate="vote"]').count(), 1, 'drawn once');
+    assert.equal((await page.locator('vscode-tab-header[data-tab="tree"]').textContent())!.trim(), 'Broadcast');
+    await page.screenshot({ path: join(SHOTS, 'patterns-broadcast-vote.png') });
     await assertClean(p);
   });
 });

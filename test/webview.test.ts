@@ -14,6 +14,7 @@ import type { PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/
 import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from '../webview/lib/import.ts';
 import { ResultsStore, noFilter } from '../webview/lib/results.ts';
+import { requestSentText } from '../webview/lib/request-sent.ts';
 import { figureRows, histogram, timelineLanes, endpointRows } from '../webview/lib/stats.ts';
 import type { PanelPage } from './webview-harness/browser.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
@@ -65,13 +66,13 @@ describe('webview: pure parts', () => {
     const c = { ...defaultCompose(), prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }] };
     assert.deepEqual(summarize(c, ENDPOINTS), { count: 2, chars: 10, tokens: 3, problem: null, warnings: [] });
     assert.deepEqual(buildRunRequest({ ...c, tags: ['role=chat'], maxTokens: '64', temperature: '0.5' }), {
-      pattern: 'scatter', prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }], tags: [['role', 'chat']], batch: true, maxTokens: 64, temperature: 0.5,
+      pattern: 'scatter', prompts: [{ prompt: 'abcd' }, { prompt: 'efghij', input: { k: 1 } }], tags: [['role', 'chat']], batch: true, stream: true, maxTokens: 64, temperature: 0.5,
     });
     const map = { ...c, pattern: 'map' as const, template: 'T {item}!', itemsText: 'x\n\nyy\n' };
     assert.equal(summarize(map, ENDPOINTS).count, 2);
     assert.equal(summarize(map, ENDPOINTS).chars, 'T x!'.length + 'T yy!'.length);
     assert.deepEqual(buildRunRequest({ ...map, compare: true, rounds: 4 }), {
-      pattern: 'map', prompts: [], template: 'T {item}!', items: ['x', 'yy'], tags: [], batch: true, compare: { rounds: 4, cacheSalt: true },
+      pattern: 'map', prompts: [], template: 'T {item}!', items: ['x', 'yy'], tags: [], batch: true, stream: true, compare: { rounds: 4, cacheSalt: true },
     });
     const broadcast = { ...c, pattern: 'broadcast' as const, prompt: 'hi', tags: ['role=chat'] };
     assert.equal(summarize(broadcast, ENDPOINTS).count, 3, 'one per chosen endpoint');
@@ -83,7 +84,8 @@ describe('webview: pure parts', () => {
       pattern: 'tree-reduce', prompts: [], template: c.template, items: ['a', 'b'], reducePrompt: 'merge {responses}', fanin: 2, tags: [], batch: false,
     });
     assert.match(summarize({ ...c, tags: ['role=nope'] }, ENDPOINTS).problem ?? '', /No endpoint/);
-    assert.equal(buildRunRequest({ ...c, stream: true }).stream, true);
+    assert.equal(defaultCompose().stream, true, 'batches stream by default: progress per prompt, a cancel keeps every finished answer');
+    assert.equal(buildRunRequest({ ...c, stream: false }).stream, undefined);
     // The CLI's other generation parameters: each checked with one clear message, then sent as numbers and lists.
     const params = { ...c, system: 'Be brief.', topP: '0.9', seed: '7', stopText: 'END\n\n###', n: '2', extraText: '{"reasoning_effort": "low"}' };
     assert.equal(summarize(params, ENDPOINTS).problem, null);
@@ -139,6 +141,16 @@ describe('webview: pure parts', () => {
     assert.deepEqual(lanes.endpoints, ['a', 'b']);
     assert.deepEqual(lanes.slots, [1, 2], 'overlapping requests get their own row in the lane');
     assert.equal(lanes.endMs, 12);
+  });
+
+  it('"request sent" follows the path each batched row took: the batch chat endpoint, a rendered template, a raw list; individual rows their chat request', () => {
+    const ctx = { batched: true, streamed: false, model: 'm', params: { batch: true, tags: [], maxTokens: 8 }, cacheSalt: null };
+    const first = (r: ResultRow, c = ctx) => requestSentText(r, c, { position: 1, of: 2 }).split('\n');
+    assert.deepEqual(first(row(0, { template: 'chat-batch' })).slice(0, 2), ['POST http://gpu01:8000/v1/chat/completions/batch', 'This prompt was item 1 of 2 in the request\'s "messages" list; the other 1 are left out below.']);
+    assert.match(first(row(0, { template: 'skeleton' }))[2]!, /^Chat template: POST \/v1\/completions with prompts placed in the server's chat template/);
+    assert.match(requestSentText(row(0, { template: 'skeleton' }), ctx, null), /"add_special_tokens": false/);
+    assert.equal(first(row(0, { template: 'none' }))[0], 'POST http://gpu01:8000/v1/completions');
+    assert.equal(first(row(0), { ...ctx, batched: false })[0], 'POST http://gpu01:8000/v1/chat/completions');
   });
 
   it('type-checks strictly with the DOM library (tsc -p webview)', () => {
@@ -239,7 +251,7 @@ const duplicateIds = (page: Page) =>
   }) as Promise<string[]>;
 const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
 
-describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
+describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
   before(async () => {
     const built = join(ROOT, 'dist', 'webview', 'panel.js');
     let newest = 0;
@@ -278,13 +290,33 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#history-table tbody tr').first().waitFor();
     assert.equal(await page.locator('#history-table tbody tr').count(), 3);
     await tab(page, 'compose');
-    assert.equal(await page.locator('#endpoint-count').textContent().then((t) => t?.trim()), 'All 4 endpoints');
+    assert.equal(await page.locator('#endpoint-count').textContent().then((t) => t?.replace(/\s+/g, ' ').trim()), 'All 4 endpoints · 1 down');
     assert.deepEqual(await page.locator('.tag').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.tag)), ['rack=x1', 'rack=x2', 'role=chat', 'role=embed']);
-    assert.match(await page.locator('.conn').textContent() ?? '', /4 endpoints \(3 healthy\).*aurora\.hostfile/);
+    assert.match((await page.locator('.conn').textContent() ?? '').replace(/\s+/g, ' '), /4 endpoints · 3 healthy, 1 down · .*aurora\.hostfile/);
+
+    // Partly down, then all down: said before Run, which runs anyway when asked.
+    await page.locator('#add-prompt').click();
+    await page.locator('#prompt-editor textarea').fill('a prompt');
+    await page.locator('#health-warning', { hasText: '1 of 4 endpoints are down (gpu04:8000): the other 3 get their prompts.' }).waitFor();
+    assert.equal((await page.locator('#run').textContent())!.trim(), 'Run anyway');
+    await page.locator('.tag[data-tag="role=chat"]').click();
+    await page.locator('#health-warning').waitFor({ state: 'detached' });
+    assert.equal((await page.locator('#run').textContent())!.trim(), 'Run', 'the chosen endpoints are all up');
+    await page.locator('.tag[data-tag="role=chat"]').click();
+    const allDown = ENDPOINTS.map((e) => ({ ...e, status: 'down' as const }));
+    await host(page, { type: 'endpoints', connected: true, source: 'refuse.hostfile', endpoints: allDown });
+    await page.locator('#health-warning', { hasText: 'All 4 endpoints are down: every prompt will fail.' }).waitFor();
+    assert.match((await page.locator('.conn').textContent() ?? '').replace(/\s+/g, ' '), /4 endpoints · 0 healthy, 4 down · refuse\.hostfile/);
+    assert.equal(await page.locator('.conn').getAttribute('data-health'), 'down');
+    assert.match((await page.locator('#endpoint-count').textContent())!, /all down/);
+    await shot(page, 'all-down-warning');
+    await clearSent(page);
+    await page.locator('#run').click();
+    assert.equal((await nextSent(page, 'request', 'run')).method, 'run', 'Run anyway runs');
 
     await host(page, { type: 'endpoints', connected: false, source: null, endpoints: [] });
     await page.locator('.conn[data-state="off"]').waitFor();
-    assert.equal((await sentMessages(page)).filter((m) => m.type === 'ready').length, 1, 'ready is said once');
+    assert.equal(first.filter((m) => m.type === 'ready').length + (await sentMessages(page)).filter((m) => m.type === 'ready').length, 1, 'ready is said once');
     await assertClean(p);
   });
 
@@ -337,7 +369,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     ]);
     await page.locator('.notice', { hasText: 'Saved 3 prompts to /work/exp/questions.prompts.jsonl' }).waitFor();
 
-    await page.locator('vscode-radio[value="map"]').click();
+    await page.locator('#pattern input[value="map"]').click();
     await page.locator('#template textarea').fill('Give one fact about {item}.');
     await page.locator('#items textarea').fill('hydrogen\nhelium\n\nlithium\n');
     await page.waitForFunction(() => document.querySelector('#prompt-count')?.textContent === '3');
@@ -363,7 +395,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await page.locator('#run').click();
     const run = await nextSent(page, 'request', 'run');
     assert.deepEqual((run.params as { request: RunRequest }).request, {
-      pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2,
+      pattern: 'scatter', prompts: [{ prompt: 'first prompt' }, { prompt: 'second prompt' }], tags: [['role', 'chat']], batch: false, model: 'llama-3.1-8b', maxTokens: 64, temperature: 0.2, stream: true,
     } satisfies RunRequest);
 
     await clearSent(page);
@@ -374,7 +406,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.deepEqual((compare.params as { request: RunRequest }).request.compare, { rounds: 2, cacheSalt: true });
 
     await clearSent(page);
-    await page.locator('vscode-radio[value="tree-reduce"]').click();
+    await page.locator('#pattern input[value="tree-reduce"]').click();
     // The prompt set can become the tree's items.
     await page.locator('#items-from-prompts').click();
     await page.waitForFunction(() => (document.querySelector('#items') as unknown as { value: string } | null)?.value === 'first prompt\nsecond prompt');
@@ -484,7 +516,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await shot(page, 'results-streamed-400');
 
     await tab(page, 'compose');
-    await page.locator('#stream').click();
+    assert.equal(await page.locator('#stream').evaluate((c) => (c as HTMLElement & { checked: boolean }).checked), true, 'on by default');
     await page.locator('#stream').scrollIntoViewIfNeeded();
     await shot(page, 'compose-stream-400');
     await page.locator('#add-prompt').click();
@@ -524,7 +556,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
         'This prompt was item 3 of 3 in the request\'s "prompt" list; the other 2 are left out below.',
         'cache_salt: salt-1',
         '',
-        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'] }, null, 2),
+        JSON.stringify({ reasoning_effort: 'low', cache_salt: 'salt-1', model: 'llama-3.1-8b', max_tokens: 64, temperature: 0.2, seed: 7, prompt: ['<img src=x onerror=alert(1)> what?'], return_token_ids: true }, null, 2),
       ].join('\n'),
     );
     assert.equal(await open.locator('.vl-sent img').count(), 0, 'the prompt is text');
@@ -679,7 +711,7 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       page.locator('#results-table .rt-head').evaluate((head) =>
         Object.fromEntries([['row', head], ...['prompt', 'resp', 'ep', 'lat', 'tok', 'status'].map((c) => [c, head.querySelector(`.c-${c}`)])].map(([k, e]) => [k, e ? e.getBoundingClientRect().width : 0])),
       ) as Promise<Record<'row' | 'prompt' | 'resp' | 'ep' | 'lat' | 'tok' | 'status', number>>;
-    for (const width of [400, 630, 1280]) {
+    for (const width of [400, 630, 1280, 1400]) {
       const p = await panel('dark', { width, height: 640 });
       const { page } = p;
       await host(page, { type: 'init', state: initState() });
@@ -691,6 +723,11 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
       const w = await widths(page);
       assert.ok(w.prompt + w.resp >= 0.6 * w.row, `${width}px: Prompt and Response keep most of the row (${JSON.stringify(w)})`);
       assert.ok(w.resp > w.ep && w.resp > w.lat, `${width}px: Response is wider than any numeric column`);
+      // Every heading on show fits its column (none cut to "Late…" or "Tok…").
+      const cut = await page.locator('#results-table .rt-th').evaluateAll((ths) =>
+        ths.filter((th) => th.getBoundingClientRect().width > 0).filter((th) => { const t = th.querySelector('button, span'); return t && t.scrollWidth > t.clientWidth + 1; }).map((th) => th.textContent),
+      );
+      assert.deepEqual(cut, [], `${width}px: headings cut`);
       const tabs = await page.locator('vscode-tab-header').evaluateAll((hs) => {
         const right = Math.min(document.documentElement.clientWidth, hs[0].parentElement.getBoundingClientRect().right);
         return hs.map((h) => ({ tab: h.dataset.tab, inView: h.getBoundingClientRect().right <= right + 0.5 && h.getBoundingClientRect().width > 0, cut: h.scrollWidth > h.clientWidth + 1 }));
@@ -768,7 +805,8 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     assert.equal(await page.locator('#tree-final').textContent(), 'FINAL');
     assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as HTMLElement).dataset.level)), ['2', '1', '0']);
     assert.equal(await page.locator('section.level[data-level="0"] details.node').count(), 8);
-    assert.match(await page.locator('section.level[data-level="1"] h3').textContent() ?? '', /2 nodes/);
+    assert.match(await page.locator('section.level[data-level="1"] h3').textContent() ?? '', /2 answers/);
+    assert.equal(await page.locator('vscode-tab-header[data-tab="tree"] .tab-long').textContent(), 'Reduce tree');
     await page.locator('section.level[data-level="1"] details.node summary').first().click();
     assert.equal(await page.locator('section.level[data-level="1"] details.node[open] pre').textContent(), 'merged 0-3');
     await tab(page, 'results');
@@ -776,6 +814,43 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await shot(page, 'tree-dark-results');
     await tab(page, 'tree');
     await shot(page, 'tree-dark');
+    await assertClean(p);
+  });
+
+  it('a tree-reduce with failed items: leaves keep their item numbers, the final answer says which items failed and which a failed group took with it', async () => {
+    const p = await panel('dark', { width: 1000, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('t2', 20, 'tree-reduce of 20 items', { pattern: 'tree-reduce' }));
+    const kept = Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== 6 && i !== 13);
+    await host(page, finished('t2', {
+      pattern: 'tree-reduce',
+      summary: summary({ pattern: 'tree-reduce', prompts: 26, ok: 23, failed: 3 }),
+      reduce: {
+        text: 'FINAL',
+        levels: [
+          { level: 0, texts: kept.map((i) => `leaf ${i + 1}`), names: kept.map((i) => `item ${i + 1}`) },
+          { level: 1, texts: ['g1', 'g2', 'g4'], names: ['group 1', 'group 2', 'group 4'] },
+          { level: 2, texts: ['FINAL'], names: ['group 1'] },
+        ],
+        missing: [
+          { level: 0, name: 'item 7', reason: 'HTTP 500: <b>out of KV cache</b>' },
+          { level: 0, name: 'item 14', reason: 'cancelled' },
+          { level: 1, name: 'group 3', reason: 'HTTP 503', items: [12, 14, 15, 16, 17] },
+        ],
+      },
+    }));
+    await page.locator('#tree-missing').waitFor();
+    assert.deepEqual((await page.locator('#tree-missing li').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim()), [
+      'item 7: HTTP 500: <b>out of KV cache</b>',
+      'item 14: cancelled',
+      'group 3 (level 1): HTTP 503 — took items 13, 15, 16, 17, 18 with it',
+    ]);
+    assert.match((await page.locator('#tree-missing p').textContent())!.replace(/\s+/g, ' '), /Built from 13 of 20 leaves: 3 answers did not reach it/);
+    const leafIds = await page.locator('section.level[data-level="0"] .node-id').allTextContents();
+    assert.deepEqual(leafIds.slice(5, 8), ['item 6', 'item 8', 'item 9'], 'a failed leaf leaves a gap in the numbers');
+    assert.equal(await page.locator('#tree-missing b').evaluateAll((b) => b.map((x) => x.textContent).join(',')), 'item 7,item 14,group 3', 'the server message is text');
+    await shot(page, 'tree-failed-items');
     await assertClean(p);
   });
 
@@ -943,6 +1018,67 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     await assertClean(p);
   });
 
+  it('after a comparison the table holds the arm and round its header and figures name (the batched median round), a switch shows the other arm; "request sent" is that arm\'s request', async () => {
+    const p = await panel('dark', { width: 1100, height: 900 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    const full = comparison(3, 4, 2);
+    for (const r of full.rounds) r.cacheSalt = `salt-r${r.round}-${r.arm}`;
+    // The batched arm's median round is round 1 (index 3 in run order: b0 i0 i1 b1 b2 i2).
+    full.rounds[3]!.summary = { ...full.rounds[3]!.summary, httpRequests: 2, generationRequests: 2, requestsByPath: { '/v1/completions': 2 } };
+    const rowsOf = (arm: 'batched' | 'individual', round: number) =>
+      Array.from({ length: 4 }, (_, i) =>
+        row(i, { endpoint: `gpu0${(i % 2) + 1}:8000`, completionTokens: arm === 'batched' ? 100 + round * 10 + i : 27 + i * 16, timings: { queuedMs: 1, sentMs: arm === 'batched' ? 5 : 5 + i * 30, firstByteMs: null, firstTokenMs: null, doneMs: 200 + i } }),
+      );
+    const tokens = () => cellTexts(page, 'tok');
+    await host(page, comparisonStarted('cmp-t', 4, 'compare 4 prompts', 3));
+    for (const figures of full.rounds) {
+      await host(page, { type: 'armStarted', runId: 'cmp-t', arm: figures.arm, round: figures.round });
+      await host(page, { type: 'runProgress', runId: 'cmp-t', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 300, results: rowsOf(figures.arm, figures.round) });
+      await host(page, { type: 'armFinished', runId: 'cmp-t', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
+    }
+    await tab(page, 'results');
+    // Live, the table is the arm going, and says so.
+    await page.locator('#arm-header[data-arm="individual"][data-round="2"]').waitFor();
+    assert.match((await page.locator('#arm-header').textContent())!.replace(/\s+/g, ' '), /Rows of the individual arm, round 3 of 3 · live/);
+    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    const kept = { ...full, kept: { batched: 1, individual: 1 } };
+    const record = { label: 'compare 4 prompts', mode: 'compare' as const, summary: full.rounds[3]!.summary };
+    await host(page, finished('cmp-t', { ...record, comparison: kept, rows: { arm: { arm: 'batched', round: 1 }, resultsJsonl: jsonl(rowsOf('batched', 1)) } }));
+    await page.locator('#arm-header[data-arm="batched"][data-round="1"]').waitFor();
+    assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Rows of the batched arm, round 2 of 3 \(its median round\)/);
+    assert.deepEqual(await tokens(), ['110', '111', '112', '113'], 'the batched median round\'s rows, not the last individual round\'s');
+    assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*2/);
+    const sentText = async (i: number) => {
+      const rowEl = visibleRows(page).nth(i);
+      await rowEl.click();
+      const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
+      await open.locator('.vl-sent > summary').click();
+      const text = (await open.locator('.vl-sent pre').textContent())!;
+      await rowEl.click();
+      return text;
+    };
+    const batchedSent = await sentText(0);
+    assert.match(batchedSent, /^POST http:\/\/gpu01:8000\/v1\/completions\n/);
+    assert.match(batchedSent, /item 1 of 2 in the request's "prompt" list/);
+    assert.match(batchedSent, /cache_salt: salt-r1-batched/);
+    await shot(page, 'compare-table-batched');
+    // The other arm: its kept round's rows from the host (openRun with the arm), its figures, its requests.
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="individual"]').check();
+    const asked = await answer(page, 'openRun', { record: { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter', file: 'cmp-t.jsonl' }, resultsJsonl: jsonl(rowsOf('individual', 1)), comparison: kept, arm: { arm: 'individual', round: 1 } });
+    assert.deepEqual(asked.params, { id: 'cmp-t', arm: 'individual' });
+    await page.locator('#arm-header[data-arm="individual"][data-round="1"]').waitFor();
+    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*4/, 'the individual round\'s figures');
+    const individualSent = await sentText(1);
+    assert.match(individualSent, /^POST http:\/\/gpu02:8000\/v1\/chat\/completions\n/);
+    assert.match(individualSent, /cache_salt: salt-r1-individual/);
+    assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'the switch stays on Results');
+    await shot(page, 'compare-table-individual');
+    await assertClean(p);
+  });
+
   it('history: reopens, reruns, exports and compares two runs with per-prompt differences', async () => {
     const p = await panel();
     const { page } = p;
@@ -983,11 +1119,13 @@ describe('webview: the panel in Chromium', { timeout: 120_000 }, () => {
     const cmp = await answer(page, 'compareRuns', {
       a: HISTORY[1], b: HISTORY[0],
       changed: [{ index: 4, a: 'The sky is blue because of Rayleigh scattering.', b: 'The sky looks blue because of Rayleigh scattering of sunlight.' }],
+      unanswered: 9645,
     });
     assert.deepEqual(cmp.params, { a: 'run-2', b: 'run-3' }, 'A is the older run');
     await page.locator('#runs-compare').waitFor();
     assert.match(await page.locator('#runs-figures tr[data-figure="wall time"]').textContent() ?? '', /2\.40 s\s*5\.20 s\s*\+117%/);
     assert.match(await page.locator('#changed-count').textContent() ?? '', /1 prompt answered differently/);
+    assert.match(await page.locator('#unanswered-count').textContent() ?? '', /9,645 prompts were not answered in both runs \(cancelled or missing in one\): not compared/);
     assert.equal(await page.locator('.change .diff').textContent(), 'The sky islooks blue because of Rayleigh scattering of sunlight.');
     assert.deepEqual((await page.locator('.change .diff ins').allTextContents())[0], 'looks');
     assert.deepEqual((await page.locator('.change .diff del').allTextContents())[0], 'is');

@@ -4,14 +4,14 @@
  * (text bindings only); the big tables and the charts are custom elements that draw themselves.
  */
 import { render } from 'lit';
-import type { PromptRow, Requests } from '../src/panel/protocol.ts';
+import type { Arm, PromptRow, Requests } from '../src/panel/protocol.ts';
 import { isHostMessage, loadState, post, request, saveState, settleReply } from './api.ts';
 import { readTheme, type Theme } from './charts/specs.ts';
 import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from './lib/import.ts';
 import type { ResultFilter } from './lib/results.ts';
 import type { PanelApp } from './panel-app.ts';
-import { restoreState, smallEnough, type Tab, type UiState } from './state.ts';
+import { restoreState, SAVE_ROWS_MAX, smallEnough, type Tab, type UiState } from './state.ts';
 import { initialState, reduce, reopenId, type Action, type Notice, type ViewState } from './view-state.ts';
 import { appView } from './views/app-view.ts';
 
@@ -92,8 +92,9 @@ export class App implements PanelApp {
   private saveNow(): void {
     clearTimeout(this.saveTimer);
     const s = this.state;
-    const rows = s.store.all();
-    const ui: UiState = { ...s.ui, saved: s.run ? { view: s.run, total: s.store.length, rows: !s.stale && smallEnough(rows) ? rows : null, reduce: s.reduce, comparison: s.comparison } : null };
+    // A run going is resynced by the host after a reload: its rows are not worth a copy on every save.
+    const rows = s.run?.running || s.stale || s.store.received > SAVE_ROWS_MAX ? null : s.store.all();
+    const ui: UiState = { ...s.ui, saved: s.run ? { view: s.run, total: s.store.length, rows: rows && smallEnough(rows) ? rows : null, reduce: s.reduce, comparison: s.comparison } : null };
     saveState(ui);
   }
 
@@ -179,6 +180,13 @@ export class App implements PanelApp {
   async openRun(id: string): Promise<void> {
     const run = await this.ask('openRun', { id });
     if (run) this.dispatch({ type: 'opened', run });
+  }
+
+  async showArm(arm: Arm): Promise<void> {
+    const id = this.state.run?.id;
+    if (!id) return;
+    const run = await this.ask('openRun', { id, arm });
+    if (run) this.dispatch({ type: 'opened', run, ifShowing: id });
   }
 
   rerun(id: string): void {

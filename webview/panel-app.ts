@@ -2,7 +2,7 @@
  * What the views see of the panel: its state (read only) and what they may ask of it. Views import
  * this type, never App itself, so there is no import circle between app.ts and views/.
  */
-import type { PromptRow, Requests } from '../src/panel/protocol.ts';
+import type { Arm, PromptRow, Requests } from '../src/panel/protocol.ts';
 import type { Theme } from './charts/specs.ts';
 import type { ComposeState } from './lib/compose.ts';
 import type { ResultFilter } from './lib/results.ts';
@@ -33,6 +33,8 @@ export interface PanelApp {
   finishImport(append: boolean): void;
   savePromptSet(): Promise<void>;
   openRun(id: string): Promise<void>;
+  /** The comparison on show, its other arm's rows (the kept round's, from its saved files). */
+  showArm(arm: Arm): Promise<void>;
   rerun(id: string): void;
   /** A new run of a saved run's failed (or cancelled) prompts, merged back (continueRun). */
   continueRun(id: string, only: 'failed' | 'remaining'): void;

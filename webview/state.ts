@@ -22,7 +22,7 @@ export interface RunView {
   /** What it ran on; null for records saved before runs kept it. */
   context: RunContext | null;
   rounds: number;
-  /** A comparison: the arm going (or last gone) and its round (from 0, as the core counts). */
+  /** A comparison: the arm and round (from 0, as the core counts) whose rows the table holds — live, the arm going. */
   arm?: ArmRound['arm'];
   round?: number;
   running: boolean;
@@ -88,9 +88,13 @@ export function restoreState(saved: unknown): UiState {
   };
 }
 
-/** Rows are kept in the state only while they are this small (VS Code keeps the state as JSON). */
-export const SAVE_ROWS_MAX = 20_000;
-export const SAVE_CHARS_MAX = 4_000_000;
+/**
+ * Rows are kept in the state only while they are this small: VS Code keeps the state as JSON and
+ * setState serializes it on the page's thread (10,000 rows held a frame for seconds). A bigger run
+ * is asked of the host again after a reload (openRun), as a run still going is resynced.
+ */
+export const SAVE_ROWS_MAX = 2_000;
+export const SAVE_CHARS_MAX = 500_000;
 
 export function smallEnough(rows: readonly ResultRow[]): boolean {
   if (rows.length > SAVE_ROWS_MAX) return false;

@@ -5,7 +5,9 @@
  * "returns new values": a run's rows are appended to its ResultsStore in place (a 100,000-row run is
  * not copied on every progress message); a new run gets a new store.
  */
-import type { EndpointInfo, HostMessage, OpenedRun, PanelState, ReduceView, Requests, RunRecord } from '../src/panel/protocol.ts';
+import type { ArmShown, ComparisonView, EndpointInfo, HostMessage, OpenedRun, PanelState, ReduceView, Requests, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+
+type RunSummary = RunRecord['summary'];
 import type { ComposeState } from './lib/compose.ts';
 import type { ImportResult } from './lib/import.ts';
 import { noFilter, parseRows, ResultsStore, type ResultFilter } from './lib/results.ts';
@@ -167,10 +169,15 @@ export function reduce(s: ViewState, a: Action): ViewState {
       const next = withHistory(s, s.history.some((h) => h.id === a.record.id) ? s.history : [a.record, ...s.history]);
       if (s.run?.id !== a.runId) return next;
       const r = a.record;
-      const run: RunView = { ...s.run, running: false, saved: true, summary: r.summary, error: r.error ?? null, cancelled: r.cancelled ?? false, elapsedMs: r.summary.wallMs };
+      const shown = a.rows?.arm;
+      const summary = armSummary(a.comparison, shown) ?? r.summary;
+      // Every prompt of a finished run has settled (ok, failed or cancelled): its counts are its summary's.
+      const run: RunView = { ...s.run, running: false, saved: true, summary, done: summary.prompts, total: Math.max(s.run.total, summary.prompts), ok: summary.ok, failed: summary.failed, error: r.error ?? null, cancelled: r.cancelled ?? false, elapsedMs: summary.wallMs, ...(shown ? { arm: shown.arm, round: shown.round } : {}) };
       const comparison = a.comparison ? { runId: a.runId, label: r.label, view: a.comparison } : next.comparison;
       const notice: Notice | null = run.cancelled ? { text: 'Run cancelled; the answers that came back are kept.', kind: 'info' } : run.error ? { text: `Run failed: ${run.error}`, kind: 'error' } : next.notice;
-      return { ...next, run, comparison, notice, reduce: a.reduce ?? null, ui: a.reduce ? { ...next.ui, tab: 'tree' } : next.ui };
+      // A comparison's table held its last arm live; the rows its record keeps take their place.
+      const store = a.rows ? storeOf(parseRows(a.rows.resultsJsonl)) : next.store;
+      return { ...next, run, store, comparison, notice, reduce: a.reduce ?? null, ui: a.reduce ? { ...next.ui, tab: 'tree' } : next.ui };
     }
     case 'showRun':
       return show(s, a, false);
@@ -210,6 +217,7 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
   const same = s.run?.id === r.id;
   // Records from before runs kept how they ended: their summary and rows say whether they were cancelled.
   const cancelledRows = () => results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
+  const summary = armSummary(o.comparison, o.arm) ?? r.summary;
   const run: RunView = {
     id: r.id,
     kind: r.mode === 'compare' ? 'comparison' : 'single',
@@ -221,16 +229,16 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
     running: false,
     saved: true,
     done: results.length,
-    ok: r.summary.ok,
-    failed: r.summary.failed,
+    ok: summary.ok,
+    failed: summary.failed,
     total: results.length,
-    elapsedMs: r.summary.wallMs,
-    summary: r.summary,
+    elapsedMs: summary.wallMs,
+    summary,
     error: r.error ?? null,
     cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows() > 0),
+    ...(o.arm ? { arm: o.arm.arm, round: o.arm.round } : {}),
   };
-  const store = new ResultsStore();
-  store.reset(results.length, results);
+  const store = storeOf(results);
   const comparison = o.comparison ? { runId: r.id, label: r.label, view: o.comparison } : s.comparison;
   // A comparison opens on its figures and charts, a tree-reduce on its tree, any other run on its responses.
   const tab = keepTab ? s.ui.tab : o.comparison ? 'compare' : o.reduce ? 'tree' : 'results';
@@ -243,6 +251,17 @@ function withHistory(s: ViewState, history: RunRecord[]): ViewState {
   // Picks of runs deleted meanwhile go with them.
   const picked = s.ui.picked.filter((id) => ids.has(id));
   return { ...s, history, run: saved ? { ...s.run!, saved: true } : s.run, ui: picked.length === s.ui.picked.length ? s.ui : { ...s.ui, picked } };
+}
+
+/** The figures of a comparison's arm and round whose rows are on show (the record's summary is its batched arm's median round). */
+function armSummary(c: ComparisonView | undefined, shown: ArmShown | undefined): RunSummary | undefined {
+  return shown && c?.rounds.find((x) => x.arm === shown.arm && x.round === shown.round)?.summary;
+}
+
+function storeOf(rows: readonly ResultRow[]): ResultsStore {
+  const store = new ResultsStore();
+  store.reset(rows.length, rows);
+  return store;
 }
 
 function freshStore(total: number, prompts: readonly string[] = []): ResultsStore {

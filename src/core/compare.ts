@@ -153,18 +153,6 @@ function latencies(results: readonly PromptResult[]): number[] {
   return results.filter((r) => r.status === 'ok' && r.timings.sentMs !== null).map((r) => r.timings.doneMs - r.timings.sentMs!);
 }
 
-/** Every HTTP request an arm sent over all its rounds, by path: the first round pays for what later rounds reuse (model lookups, the template's skeleton). */
-export function armRequests(rounds: readonly ArmRound[], arm: Arm): { total: number; byPath: Record<string, number> } {
-  const byPath: Record<string, number> = {};
-  let total = 0;
-  for (const r of rounds) {
-    if (r.arm !== arm) continue;
-    total += r.summary.httpRequests;
-    for (const [path, n] of Object.entries(r.summary.requestsByPath)) byPath[path] = (byPath[path] ?? 0) + n;
-  }
-  return { total, byPath: Object.fromEntries(Object.entries(byPath).sort((x, y) => y[1] - x[1])) };
-}
-
 /** The arm's round with the median wall time (the lower one of an even count): a real round, not an average. */
 export function medianRound(rounds: readonly ArmRound[], arm: Arm): ArmRound | undefined {
   const mine = rounds.filter((r) => r.arm === arm).sort((a, b) => a.summary.wallMs - b.summary.wallMs);

@@ -467,8 +467,10 @@ class Dispatcher {
       return;
     }
     if (!unanswered.length || flight.hedged) {
-      // It lost to a hedge, or hedge copies already carry its prompts: its endpoint is not to be trusted for now.
-      pool.failed(flight.member.slot, failure);
+      // It lost to a hedge, or hedge copies already carry its prompts: its endpoint is not to be trusted
+      // for now. Every prompt answered elsewhere first is no failure of it, only slowness.
+      if (flight.hedged && !unanswered.length) pool.outrun(flight.member.slot, failure);
+      else pool.failed(flight.member.slot, failure);
       this.pump();
       return;
     }

@@ -38,6 +38,8 @@ export interface EndpointState {
   /** Run requests it answered, and failed (after retries), over this pool's life: its failure rate. */
   answered: number;
   failures: number;
+  /** Requests that lost to a hedge: their prompts were answered elsewhere first (slow, not failed). */
+  outrun: number;
 }
 
 /** An endpoint taking part in one run, with what the run needs to size requests for it. */
@@ -134,6 +136,7 @@ export class SwarmPool {
       models: null,
       answered: 0,
       failures: 0,
+      outrun: 0,
     }));
     this.breakers = this.states.map(() => new Breaker(this.options.coolDown));
     this.clients = this.states.map((s) => {
@@ -212,6 +215,12 @@ export class SwarmPool {
   /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
   failed(slot: number, failure: RequestFailure): void {
     this.states[slot]!.failures++;
+    this.bench(slot, failure);
+  }
+
+  /** A hedge answered its request's prompts first: benched as slow for now, counted apart from failures (nothing was lost). */
+  outrun(slot: number, failure: RequestFailure): void {
+    this.states[slot]!.outrun++;
     this.bench(slot, failure);
   }
 

@@ -33,3 +33,15 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   const hi = Math.ceil(rank);
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
 }
+
+/** Every HTTP request an arm sent over all its rounds, by path: the first round pays for what later rounds reuse (model lookups, the template's skeleton). */
+export function armRequests(rounds: readonly ArmRound[], arm: ArmRound['arm']): { total: number; byPath: Record<string, number> } {
+  const byPath: Record<string, number> = {};
+  let total = 0;
+  for (const r of rounds) {
+    if (r.arm !== arm) continue;
+    total += r.summary.httpRequests;
+    for (const [path, n] of Object.entries(r.summary.requestsByPath)) byPath[path] = (byPath[path] ?? 0) + n;
+  }
+  return { total, byPath: Object.fromEntries(Object.entries(byPath).sort((x, y) => y[1] - x[1])) };
+}

@@ -31,6 +31,8 @@ export interface EndpointView {
   /** Run requests it answered and failed (after retries): its failure rate. */
   answered: number;
   failures: number;
+  /** Requests whose prompts a hedge answered first (see the pool's EndpointState). */
+  outrun: number;
 }
 
 /** What the last health check saw of an endpoint besides its health (kept when a later one could not ask). */
@@ -110,6 +112,7 @@ export class SwarmConnection implements vscode.Disposable {
         via: this.tunnel?.routes.get(s.id)?.via ?? null,
         answered: s.answered,
         failures: s.failures,
+        outrun: s.outrun,
       };
     });
   }

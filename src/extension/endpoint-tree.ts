@@ -172,6 +172,7 @@ function describe(v: EndpointView): string {
   const parts = [v.excluded ? 'excluded' : STATUS_LABELS[v.status]];
   const rate = failureRate(v);
   if (v.failures && rate !== null) parts.push(`${percent(rate)} failed`);
+  if (v.outrun) parts.push(`${v.outrun} answered elsewhere first`);
   if (v.load && v.load.running + v.load.waiting > 0) parts.push(`${v.load.running} run · ${v.load.waiting} wait`);
   if (v.model) parts.push(v.model);
   if (v.maxModelLen) parts.push(`${Math.round(v.maxModelLen / 1024)}k`);
@@ -187,7 +188,7 @@ function tooltip(v: EndpointView): vscode.MarkdownString {
     ['model', v.model],
     ['max context', v.maxModelLen?.toLocaleString('en-US') ?? null],
     ['latency', v.latencyMs === null ? null : `${v.latencyMs.toFixed(1)} ms`],
-    ['requests', rate === null ? null : `${v.answered.toLocaleString('en-US')} answered, ${v.failures.toLocaleString('en-US')} failed (${percent(rate)})`],
+    ['requests', rate === null ? null : `${v.answered.toLocaleString('en-US')} answered, ${v.failures.toLocaleString('en-US')} failed (${percent(rate)})${v.outrun ? `, ${v.outrun.toLocaleString('en-US')} answered elsewhere first (a hedge was faster)` : ''}`],
     ['in flight', v.load ? `${v.load.running} running, ${v.load.waiting} waiting` : null],
     ['KV cache', v.load?.kvCacheUsage === null || !v.load ? null : `${(v.load.kvCacheUsage * 100).toFixed(0)} %`],
     ['tags', Object.entries(v.endpoint.tags).map(([k, val]) => `${k}=${val}`).join(' ') || null],

@@ -73,13 +73,35 @@ export type ResultRow = PromptResult & { prompt: string };
 export interface ReduceView {
   text: string;
   levels: StepView[];
+  /** Every answer that did not reach the final one (failed, cancelled, blank), step by step; absent in records from before it. */
+  missing?: MissingAnswer[];
+}
+
+/** An answer the final one lacks, and why. */
+export interface MissingAnswer {
+  level: number;
+  /** Its item, group or endpoint: `item 4`, `group 2`, `x4001c0s0b0n0:6739`. */
+  name: string;
+  reason: string;
+  /** A tree-reduce group that failed: the items (from 0) whose answers it carried, lost with it. */
+  items?: number[];
 }
 
 /** One arm's figures in one round of a comparison (the core's). */
-export type { ArmRound };
+export type { ArmRound, Arm };
 
-/** A comparison as the panel shows it: the core's, without how it ended (the run says that). */
-export type ComparisonView = Pick<Comparison, 'rounds' | 'cacheSalt' | 'templatePaths'>;
+/**
+ * A comparison as the panel shows it: the core's, without how it ended (the run says that), and
+ * the round of each arm whose rows are saved — the arm's median round, so its rows are the ones its
+ * figures describe. Records from before it existed kept round 0 of each arm.
+ */
+export type ComparisonView = Pick<Comparison, 'rounds' | 'cacheSalt' | 'templatePaths'> & { kept?: Partial<Record<Arm, number>> };
+
+/** Which arm and round of a comparison a set of rows is. */
+export interface ArmShown {
+  arm: Arm;
+  round: number;
+}
 
 export type RunKind = 'single' | 'comparison';
 
@@ -122,6 +144,8 @@ export interface OpenedRun {
   resultsJsonl: string;
   reduce?: ReduceView;
   comparison?: ComparisonView;
+  /** A comparison: the arm and round whose rows `resultsJsonl` holds. */
+  arm?: ArmShown;
 }
 
 export interface PanelState {
@@ -160,7 +184,11 @@ export type RunMessage =
   | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[] }
   /** `figures` is null for an arm cancelled or failed before it finished. */
   | { type: 'armFinished'; runId: string; arm: Arm; round: number; figures: ArmRound | null; cancelled: boolean; error: string | null }
-  | { type: 'runFinished'; runId: string; record: RunRecord; reduce?: ReduceView; comparison?: ComparisonView };
+  /**
+   * A comparison's also carries the rows its record keeps (the batched arm's median round): the
+   * table held the last arm's live, and now shows the arm its figures and header name.
+   */
+  | { type: 'runFinished'; runId: string; record: RunRecord; reduce?: ReduceView; comparison?: ComparisonView; rows?: { arm: ArmShown; resultsJsonl: string } };
 
 /** Host → webview. */
 export type HostMessage =
@@ -192,14 +220,18 @@ export interface Requests {
    * ("Run remaining"), its answers merged into a copy of that run's results, in input order.
    */
   continueRun: { params: { id: string; only: 'failed' | 'remaining' }; result: { runId: string } };
-  openRun: { params: { id: string }; result: OpenedRun };
+  /** A saved run in full; a comparison's rows are its batched arm's unless `arm` asks for the other. */
+  openRun: { params: { id: string; arm?: Arm }; result: OpenedRun };
   exportRun: { params: { id: string; format: 'jsonl' | 'csv' }; result: string | null };
   /** The host asks for the new name; answers it (null if the user cancelled). History follows. */
   renameRun: { params: { id: string }; result: string | null };
   /** The host asks first; answers whether the run (record and results) was deleted. History follows. */
   deleteRun: { params: { id: string }; result: boolean };
-  /** Per-prompt differences of two runs, and their figures side by side. */
-  compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }> } };
+  /**
+   * Per-prompt differences of two runs (prompts answered in both: ok or failed), how many prompts
+   * were not answered in both (cancelled or missing in either: not compared), and their figures side by side.
+   */
+  compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }>; unanswered?: number } };
 }
 
 export type RequestMethod = keyof Requests;
@@ -254,6 +286,8 @@ export interface PatternParams {
 export interface StepView {
   level: number;
   texts: string[];
+  /** What to call each text (its item, group or endpoint); absent: by position. */
+  names?: string[];
   /** What to call it (absent: a tree-reduce level). */
   label?: string;
   /** The step's aggregate (a broadcast's, a pipeline stage's transform). */

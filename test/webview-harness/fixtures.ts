@@ -1,5 +1,5 @@
 /** Host-side data for the panel harness: endpoints, run summaries, history records, a comparison. */
-import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ReduceView, ResultRow, RunContext, RunMessage, RunRecord } from '../../src/panel/protocol.ts';
+import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ResultRow, RunContext, RunMessage, RunRecord } from '../../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 
@@ -72,9 +72,9 @@ export function comparisonStarted(runId: string, total: number, label: string, r
 }
 
 /** `runFinished` with the record the host saved. */
-export function finished(runId: string, over: Partial<RunRecord> & { reduce?: ReduceView; comparison?: ComparisonView } = {}): Finished {
-  const { reduce, comparison: c, ...rec } = over;
-  return { type: 'runFinished', runId, record: record(runId, '2026-11-02T11:00:00.000Z', { context: CONTEXT, cancelled: false, error: null, ...rec }), ...(reduce ? { reduce } : {}), ...(c ? { comparison: c } : {}) };
+export function finished(runId: string, over: Partial<RunRecord> & Pick<Finished, 'reduce' | 'comparison' | 'rows'> = {}): Finished {
+  const { reduce, comparison: c, rows, ...rec } = over;
+  return { type: 'runFinished', runId, record: record(runId, '2026-11-02T11:00:00.000Z', { context: CONTEXT, cancelled: false, error: null, ...rec }), ...(reduce ? { reduce } : {}), ...(c ? { comparison: c } : {}), ...(rows ? { rows } : {}) };
 }
 
 export function initState(over: Partial<PanelState> = {}): PanelState {

@@ -133,7 +133,36 @@
     return { show, progress, transfer };
   }
 
+  /**
+   * The longest gap between animation frames (and between a frame and the end), measured in the
+   * page: start() begins a requestAnimationFrame loop, stop() ends it and gives the longest gap, ms.
+   */
+  const frameGaps = (() => {
+    let running = false;
+    let last = 0;
+    let longest = 0;
+    const tick = (t) => {
+      if (!running) return;
+      longest = Math.max(longest, t - last);
+      last = t;
+      requestAnimationFrame(tick);
+    };
+    return {
+      start() {
+        running = true;
+        longest = 0;
+        last = performance.now();
+        requestAnimationFrame(tick);
+      },
+      stop() {
+        running = false;
+        return Math.max(longest, performance.now() - last);
+      },
+    };
+  })();
+
   window.__host = {
+    frameGaps,
     composePainted,
     benchRows,
     sent,

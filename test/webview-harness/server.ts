@@ -16,8 +16,10 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(HERE, '..', '..');
 const DIST = join(ROOT, 'dist', 'webview');
 
-export type Theme = 'dark' | 'light' | 'hc';
-const BODY_CLASS: Record<Theme, string> = { dark: 'vscode-dark', light: 'vscode-light', hc: 'vscode-high-contrast' };
+export type Theme = 'dark' | 'light' | 'hc' | 'hc-light';
+/** The body classes and theme kind VS Code gives a webview in each theme. */
+const BODY_CLASS: Record<Theme, string> = { dark: 'vscode-dark', light: 'vscode-light', hc: 'vscode-high-contrast', 'hc-light': 'vscode-high-contrast vscode-high-contrast-light' };
+const KIND: Record<Theme, string> = { dark: 'vscode-dark', light: 'vscode-light', hc: 'vscode-high-contrast', 'hc-light': 'vscode-high-contrast-light' };
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -38,7 +40,7 @@ export const csp = panelCsp;
 
 function page(origin: string, theme: Theme): string {
   const nonce = randomBytes(16).toString('base64');
-  const kind = BODY_CLASS[theme];
+  const kind = KIND[theme];
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -51,7 +53,7 @@ function page(origin: string, theme: Theme): string {
 <script nonce="${nonce}" src="${origin}/harness/host.js"></script>
 <title>Swarm Lab</title>
 </head>
-<body class="${kind}" data-vscode-theme-kind="${kind}">
+<body class="${BODY_CLASS[theme]}" data-vscode-theme-kind="${kind}">
 <script nonce="${nonce}" src="${origin}/dist/webview/panel.js"></script>
 </body>
 </html>`;

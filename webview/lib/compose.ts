@@ -31,7 +31,10 @@ export interface ComposeState {
   /** A JSON object of other request fields. */
   extraText: string;
   batch: boolean;
-  /** Stream answers (TTFT, TPOT, ITL measured). */
+  /**
+   * Stream answers (TTFT, TPOT, ITL measured). On by default: a streamed batch releases each prompt
+   * at its finish_reason, so progress moves per prompt and a cancel keeps every finished answer.
+   */
   stream: boolean;
   compare: boolean;
   rounds: number;
@@ -60,7 +63,7 @@ export function defaultCompose(): ComposeState {
     n: '',
     extraText: '',
     batch: true,
-    stream: false,
+    stream: true,
     compare: false,
     rounds: 3,
     cacheSalt: true,
@@ -167,7 +170,8 @@ export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): 
     ({ count, chars } = ported);
     problem ??= ported.problem;
   }
-  if (!problem && endpoints.length && !chosen) problem = 'No endpoint carries all the chosen tags.';
+  // Down endpoints are a warning before Run (lib/swarm-health.ts), not a reason to refuse it.
+  if (!problem && endpoints.length && !matchingEndpoints(endpoints, c.tags).some((e) => e.status !== 'excluded')) problem = 'No endpoint carries all the chosen tags.';
   const temperature = c.temperature.trim();
   if (temperature && !(Number(temperature) >= 0 && Number(temperature) <= 2)) problem ??= 'Temperature must be a number from 0 to 2.';
   const maxTokens = c.maxTokens.trim();

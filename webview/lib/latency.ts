@@ -11,6 +11,29 @@ export const LATENCY_STATS: ReadonlyArray<[label: string, key: keyof LatencyStat
   ['p99', 'p99Ms'],
 ];
 
+/**
+ * What each figure means, as its tooltip says it everywhere it shows: the latency metrics as vLLM's
+ * benchmark (benchmark_serving.py, `vllm bench serve`) defines them, and the run's other figures.
+ */
+export const METRIC_HELP: Readonly<Record<string, string>> = {
+  E2EL: "End-to-end latency: from sending a prompt's request to the last byte of its answer, as the client sees it (vLLM bench's E2EL). Per successful prompt.",
+  TTFT: "Time to first token: from sending a prompt's request to the first streamed chunk of its answer (vLLM bench's TTFT). Streamed runs only.",
+  TPOT: "Time per output token, after the first: (E2EL − TTFT) / (output tokens − 1), for each answer longer than one token (vLLM bench's TPOT). Streamed runs only.",
+  ITL: 'Inter-token latency: every gap between successive streamed chunks, over all answers (vLLM bench\'s ITL). A chunk may carry several tokens (the server\'s --stream-interval): then a gap spans them.',
+  mean: 'The mean over the prompts (or gaps).',
+  p50: 'The median: half took at most this long.',
+  p90: '90 % took at most this long.',
+  p99: '99 % took at most this long.',
+  'wall time': 'From the run\'s first request to its last answer.',
+  'HTTP requests': 'Every HTTP request the run sent, of any path (generation, model and template lookups); by path on hover.',
+  'generation requests': 'Requests that generate: /v1/completions, /v1/chat/completions and the batch chat endpoint.',
+  'prompts/s': 'Prompts answered per second of wall time.',
+  'output tok/s': "Output tokens per second of wall time (vLLM bench's output token throughput).",
+  'output tokens/s': "Output tokens per second of wall time (vLLM bench's output token throughput).",
+  Latency: "This prompt's E2EL: from sending its request to the last byte of its answer.",
+  Tokens: 'Output tokens of this answer, as the server counted them.',
+};
+
 type Metric = 'e2el' | 'ttft' | 'tpot' | 'itl';
 const METRICS: ReadonlyArray<[label: string, key: Metric]> = [
   ['E2EL', 'e2el'],
@@ -18,6 +41,23 @@ const METRICS: ReadonlyArray<[label: string, key: Metric]> = [
   ['TPOT', 'tpot'],
   ['ITL', 'itl'],
 ];
+
+/** The tooltip of a figure's label (`TTFT p90`: both words explained); '' when none. */
+export function metricHelp(label: string): string {
+  return label
+    .split(/\s+/)
+    .map((w) => METRIC_HELP[w] ?? METRIC_HELP[label] ?? '')
+    .filter((t, i, all) => t && all.indexOf(t) === i)
+    .join(' ');
+}
+
+/** Requests by path, one a line, for the tooltip of an HTTP request count. */
+export function requestsByPathText(byPath: Readonly<Record<string, number>>): string {
+  return Object.entries(byPath)
+    .sort((a, b) => b[1] - a[1])
+    .map(([path, n]) => `${n.toLocaleString('en-US')} × ${path}`)
+    .join('\n');
+}
 
 /** The metrics a summary has: E2EL, and the streamed ones when any of `summaries` was streamed. */
 export function latencyMetrics(...summaries: RunSummary[]): Array<{ label: string; pick: (s: RunSummary) => LatencyStats | null }> {

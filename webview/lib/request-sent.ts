@@ -3,7 +3,8 @@
  * the run's parameters: the endpoint URL, the body, where a batched prompt sat in its request's
  * list, the cache_salt. Pure; the table shows it as text.
  */
-import { chatBody, completionsBody } from '../../src/core/request-shapes.ts';
+import { CHAT_BATCH_PATH, chatBatchBody, chatBody, completionsBody } from '../../src/core/request-shapes.ts';
+import { TEMPLATE_PATH_NOTES } from '../../src/core/templating/setting.ts';
 import type { ResultRow, RunContext } from '../../src/panel/protocol.ts';
 
 export interface SentContext {
@@ -47,10 +48,20 @@ export function requestSentText(r: ResultRow, ctx: SentContext, place: { positio
   };
   const model = ctx.model ?? '(the first model the endpoint serves)';
   const maxTokens = p?.maxTokens ?? AUTO_MAX_TOKENS;
-  const body = ctx.batched ? completionsBody([r.prompt], gen, model, maxTokens, ctx.streamed) : chatBody(r.prompt, gen, model, maxTokens, ctx.streamed);
+  // A batched row says how its prompt met the chat template (rows from before it did were raw lists).
+  const template = ctx.batched ? (r.template ?? 'none') : null;
+  const body =
+    template === 'chat-batch'
+      ? chatBatchBody([r.prompt], gen, model, maxTokens)
+      : template
+        ? completionsBody([r.prompt], gen, model, maxTokens, ctx.streamed, { template, harmony: false })
+        : chatBody(r.prompt, gen, model, maxTokens, ctx.streamed);
   if (maxTokens === AUTO_MAX_TOKENS) body.max_tokens = '(sized for the endpoint from its max_model_len)';
-  const lines = [`POST http://${r.endpoint}/v1/${ctx.batched ? 'completions' : 'chat/completions'}`];
-  if (ctx.batched && place && place.of > 1) lines.push(`This prompt was item ${place.position} of ${place.of} in the request's "prompt" list; the other ${place.of - 1} are left out below.`);
+  const path = template === 'chat-batch' ? CHAT_BATCH_PATH : template ? '/v1/completions' : '/v1/chat/completions';
+  const lines = [`POST http://${r.endpoint}${path}`];
+  const list = template === 'chat-batch' ? '"messages" list' : '"prompt" list';
+  if (template && place && place.of > 1) lines.push(`This prompt was item ${place.position} of ${place.of} in the request's ${list}; the other ${place.of - 1} are left out below.`);
+  if (template && template !== 'none' && template !== 'chat-batch') lines.push(`Chat template: ${TEMPLATE_PATH_NOTES[template]}. The list carried the rendered prompt; shown below is the text before rendering.`);
   if (salt) lines.push(`cache_salt: ${salt}`);
   if (r.attempts > 1) lines.push(`${r.attempts} requests carried it (retries or failover); this is the last one's endpoint.`);
   if (!p) lines.push('(The run kept no parameters: sampling fields are missing.)');

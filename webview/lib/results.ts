@@ -15,7 +15,7 @@ export interface ResultFilter {
   mode: FilterMode;
   search: string;
   regex: boolean;
-  /** '' for every endpoint. */
+  /** Rows from endpoints whose host:port contains this (case-insensitive); '' for every endpoint. */
   endpoint: string;
   sort: SortKey;
   desc: boolean;
@@ -76,6 +76,9 @@ export function isFiltered(f: ResultFilter): boolean {
   return f.mode !== 'all' || f.search !== '' || f.endpoint !== '';
 }
 
+/** One clock for every store's version: a new store (another arm's rows, say) never repeats the version of the one it replaces. */
+let versionClock = 0;
+
 export class ResultsStore {
   /** By input index; holes are prompts still pending. */
   rows: Array<ResultRow | undefined> = [];
@@ -85,9 +88,11 @@ export class ResultsStore {
   received = 0;
   /** Rows received, by status (a cancelled prompt came back, but was never answered). */
   readonly statusCounts = { ok: 0, failed: 0, cancelled: 0 };
-  /** Bumped on every change, so views know when to redraw. */
-  version = 0;
+  /** Changes on every change (and differs from every other store's), so views know when to redraw. */
+  version = ++versionClock;
   private endpointSet = new Set<string>();
+  /** The endpoints sorted, until one more comes. */
+  private sortedEndpoints: string[] | null = null;
   private view: Int32Array | null = null;
   private viewKey = '';
 
@@ -98,8 +103,9 @@ export class ResultsStore {
     this.received = 0;
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
     this.endpointSet.clear();
+    this.sortedEndpoints = null;
     this.add(rows);
-    this.version++;
+    this.version = ++versionClock;
     this.view = null;
   }
 
@@ -110,10 +116,13 @@ export class ResultsStore {
       else this.statusCounts[had.status]--;
       this.statusCounts[r.status]++;
       this.rows[r.index] = r;
-      if (r.endpoint) this.endpointSet.add(r.endpoint);
+      if (r.endpoint && !this.endpointSet.has(r.endpoint)) {
+        this.endpointSet.add(r.endpoint);
+        this.sortedEndpoints = null;
+      }
     }
     if (rows.length) {
-      this.version++;
+      this.version = ++versionClock;
       this.view = null;
     }
   }
@@ -121,7 +130,7 @@ export class ResultsStore {
   setTotal(total: number): void {
     if (total !== this.total) {
       this.total = total;
-      this.version++;
+      this.version = ++versionClock;
       this.view = null;
     }
   }
@@ -151,8 +160,9 @@ export class ResultsStore {
     return this.received - this.statusCounts.cancelled;
   }
 
-  endpoints(): string[] {
-    return [...this.endpointSet].sort(naturalOrder);
+  /** Every endpoint a row came from, in natural order; the same array until another endpoint comes. */
+  endpoints(): readonly string[] {
+    return (this.sortedEndpoints ??= [...this.endpointSet].sort(naturalOrder));
   }
 
   all(): ResultRow[] {
@@ -170,6 +180,7 @@ export class ResultsStore {
     const key = `${this.version}\u0000${f.mode}\u0000${f.search}\u0000${f.regex}\u0000${f.endpoint}\u0000${f.sort}\u0000${f.desc}`;
     if (this.view && this.viewKey === key) return { view: this.view, error };
     const length = filtering ? this.rows.length : this.length;
+    const endpointPart = f.endpoint.toLowerCase();
     const out = new Int32Array(length);
     let n = 0;
     for (let i = 0; i < length; i++) {
@@ -181,7 +192,7 @@ export class ResultsStore {
       if (!r) continue;
       if (f.mode === 'failures' && r.status === 'ok') continue;
       if (f.mode === 'ok' && r.status !== 'ok') continue;
-      if (f.endpoint && r.endpoint !== f.endpoint) continue;
+      if (endpointPart && !r.endpoint?.toLowerCase().includes(endpointPart)) continue;
       if (test && !(test(r.prompt) || test(r.text) || (r.error !== null && test(r.error)))) continue;
       out[n++] = i;
     }

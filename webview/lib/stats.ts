@@ -33,6 +33,7 @@ export interface FigureRow {
 const FIGURES: Array<{ label: string; unit: FigureRow['unit']; better: FigureRow['better']; pick: (r: ArmRound) => number | null }> = [
   { label: 'wall time', unit: 'ms', better: 'lower', pick: (r) => r.summary.wallMs },
   { label: 'HTTP requests', unit: 'count', better: null, pick: (r) => r.summary.httpRequests },
+  { label: 'generation requests', unit: 'count', better: null, pick: (r) => r.summary.generationRequests },
   { label: 'prompts/s', unit: 'rate', better: 'higher', pick: (r) => r.summary.promptThroughput },
   { label: 'output tokens/s', unit: 'rate', better: 'higher', pick: (r) => r.summary.outputTokenThroughput },
   { label: 'E2EL mean', unit: 'ms', better: 'lower', pick: (r) => r.summary.e2el?.meanMs ?? null },

@@ -5,6 +5,7 @@
 import { promptLatencies } from '../../src/core/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
 import { int, ms, oneLine } from '../lib/format.ts';
+import { metricHelp } from '../lib/latency.ts';
 import { listPosition, requestSentText, type SentContext } from '../lib/request-sent.ts';
 import { latencyMs, type ResultsStore, type SortKey } from '../lib/results.ts';
 import { VirtualList } from './virtual-list.ts';
@@ -129,7 +130,7 @@ export class ResultsTable extends HTMLElement {
       const c = el('div', `rt-th c-${cls}`);
       c.setAttribute('role', 'columnheader');
       c.dataset.col = cls;
-      c.title = name; // a narrow column cuts its heading
+      c.title = metricHelp(name) || name; // a narrow column cuts its heading; a metric says what it means
       if (key !== null) {
         const b = el('button', 'rt-sort', name);
         b.type = 'button';
@@ -156,11 +157,12 @@ export class ResultsTable extends HTMLElement {
     scroller.setAttribute('aria-label', 'Responses in input order. Arrow keys move, Enter opens a row.');
     scroller.setAttribute('aria-colcount', String(COLUMNS.length));
     scroller.setAttribute('aria-readonly', 'true');
-    this.append(head, scroller);
+    this.append(scroller);
     this.list = new VirtualList(scroller, {
       rowHeight: ROW_HEIGHT,
       idPrefix: 'rt-row',
       rowIndexOffset: 1,
+      header: head,
       renderer: { create: () => this.createRow(), fill: (row, pos, expanded) => this.fillRow(row, pos, expanded) },
       onToggle: (pos) => this.toggle(pos),
       onKey: (e, pos) => {

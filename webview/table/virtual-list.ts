@@ -23,6 +23,11 @@ export interface VirtualListOptions {
   onKey?: (e: KeyboardEvent, pos: number) => boolean;
   /** Rows whose index the aria-rowindex adds to (a header row above: 1). */
   rowIndexOffset?: number;
+  /**
+   * A header row kept in the list itself (first, sticky, one row high), so a grid's headings are
+   * inside the grid for a screen reader and scroll sideways with the columns.
+   */
+  header?: HTMLElement;
 }
 
 export class VirtualList {
@@ -44,13 +49,18 @@ export class VirtualList {
     this.scroller = scroller;
     this.sizer = document.createElement('div');
     this.sizer.className = 'vl-sizer';
+    if (opts.header) this.sizer.append(opts.header);
     scroller.append(this.sizer);
+    const headerPx = opts.header ? opts.rowHeight : 0;
     scroller.tabIndex = 0;
     this.v = new Virtualizer<HTMLElement, HTMLElement>({
       count: 0,
       getScrollElement: () => this.scroller,
       estimateSize: () => opts.rowHeight,
       overscan: 8,
+      // Rows start below the header, and a row scrolled to is not left under it.
+      paddingStart: headerPx,
+      scrollPaddingStart: headerPx,
       observeElementRect,
       observeElementOffset,
       scrollToFn: elementScroll,

@@ -6,8 +6,9 @@ import { summarize } from '../lib/compose.ts';
 import { ARMS, armLosses, lossText } from '../lib/stats.ts';
 import { TABS, type RunView, type Tab } from '../state.ts';
 import { composeView } from './compose.ts';
+import { healthWarning, swarmHealth } from '../lib/swarm-health.ts';
 import { resultsView } from './results.ts';
-import { treeView } from './tree.ts';
+import { STEPS_TAB, treeView } from './tree.ts';
 import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
 
@@ -15,9 +16,11 @@ const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results',
 /** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
 const TAB_SHORT: Partial<Record<Tab, string>> = { tree: 'Tree', compare: 'Compare' };
 
-function tabLabel(t: Tab) {
-  const short = TAB_SHORT[t];
-  return short ? html`<span class="tab-long">${TAB_LABEL[t]}</span><span class="tab-short" title=${TAB_LABEL[t]}>${short}</span>` : TAB_LABEL[t];
+/** The steps tab is named for the pattern on show (a pipeline's is "Pipeline"). */
+function tabLabel(t: Tab, app: App) {
+  const long = t === 'tree' && app.state.reduce && app.state.run ? STEPS_TAB[app.state.run.pattern] : TAB_LABEL[t];
+  const short = t === 'tree' && long !== TAB_LABEL.tree ? long : TAB_SHORT[t];
+  return short && short !== long ? html`<span class="tab-long">${long}</span><span class="tab-short" title=${long}>${short}</span>` : long;
 }
 
 function connection(app: App) {
@@ -28,9 +31,14 @@ function connection(app: App) {
       <button type="button" class="link" id="connect-hostfile" @click=${() => void app.ask('connect', { simulator: false })}>Connect to Hostfile</button> or
       <button type="button" class="link" id="connect-simulator" @click=${() => void app.ask('connect', { simulator: true })}>Start Local Simulator</button></span
     >`;
+  const all = app.state.endpoints.length;
+  const { down } = swarmHealth(app.state.endpoints, []);
   const healthy = app.state.endpoints.filter((e) => e.status === 'up').length;
-  return html`<span class="conn" data-state="on" title=${app.state.source ?? ''}
-    ><vscode-icon name="plug"></vscode-icon> ${app.state.endpoints.length} endpoint${app.state.endpoints.length === 1 ? '' : 's'}${healthy && healthy !== app.state.endpoints.length ? ` (${healthy} healthy)` : ''}${app.state.source ? html` · <span class="muted">${app.state.source}</span>` : nothing}</span
+  const health = down.length === all && all ? 'down' : down.length ? 'partial' : 'ok';
+  return html`<span class="conn" data-state="on" data-health=${health} title=${app.state.source ?? ''}
+    ><vscode-icon name=${health === 'ok' ? 'plug' : 'warning'}></vscode-icon> ${all} endpoint${all === 1 ? '' : 's'}${healthy !== all || down.length
+      ? html` · <span class=${down.length ? 'warning' : ''} id="conn-health">${healthy} healthy${down.length ? `, ${down.length} down` : ''}</span>`
+      : nothing}${app.state.source ? html` · <span class="muted">${app.state.source}</span>` : nothing}</span
   >`;
 }
 
@@ -55,7 +63,8 @@ function progress(app: App) {
   const pct = r.total ? Math.min(100, (100 * r.done) / r.total) : 0;
   // armStarted.round counts from 0, as the core's rounds do.
   const arm = r.running && r.arm ? ` · ${r.arm}, round ${(r.round ?? 0) + 1}/${r.rounds}` : '';
-  const speed = r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
+  // Finished, the run's figures are its summary's: the run bar, the Results figures and History say one value.
+  const speed = r.summary ? rate(r.summary.promptThroughput, 'prompts/s') : r.elapsedMs > 0 ? rate((1000 * r.ok) / r.elapsedMs, 'prompts/s') : '';
   const state = runState(r);
   // Prompts settled without an answer: the run counts them as done, neither ok nor failed.
   const cancelled = Math.max(r.summary?.cancelled ?? 0, r.done - r.ok - r.failed, 0);
@@ -80,16 +89,19 @@ export function appView(app: App) {
   const s = summarize(app.state.ui.compose, app.state.endpoints);
   const canRun = app.state.initialized && app.state.connected && !app.running && s.problem === null;
   const why = !app.state.initialized ? 'Waiting for the extension' : !app.state.connected ? 'Connect a hostfile or start the simulator first' : app.running ? 'A run is going' : s.problem ?? '';
+  const warning = canRun ? healthWarning(swarmHealth(app.state.endpoints, app.state.ui.compose.tags)) : null;
+  const label = app.state.ui.compose.compare && app.batchAllowed ? 'Run both & compare' : 'Run';
   return html`
     <header class="topbar">
       <div class="title"><vscode-icon name="organization"></vscode-icon><span>Swarm Lab</span>${connection(app)}</div>
       <div class="runbar">
-        <vscode-button id="run" icon="play" ?disabled=${!canRun} title=${why || 'Run the composition'} @click=${() => canRun && app.startRun()}
-          >${app.state.ui.compose.compare && app.batchAllowed ? 'Run both & compare' : 'Run'}</vscode-button
+        <vscode-button id="run" icon="play" ?disabled=${!canRun} title=${why || warning || 'Run the composition'} @click=${() => canRun && app.startRun()}
+          >${warning ? `${label} anyway` : label}</vscode-button
         >
         <vscode-button id="cancel" icon="debug-stop" secondary ?disabled=${!app.running} @click=${() => app.cancelRun()}>Cancel</vscode-button>
         ${progress(app)}
       </div>
+      ${warning ? html`<div class="health-warning" id="health-warning" role="status"><vscode-icon name="warning"></vscode-icon><span>${warning}</span></div>` : nothing}
       ${app.state.notice
         ? html`<div class="notice" data-kind=${app.state.notice.kind} role=${app.state.notice.kind === 'error' ? 'alert' : 'status'}>
             <span>${app.state.notice.text}</span>
@@ -104,7 +116,7 @@ export function appView(app: App) {
     >
       ${TABS.map(
         (t) => html`<vscode-tab-header slot="header" data-tab=${t}
-          >${tabLabel(t)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
+          >${tabLabel(t, app)}${t === 'results' && app.state.store.received ? html` <vscode-badge variant="counter">${int(app.state.store.received)}</vscode-badge>` : nothing}${t ===
             'history' && app.state.history.length
             ? html` <vscode-badge variant="counter">${app.state.history.length}</vscode-badge>`
             : nothing}</vscode-tab-header

@@ -8,15 +8,17 @@ import { densitySpec, latencySpec, loadSpec, MAX_LANES, timelineSpec } from '../
 import { figure, int } from '../lib/format.ts';
 import { ARMS, armLosses, endpointRows, figureRows, lossText, roundsOf, tooClose, verdict, type Arm, type FigureRow, type Spread } from '../lib/stats.ts';
 import { when } from '../lib/format.ts';
+import { metricHelp, requestsByPathText } from '../lib/latency.ts';
+import { armRequests } from '../../src/core/stats.ts';
 
 /** Endpoint rows the table shows before "Show all": the ones that failed most, then the busiest. */
 const SHOW_ENDPOINTS = 12;
 let showAllEndpoints = false;
 
-function cell(s: Spread | null, unit: 'ms' | 'count' | 'rate', best: boolean) {
+function cell(s: Spread | null, unit: 'ms' | 'count' | 'rate', best: boolean, title = '') {
   if (!s) return html`<td class="num">—</td>`;
   const spread = s.n > 1 && s.max !== s.min ? `${figure(s.min, unit)} – ${figure(s.max, unit)}` : '';
-  return html`<td class=${best ? 'num best' : 'num'}>
+  return html`<td class=${best ? 'num best' : 'num'} title=${title}>
     <span class="median">${figure(s.median, unit)}</span>${spread ? html`<span class="spread" title="min – max over ${s.n} rounds">${spread}</span>` : nothing}
   </td>`;
 }
@@ -91,8 +93,8 @@ export function compareView(app: App) {
           ${rows.map((r) => {
             const best = bestArm(r, lost);
             return html`<tr data-figure=${r.label}>
-              <th scope="row">${r.label}</th>
-              ${ARMS.map((a) => cell(r.arms[a], r.unit, best === a))}
+              <th scope="row" title=${metricHelp(r.label)}>${r.label}</th>
+              ${ARMS.map((a) => cell(r.arms[a], r.unit, best === a, r.label === 'HTTP requests' ? `${a}, all rounds:\n${requestsByPathText(armRequests(c.rounds, a).byPath)}` : ''))}
             </tr>`;
           })}
         </tbody>
@@ -111,7 +113,7 @@ export function compareView(app: App) {
               ${ARMS.map((a) => {
                 const v = e.arms[a];
                 const lostHere = failures[a].get(e.endpoint) ?? 0;
-                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}${lostHere ? html` <span class="failed">· ${int(lostHere)} failed</span>` : nothing}</td>`;
+                return html`<td class="num">${v ? `${int(v.requests)} · ${int(v.prompts)}` : '—'}${lostHere ? html` <span class="failed">· ${int(lostHere)} failed over ${int(roundsOf(c, a).length)} round${roundsOf(c, a).length === 1 ? '' : 's'}</span>` : nothing}</td>`;
               })}
             </tr>`,
           )}
@@ -157,7 +159,7 @@ export function compareView(app: App) {
       ${shown.map((r) =>
         r
           ? html`<div class="timeline" data-arm=${r.arm}>
-              <div class="chart-title arm-${r.arm}">${r.arm} · ${int(r.requests.length)} HTTP requests · ${figure(r.summary.wallMs, 'ms')}</div>
+              <div class="chart-title arm-${r.arm}">${r.arm} · ${int(r.requests.length)} generation requests · ${figure(r.summary.wallMs, 'ms')}</div>
               <swarm-chart
                 class="chart"
                 data-chart=${`timeline-${r.arm}`}

@@ -3,6 +3,7 @@
  * items; or one prompt), the endpoints and parameters, and the count and token estimate.
  */
 import { html, nothing } from 'lit';
+import { swarmHealth } from '../lib/swarm-health.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
@@ -201,12 +202,20 @@ function importDialog(app: App) {
   </section>`;
 }
 
+const ENDPOINT_ROWS = 100;
+
 function endpointsPanel(app: App) {
   const c = app.state.ui.compose;
   const tags = endpointTags(app.state.endpoints);
   const chosen = matchingEndpoints(app.state.endpoints, c.tags);
+  const health = swarmHealth(app.state.endpoints, c.tags);
+  const chosenSet = new Set(chosen);
+  // At most this many rows (the ones not up first): 1,000 rows redrawn with every frame of a run held it.
+  const listed = app.state.endpoints.length <= ENDPOINT_ROWS ? app.state.endpoints : [...app.state.endpoints.filter((e) => e.status !== 'up'), ...app.state.endpoints.filter((e) => e.status === 'up')].slice(0, ENDPOINT_ROWS);
   const models = [...new Set(app.state.endpoints.map((e) => e.model).filter((m): m is string => !!m))].sort();
   const batchable = app.batchAllowed;
+  // Help below the toggles names the pattern on show (a pipeline's is not "broadcast and tree-reduce").
+  const patternName = PATTERNS.find((p) => p.id === c.pattern)?.label ?? c.pattern;
   return html`
     <h3>Endpoints</h3>
     <p id="endpoint-count">
@@ -216,7 +225,7 @@ function endpointsPanel(app: App) {
           : `All ${app.state.endpoints.length} endpoints`
         : app.state.initialized
           ? 'No endpoints.'
-          : 'Waiting for the extension…'}
+          : 'Waiting for the extension…'}${health.down.length ? html` · <span class="warning" id="endpoints-down">${health.down.length === health.chosen ? 'all down' : `${health.down.length} down`}</span>` : nothing}
     </p>
     ${tags.length
       ? html`<div class="tags" role="group" aria-label="Only endpoints with these tags">
@@ -234,13 +243,16 @@ function endpointsPanel(app: App) {
     ${app.state.endpoints.length
       ? html`<vscode-collapsible title="Endpoint list" class="endpoint-list">
           <ul class="endpoints" id="endpoints">
-            ${app.state.endpoints.map(
-              (e) => html`<li data-status=${e.status} class=${chosen.includes(e) ? '' : 'dim'}>
+            ${listed.map(
+              (e) => html`<li data-status=${e.status} class=${chosenSet.has(e) ? '' : 'dim'}>
                 <span class="dot" aria-hidden="true"></span><span class="ep-id">${e.id}</span> <span class="muted">${e.status}${e.model ? ` · ${e.model}` : ''}</span>
                 ${Object.entries(e.tags).map(([k, v]) => html` <span class="tag-chip">${k}=${v}</span>`)}
               </li>`,
             )}
           </ul>
+          ${listed.length < app.state.endpoints.length
+            ? html`<p class="muted" id="endpoints-more">… and ${int(app.state.endpoints.length - listed.length)} more (the Endpoints view lists every one).</p>`
+            : nothing}
         </vscode-collapsible>`
       : nothing}
     <h3>Parameters</h3>
@@ -279,13 +291,13 @@ function endpointsPanel(app: App) {
     <p class="help">
       ${batchable
         ? 'On: one /v1/completions request per endpoint carrying its list of prompts. Off: one /v1/chat/completions request per prompt.'
-        : 'Broadcast and tree-reduce run on the chat path, one request per prompt.'}
+        : `${patternName} runs on the chat path, one request per prompt.`}
     </p>
     <vscode-checkbox id="stream" .checked=${batchable && c.stream} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ stream: checked(e) })}>Stream answers</vscode-checkbox>
     <p class="help">
       ${batchable
-        ? "Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL), and counts each prompt's tokens, batched too."
-        : 'Broadcast and tree-reduce are not streamed.'}
+        ? "Each answer arrives as it finishes, batched too: progress moves per prompt and Cancel keeps every finished answer. Measures time to first token (TTFT), time per output token (TPOT) and inter-token latency (ITL)."
+        : `${patternName} is not streamed.`}
     </p>
     <vscode-checkbox id="compare-toggle" .checked=${batchable && c.compare} ?disabled=${!batchable} @change=${(e: Event) => app.setCompose({ compare: checked(e) })}
       >Run both and compare (batched vs individual)</vscode-checkbox
@@ -308,10 +320,11 @@ export function composeView(app: App, s: ComposeSummary) {
   return html`<div class="compose" id="compose">
     <section class="col main" aria-label="Prompts">
       ${importDialog(app)}
-      <h3>Pattern</h3>
-      <vscode-radio-group id="pattern" variant="horizontal" @change=${(e: Event) => app.setCompose({ pattern: (e.target as Field).value as Pattern })}>
-        ${PATTERNS.map((p) => html`<vscode-radio name="pattern" value=${p.id} .checked=${c.pattern === p.id}>${p.label}</vscode-radio>`)}
-      </vscode-radio-group>
+      <!-- Native radios: a screen reader announces them as radios in a group named Pattern (vscode-radio is a checkbox inside). -->
+      <fieldset class="radios pattern-radios" id="pattern" @change=${(e: Event) => app.setCompose({ pattern: (e.target as Field).value as Pattern })}>
+        <legend class="h3">Pattern</legend>
+        ${PATTERNS.map((p) => html`<label><input type="radio" name="pattern" value=${p.id} .checked=${c.pattern === p.id} />${p.label}</label>`)}
+      </fieldset>
       <p class="help">${pattern.help}</p>
       ${routeField(app)}
       ${c.pattern === 'scatter' ? promptSet(app) : nothing} ${c.pattern === 'map' ? templateFields(app, false) : nothing}

@@ -80,7 +80,10 @@ function runsComparison(app: App, rc: RunsComparison) {
         })}
       </tbody>
     </table>
-    <h3 id="changed-count">${rc.changed.length ? `${int(rc.changed.length)} prompt${rc.changed.length === 1 ? '' : 's'} answered differently` : 'Every answer is the same.'}</h3>
+    <h3 id="changed-count">${rc.changed.length ? `${int(rc.changed.length)} prompt${rc.changed.length === 1 ? '' : 's'} answered differently` : 'Every answer given in both runs is the same.'}</h3>
+    ${rc.unanswered
+      ? html`<p class="muted" id="unanswered-count">${int(rc.unanswered)} prompt${rc.unanswered === 1 ? ' was' : 's were'} not answered in both runs (cancelled or missing in one): not compared.</p>`
+      : nothing}
     <ol class="changed">
       ${changed.map(
         (c) => html`<li class="change" data-index=${c.index}>

@@ -3,7 +3,7 @@ import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
-import { LATENCY_STATS, latencyMetrics } from '../lib/latency.ts';
+import { LATENCY_STATS, latencyMetrics, metricHelp, requestsByPathText } from '../lib/latency.ts';
 import { continueButtons } from './continue-buttons.ts';
 import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
@@ -33,26 +33,28 @@ function tableActions(app: App): ResultsTableActions {
 function figures(app: App) {
   const s = app.state.run?.summary;
   if (!s) return nothing;
-  const cells: Array<[string, string]> = [
-    ['wall time', ms(s.wallMs)],
-    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed${s.cancelled ? ` · ${int(s.cancelled)} cancelled` : ''}`],
-    ['HTTP requests', int(s.httpRequests)],
-    ['prompts/s', rate(s.promptThroughput, '/s')],
-    ['output tok/s', rate(s.outputTokenThroughput, '/s')],
-    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`],
-    ['model', s.model ?? '—'],
+  const byPath = requestsByPathText(s.requestsByPath);
+  const cells: Array<[string, string, string]> = [
+    ['wall time', ms(s.wallMs), ''],
+    ['prompts', `${int(s.ok)} ok · ${int(s.failed)} failed${s.cancelled ? ` · ${int(s.cancelled)} cancelled` : ''}`, ''],
+    ['HTTP requests', int(s.httpRequests), byPath],
+    ['generation requests', int(s.generationRequests), ''],
+    ['prompts/s', rate(s.promptThroughput, '/s'), ''],
+    ['output tok/s', rate(s.outputTokenThroughput, '/s'), ''],
+    ['mode', `${s.mode}${s.streamed ? ' · streamed' : ''}`, ''],
+    ['model', s.model ?? '—', ''],
   ];
   return html`<dl class="figures" id="run-figures">
-      ${cells.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}
+      ${cells.map(([k, v, more]) => html`<div data-figure=${k} title=${[metricHelp(k), more].filter(Boolean).join('\n\n')}><dt>${k}</dt><dd>${v}</dd></div>`)}
     </dl>
     <table class="latency-table" id="latency-table" aria-label="Latencies of the successful prompts">
       <thead>
-        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num">${stat}</th>`)}</tr>
+        <tr><th scope="col"></th>${LATENCY_STATS.map(([stat]) => html`<th scope="col" class="num" title=${metricHelp(stat)}>${stat}</th>`)}</tr>
       </thead>
       <tbody>
         ${latencyMetrics(s).map(
           (m) => html`<tr data-metric=${m.label}>
-            <th scope="row">${m.label}</th>
+            <th scope="row" title=${metricHelp(m.label)}>${m.label}</th>
             ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
           </tr>`,
         )}
@@ -63,37 +65,73 @@ function figures(app: App) {
 /** Live, the run's parameters say it; finished, its summary. */
 const streamed = (app: App) => Boolean(app.state.run?.summary?.streamed ?? app.state.run?.context?.params.stream);
 
-/** How the rows on show were requested (a comparison's are its first batched round's). */
+/** How the rows on show were requested: a comparison's by the arm and round they are (its salt too). */
 function sentContext(app: App): SentContext {
   const run = app.state.run;
   const c = app.state.comparison;
-  const first = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === 'batched' && r.round === 0) : undefined;
+  const round = c && c.runId === run?.id ? c.view.rounds.find((r) => r.arm === run.arm && r.round === run.round) : undefined;
   return {
-    batched: run?.kind === 'comparison' ? true : (run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false)),
+    batched: run?.kind === 'comparison' ? run.arm !== 'individual' : run?.summary ? run.summary.mode === 'batched' : (run?.context?.params.batch ?? false),
     streamed: streamed(app),
     model: run?.summary?.model ?? run?.context?.model ?? null,
     params: run?.context?.params ?? null,
-    cacheSalt: first?.cacheSalt ?? null,
+    cacheSalt: round?.cacheSalt ?? null,
   };
+}
+
+/**
+ * A comparison's table names the arm and round its rows are (live: the arm going); once saved, a
+ * switch shows the other arm's kept round. The figures above are that round's.
+ */
+function armHeader(app: App) {
+  const run = app.state.run;
+  const c = app.state.comparison;
+  if (run?.kind !== 'comparison' || !run.arm) return nothing;
+  const kept = c?.runId === run.id ? c.view.kept : undefined;
+  const median = !run.running && kept?.[run.arm] === run.round && c!.view.rounds.filter((r) => r.arm === run.arm).length > 1;
+  const other = run.arm === 'batched' ? 'individual' : 'batched';
+  const canSwitch = run.saved && !run.running && (kept ? kept[other] !== undefined : true);
+  return html`<div class="arm-header toolbar" id="arm-header" data-arm=${run.arm} data-round=${run.round ?? 0}>
+    <h2 class="arm-title">Rows of the <b>${run.arm}</b> arm, round ${(run.round ?? 0) + 1} of ${int(run.rounds)}${median ? ' (its median round)' : ''}${run.running ? ' · live' : ''}</h2>
+    ${canSwitch
+      ? html`<fieldset class="radios" id="arm-switch">
+          <legend>Arm</legend>
+          ${(['batched', 'individual'] as const).map(
+            (a) => html`<label><input type="radio" name="arm" value=${a} .checked=${run.arm === a} @change=${() => void app.showArm(a)} />${a}</label>`,
+          )}
+        </fieldset>`
+      : nothing}
+  </div>`;
+}
+
+/** The datalist's options, made again only when the run's set of endpoints changes. */
+let optionsFor: readonly string[] | null = null;
+let options: unknown = nothing;
+function endpointOptions(app: App) {
+  const endpoints = app.state.store.endpoints();
+  if (endpoints !== optionsFor) {
+    optionsFor = endpoints;
+    options = endpoints.map((ep) => html`<option value=${ep}></option>`);
+  }
+  return options;
 }
 
 export function resultsView(app: App) {
   const f = app.state.ui.filter;
   const { view, error } = app.state.store.filtered(f);
   const shown = view ? view.length : app.state.store.length;
-  const endpoints = app.state.store.endpoints();
   if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
   const run = app.state.run;
   const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
   return html`<div class="results" id="results">
-    ${figures(app)}
+    ${armHeader(app)} ${figures(app)}
     ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}
     <div class="filters toolbar" role="search">
-      <vscode-single-select id="filter-mode" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
-        <vscode-option value="all" ?selected=${f.mode === 'all'}>All</vscode-option>
-        <vscode-option value="failures" ?selected=${f.mode === 'failures'}>Failures</vscode-option>
-        <vscode-option value="ok" ?selected=${f.mode === 'ok'}>Successes</vscode-option>
-      </vscode-single-select>
+      <select id="filter-mode" class="native" aria-label="Show" .value=${f.mode} @change=${(e: Event) => app.setFilter({ mode: (e.currentTarget as Field).value as FilterMode })}>
+        <option value="all" ?selected=${f.mode === 'all'}>All</option>
+        <option value="failures" ?selected=${f.mode === 'failures'}>Failures</option>
+        <option value="ok" ?selected=${f.mode === 'ok'}>Successes</option>
+      </select>
       <vscode-textfield
         id="search"
         type="search"
@@ -105,10 +143,20 @@ export function resultsView(app: App) {
         ><vscode-icon slot="content-before" name="search"></vscode-icon
       ></vscode-textfield>
       <vscode-checkbox id="regex" .checked=${f.regex} @change=${(e: Event) => app.setFilter({ regex: (e.currentTarget as Check).checked })}>Regex</vscode-checkbox>
-      <vscode-single-select id="filter-endpoint" aria-label="Endpoint" .value=${f.endpoint} @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value })}>
-        <vscode-option value="" ?selected=${f.endpoint === ''}>All endpoints</vscode-option>
-        ${endpoints.map((ep) => html`<vscode-option value=${ep} ?selected=${f.endpoint === ep}>${ep}</vscode-option>`)}
-      </vscode-single-select>
+      <!-- A text box with the endpoints as native suggestions: 1,000 of them cost nothing until it opens, and typing narrows them. -->
+      <input
+        id="filter-endpoint"
+        class="native"
+        type="search"
+        list="endpoint-options"
+        aria-label="Endpoint (any part of host:port)"
+        placeholder="All endpoints"
+        title="Rows from endpoints whose host:port contains this"
+        .value=${f.endpoint}
+        @input=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
+        @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
+      />
+      <datalist id="endpoint-options">${endpointOptions(app)}</datalist>
       <span class="muted" id="shown-count" role="status"
         >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.answered)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.cancelled
           ? html` · <span class="cancelled" id="cancelled-count">${int(app.state.store.statusCounts.cancelled)} cancelled</span>`

@@ -1,6 +1,7 @@
 import { dispatchIndividual } from '../dispatch.ts';
 import { aggregationOptions, fillTemplate, makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
+import type { PromptResult } from '../result.ts';
 import { Run } from '../run.ts';
 
 export interface TreeReduceInput {
@@ -16,6 +17,10 @@ export interface TreeReduceInput {
 export interface ReduceLevel {
   level: number;
   texts: string[];
+  /** The input index (a leaf's item, a reduce prompt's group) of each text: failed and blank answers leave gaps. */
+  indexes: number[];
+  /** The answers of this level that were dropped, with why. */
+  lost: Array<{ index: number; reason: string }>;
 }
 
 export interface ReduceOutcome {
@@ -39,16 +44,18 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
       : plan.selection.members.map((m) => ({ prompt: input.prompt, input: { endpoint: m.id } }));
     // Reduce prompts carry many answers: they get the aggregation budget, as the docs of Aurora-Swarm say they do.
     const reducing = { ...plan, gen: aggregationOptions(options) };
-    let current = survivors(await dispatchIndividual(plan, ctx.reserve(leaves, 0), true));
-    const levels: ReduceLevel[] = [{ level: 0, texts: current }];
+    const first = survivors(0, await dispatchIndividual(plan, ctx.reserve(leaves, 0), true));
+    const levels: ReduceLevel[] = [first];
+    let current = first.texts;
     for (let level = 1; current.length > 1; level++) {
       const prompts = [];
       for (let i = 0; i < current.length; i += fanin) {
         const responses = current.slice(i, i + fanin).join('\n---\n');
         prompts.push({ prompt: fillTemplate(input.reducePrompt, { responses, level: String(level) }), input: { group: i / fanin } });
       }
-      current = survivors(await dispatchIndividual(reducing, ctx.reserve(prompts, level), true));
-      levels.push({ level, texts: current });
+      const next = survivors(level, await dispatchIndividual(reducing, ctx.reserve(prompts, level), true));
+      levels.push(next);
+      current = next.texts;
     }
     if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');
     return { text: current[0]!, levels };
@@ -62,6 +69,16 @@ export function checkTreeReduce(input: TreeReduceInput): void {
   if (!Number.isInteger(fanin) || fanin < 2) throw new Error(`fan-in must be an integer of at least 2 (got ${fanin})`);
 }
 
-function survivors(results: ReadonlyArray<{ ok: boolean; text: string }>): string[] {
-  return results.filter((r) => r.ok && r.text.trim()).map((r) => r.text);
+/** A level's answers that go on (ok, not blank), with their leaf or group indexes, and the ones dropped. */
+function survivors(level: number, results: readonly PromptResult[]): ReduceLevel {
+  const out: ReduceLevel = { level, texts: [], indexes: [], lost: [] };
+  for (const r of results) {
+    // A run numbers its prompts across levels; a reduce prompt is known by its group.
+    const index = typeof r.input.group === 'number' ? r.input.group : r.index;
+    if (r.ok && r.text.trim()) {
+      out.texts.push(r.text);
+      out.indexes.push(index);
+    } else out.lost.push({ index, reason: r.ok ? 'blank answer' : r.status === 'cancelled' ? 'cancelled' : (r.error ?? 'failed') });
+  }
+  return out;
 }

@@ -84,6 +84,7 @@ async function open(services: Services, source: { label: string; uri?: vscode.Ur
       const connection = await services.session.open(source, endpoints, tunnel);
       void vscode.commands.executeCommand('swarmLab.endpoints.focus');
       services.log.info(`${source.label}: ${connection.healthy}/${endpoints.length} endpoints healthy`);
+      void nextStep(services, source.label, connection.healthy, endpoints.length);
       return true;
     } catch (err) {
       await (tunnel ?? login)?.close().catch(() => undefined);
@@ -95,6 +96,18 @@ async function open(services: Services, source: { label: string; uri?: vscode.Ur
       return false;
     }
   });
+}
+
+/** After Connect, what to do next: run something (the panel, a scatter), or, with nothing up, wait or read why. */
+async function nextStep(services: Services, label: string, healthy: number, total: number): Promise<void> {
+  const said = `Swarm: connected ${label}, ${healthy} of ${total} endpoint${total === 1 ? '' : 's'} healthy.`;
+  const pick = healthy
+    ? await vscode.window.showInformationMessage(`${said} Next: compose a run in the panel, or scatter a prompt file.`, 'Open Panel', 'Scatter Prompts…')
+    : await vscode.window.showWarningMessage(`${said} Runs will fail until servers answer.`, 'Wait for Servers', 'Show Log');
+  if (pick === 'Open Panel') void vscode.commands.executeCommand('swarmLab.openPanel');
+  if (pick === 'Scatter Prompts…') void vscode.commands.executeCommand('swarmLab.scatter');
+  if (pick === 'Wait for Servers') void vscode.commands.executeCommand('swarmLab.waitForServers');
+  if (pick === 'Show Log') services.log.show();
 }
 
 async function pickHostfile(): Promise<vscode.Uri | undefined> {

@@ -49,16 +49,18 @@ export async function scatter(services: Services, panel: PanelHost, args: Scatte
   const report = launched.report;
   if (report.error && !report.cancelled) services.log.error(`scatter: ${report.error}`);
   panel.show(launched, args.open ?? true);
-  void announce(panel, launched, source.prompts);
+  void announce(services, panel, launched, source.prompts);
   return { resultsUri: launched.resultsUri, summary: report.summary, cancelled: report.cancelled };
 }
 
-async function announce(panel: PanelHost, launched: Launched, prompts: PromptInput[]): Promise<void> {
+async function announce(services: Services, panel: PanelHost, launched: Launched, prompts: PromptInput[]): Promise<void> {
   const report = launched.report!;
   const s = report.summary;
   const what = `${s.ok.toLocaleString('en-US')}/${s.prompts.toLocaleString('en-US')} ok in ${(s.wallMs / 1000).toFixed(2)} s, ${s.httpRequests.toLocaleString('en-US')} HTTP requests`;
-  const text = report.cancelled ? `Swarm: cancelled — kept ${what}` : s.failed ? `Swarm: ${what}; ${s.failed} failed (see the log)` : `Swarm: ${what}`;
-  const pick = await (s.failed ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(text, 'Open Panel', 'Compare');
+  const text = report.cancelled ? `Swarm: cancelled — kept ${what}` : s.failed ? `Swarm: ${what}; ${s.failed} failed` : `Swarm: ${what}`;
+  // A toast that reports failures opens the log that has each one (the server's message per prompt).
+  const pick = await (s.failed ? vscode.window.showWarningMessage(text, 'Show Log', 'Open Panel', 'Compare') : vscode.window.showInformationMessage(text, 'Open Panel', 'Compare'));
+  if (pick === 'Show Log') services.log.show();
   if (pick === 'Open Panel') panel.show(launched, true);
   if (pick === 'Compare') await vscode.commands.executeCommand('swarmLab.compare', { prompts });
 }

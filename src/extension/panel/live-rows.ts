@@ -4,6 +4,8 @@ import { throttle, type Throttled } from '../throttle.ts';
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
 export const PROGRESS_PER_SECOND = 5;
+/** A progress message at least this often while the run goes, rows or not: the panel's clock moves during a long unstreamed batch. */
+const HEARTBEAT_MS = 1000;
 
 /**
  * The rows of one run (or one arm of a comparison) on their way to the panel: throttled
@@ -14,6 +16,7 @@ export class LiveRows {
   readonly rows: ResultRow[];
   private pending: ResultRow[];
   private readonly pace: Throttled;
+  private readonly heartbeat: NodeJS.Timeout;
   /** Counts of the rows it started with (a continued run's kept rows). */
   private readonly base = { done: 0, ok: 0, failed: 0 };
 
@@ -34,6 +37,8 @@ export class LiveRows {
     }
     this.pace = throttle(() => this.send(this.pending.splice(0)), 1000 / PROGRESS_PER_SECOND);
     if (kept.length) this.pace.call();
+    this.heartbeat = setInterval(() => this.pace.call(), HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   add(row: ResultRow): void {
@@ -44,6 +49,7 @@ export class LiveRows {
 
   /** Sends what is waiting now (before the arm's or the run's end is said). */
   drain(): void {
+    clearInterval(this.heartbeat);
     this.pace.cancel();
     if (this.pending.length) this.send(this.pending.splice(0));
   }

@@ -57,7 +57,8 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
     case 'copy':
       return { method: 'copy', params: { text: string(p.text, 'text') } };
     case 'openRun':
-      return { method: 'openRun', params: { id: runId(p.id) } };
+      if (p.arm !== undefined && p.arm !== 'batched' && p.arm !== 'individual') throw new Error('arm must be "batched" or "individual"');
+      return { method: 'openRun', params: { id: runId(p.id), ...(p.arm ? { arm: p.arm } : {}) } };
     case 'exportRun':
       if (p.format !== 'jsonl' && p.format !== 'csv') throw new Error('format must be "jsonl" or "csv"');
       return { method: 'exportRun', params: { id: runId(p.id), format: p.format } };

@@ -177,9 +177,9 @@ export class PanelHost implements vscode.Disposable {
           void vscode.commands.executeCommand(simulator ? 'swarmLab.startSimulator' : 'swarmLab.connect');
           return null;
         },
-        openRun: async ({ id }) => {
+        openRun: async ({ id, arm }) => {
           const saved = await this.history.load(id);
-          return openedRun(saved, await this.history.jsonl(saved));
+          return openedRun(saved, await this.history.jsonl(saved, arm), arm);
         },
         exportRun: async ({ id, format }) => {
           const saved = await this.history.load(id);

@@ -39,7 +39,7 @@ export function preparePorted(request: RunRequest): Prepared {
         total: (endpoints) => Math.min(workers ?? endpoints, endpoints) + 1,
         make: (pool, o) => fanOutFanIn(pool, { prompt, collectPrompt, ...(workers ? { workers } : {}) }, o),
         promptOf,
-        view: (report) => (report.outcome ? fanOutSteps(report.outcome as ReducedOutcome) : undefined),
+        view: (report) => (report.outcome ? fanOutSteps(report.outcome as ReducedOutcome, report.results) : undefined),
       };
     }
     case 'pipeline': {

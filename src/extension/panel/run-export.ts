@@ -1,5 +1,5 @@
 import { copyFile, writeFile } from 'node:fs/promises';
-import type { ResultRow, RunRecord } from '../../panel/protocol.ts';
+import type { Requests, ResultRow } from '../../panel/protocol.ts';
 import type { RunHistory } from './run-history.ts';
 
 /** Writes a saved run's results to `target`: its JSONL as saved, or CSV (RFC 4180, one row per prompt). */
@@ -48,15 +48,17 @@ function csvCell(value: unknown): string {
 }
 
 /** Two saved runs side by side: their records, and every prompt whose answer differs (by input index). */
-export async function diffRuns(history: RunHistory, a: string, b: string): Promise<{ a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }> }> {
+export async function diffRuns(history: RunHistory, a: string, b: string): Promise<Requests['compareRuns']['result']> {
   const [left, right] = await Promise.all([history.load(a), history.load(b)]);
   const [rowsA, rowsB] = await Promise.all([history.rows(left), history.rows(right)]);
-  const byIndex = (rows: ResultRow[]) => new Map(rows.map((r) => [r.index, answerOf(r)]));
+  // A prompt cancelled (or missing) in either run was not answered twice: it is counted apart, not as a change.
+  const byIndex = (rows: ResultRow[]) => new Map(rows.filter((r) => r.status !== 'cancelled').map((r) => [r.index, answerOf(r)]));
   const ta = byIndex(rowsA);
   const tb = byIndex(rowsB);
-  const indices = [...new Set([...ta.keys(), ...tb.keys()])].sort((x, y) => x - y);
-  const changed = indices.filter((i) => ta.get(i) !== tb.get(i)).map((index) => ({ index, a: ta.get(index) ?? '', b: tb.get(index) ?? '' }));
-  return { a: left.record, b: right.record, changed };
+  const indices = [...new Set([...rowsA.map((r) => r.index), ...rowsB.map((r) => r.index)])].sort((x, y) => x - y);
+  const both = indices.filter((i) => ta.has(i) && tb.has(i));
+  const changed = both.filter((i) => ta.get(i) !== tb.get(i)).map((index) => ({ index, a: ta.get(index)!, b: tb.get(index)! }));
+  return { a: left.record, b: right.record, changed, unanswered: indices.length - both.length };
 }
 
 /** What a prompt came to: its answer, or its status and the server's message. */

@@ -3,7 +3,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
-import type { ComparisonView, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import type { Arm } from '../../core/compare.ts';
+import type { ArmShown, ComparisonView, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import { settings } from '../settings.ts';
 
 /** A saved run: its record, how to run it again, and what the panel shows besides its rows. */
@@ -13,8 +14,14 @@ export interface SavedRun {
   request: RunRequest;
   reduce?: ReduceView;
   comparison?: ComparisonView;
-  /** A comparison: the individual arm's first-round results (the batched arm's are `record.file`). */
+  /** A comparison: the individual arm's kept round's results (the batched arm's are `record.file`; see ComparisonView.kept). */
   individualFile?: string;
+}
+
+/** Which arm's rows a saved comparison shows when `arm` is asked for, and from which round (round 0 in records from before rounds were chosen). */
+export function armShown(saved: SavedRun, arm: Arm): ArmShown {
+  const which = arm === 'individual' && saved.individualFile ? 'individual' : 'batched';
+  return { arm: which, round: saved.comparison?.kept?.[which] ?? 0 };
 }
 
 /** `<id>.run.json`: small (the history list reads every one). */
@@ -111,9 +118,10 @@ export class RunHistory {
     return rows;
   }
 
-  /** A run's results file as it is: JSONL in input order (the webview parses it). */
-  jsonl(saved: SavedRun): Promise<string> {
-    return readFile(this.pathOf(saved.record.file), 'utf8');
+  /** A run's results file as it is: JSONL in input order (the webview parses it); a comparison's arm's (see armShown). */
+  jsonl(saved: SavedRun, arm: Arm = 'batched'): Promise<string> {
+    const file = saved.comparison && armShown(saved, arm).arm === 'individual' ? saved.individualFile! : saved.record.file;
+    return readFile(this.pathOf(file), 'utf8');
   }
 
   /** The request to run a saved run again, its prompts (scatter) or items (map, tree-reduce) read back from its results. */

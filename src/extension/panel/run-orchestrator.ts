@@ -1,17 +1,18 @@
-import { copyFile } from 'node:fs/promises';
+import { copyFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
 import { subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { speedup } from '../../core/stats.ts';
-import type { ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import type { ArmShown, ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
 import type { Services } from '../services.ts';
-import type { RunHistory, SavedRun } from './run-history.ts';
+import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
 import type { Continuation } from './run-continuation.ts';
 import { RunRecorder } from './run-recorder.ts';
+import { treeReduceSteps } from './pattern-steps.ts';
 import { LaunchError, prepare, runOptions, type Prepared } from './run-request-plan.ts';
 
 export interface Launch {
@@ -34,7 +35,7 @@ export interface Launched {
   delivered: boolean;
   /** Not a comparison: the run's report. */
   report?: RunReport<unknown>;
-  /** A comparison: the rounds of both arms. */
+  /** A comparison: the rounds of both arms (`rows` are its batched arm's). */
   comparison?: Comparison;
 }
 
@@ -149,7 +150,7 @@ export class RunOrchestrator {
     // A continued run's record describes its whole results file: the kept rows and its own.
     if (launch.continued) report.summary = mergedSummary(recorder.rows, report.summary);
     const outcome = report.outcome as ReduceOutcome | undefined;
-    const reduce = request.pattern === 'tree-reduce' && outcome ? { text: outcome.text, levels: outcome.levels } : prepared.view?.(report);
+    const reduce = request.pattern === 'tree-reduce' && outcome ? treeReduceSteps(outcome, report.results, request.fanin ?? 50, Boolean(request.items?.length)) : prepared.view?.(report);
     const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
     return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
   }
@@ -159,28 +160,31 @@ export class RunOrchestrator {
     const { rounds, cacheSalt } = request.compare!;
     const { label, total, runId } = { ...recorder.started };
     const individualPath = join(dirname(uri.fsPath), `${runId}-individual.jsonl`);
+    // Every round's rows go to a file of their own; the median round of each arm is kept (its rows
+    // are the ones its figures describe), the others are removed once the comparison is over.
+    const roundFile = (a: ArmShown) => join(dirname(uri.fsPath), `${runId}.${a.arm}-${a.round}.part`);
+    const followed: ArmShown[] = [];
     let report: Thenable<RunReport<unknown>> | undefined;
     let lastArm: RunReport<unknown> | undefined;
-    let firstRows: ResultRow[] = [];
     const handle = compareBatching(routed(this.services.session.connection!.swarm, request), prepared.prompts, {
       ...options,
       rounds,
       cacheSalt,
       onArm: (run, arm: Arm, round) => {
         const title = `${launch.notify ?? label} — ${arm}, round ${round + 1}/${rounds}`;
-        // The first round's rows are kept on disk (the batched arm's are the run's results file).
-        recorder.follow(run, prepared.promptOf, round === 0 ? (arm === 'batched' ? uri.fsPath : individualPath) : undefined, { arm, round });
+        followed.push({ arm, round });
+        recorder.follow(run, prepared.promptOf, roundFile({ arm, round }), { arm, round });
         report = launch.notify ? withRunProgress(this.services, run, title, total) : watchRun(this.services, run, title, total).done;
       },
       onArmDone: async (figures) => {
         const finished = await report!;
         lastArm = finished;
-        if (figures.round === 0 && figures.arm === 'batched') firstRows = recorder.rows;
         await recorder.armFinished(figures.arm, figures.round, finished.cancelled ? null : figures, finished.cancelled, finished.cancelled ? null : finished.error);
       },
     });
     entry.cancel = () => handle.cancel();
     const comparison = await handle.done;
+    await recorder.settle();
     const batched = medianRound(comparison.rounds, 'batched');
     const individual = medianRound(comparison.rounds, 'individual');
     const times = speedup(comparison.rounds);
@@ -189,13 +193,24 @@ export class RunOrchestrator {
         `Batched sent ${batched.summary.httpRequests} HTTP requests where individual sent ${individual.summary.httpRequests}; median of ${rounds} round${rounds === 1 ? '' : 's'}: ${times.toFixed(2)}× speed-up.`,
       );
     }
-    // Cancelled in its first arm: no round finished; the record keeps that arm's figures.
+    // The first arm is always batched: cancelled before a batched round finished, the record keeps its rows so far.
     const summary = batched?.summary ?? individual?.summary ?? lastArm?.summary;
-    if (!summary) throw new Error(comparison.error ?? 'the comparison produced nothing');
-    const view: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths };
-    const saved: SavedRun = { record: this.record(recorder, 'compare', summary, uri, comparison.cancelled, comparison.error), request, comparison: view, individualFile: basename(individualPath) };
+    if (!summary || !followed.length) throw new Error(comparison.error ?? 'the comparison produced nothing');
+    const kept: Partial<Record<Arm, number>> = { batched: batched?.round ?? 0, ...(individual ? { individual: individual.round } : {}) };
+    for (const a of followed) {
+      const to = kept[a.arm] !== a.round ? undefined : a.arm === 'batched' ? uri.fsPath : individualPath;
+      await (to ? rename(roundFile(a), to) : rm(roundFile(a), { force: true }));
+    }
+    const view: ComparisonView = { rounds: comparison.rounds, cacheSalt, templatePaths: comparison.templatePaths, kept };
+    const saved: SavedRun = {
+      record: this.record(recorder, 'compare', summary, uri, comparison.cancelled, comparison.error),
+      request,
+      comparison: view,
+      ...(individual ? { individualFile: basename(individualPath) } : {}),
+    };
     if (comparison.error && !comparison.cancelled) this.services.log.error(`compare ${runId}: ${comparison.error}`);
-    return { saved, rows: firstRows, resultsUri: uri, cancelled: comparison.cancelled, comparison };
+    const rows = await this.history.rows(saved);
+    return { saved, rows, resultsUri: uri, cancelled: comparison.cancelled, comparison };
   }
 
   private record(recorder: RunRecorder, mode: RunRecord['mode'], summary: RunRecord['summary'], uri: vscode.Uri, cancelled: boolean, error: string | null): RunRecord {
@@ -204,10 +219,11 @@ export class RunOrchestrator {
   }
 }
 
-/** A finished run as `showRun` carries it (rows as JSONL: see OpenedRun). */
-export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string): OpenedRun {
+/** A finished run as `showRun` carries it (rows as JSONL: see OpenedRun); a comparison's rows are `arm`'s (its batched arm's by default). */
+export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string, arm: Arm = 'batched'): OpenedRun {
   const resultsJsonl = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
-  return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}) };
+  const shown = saved.comparison ? armShown(saved, arm) : undefined;
+  return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}), ...(shown ? { arm: shown } : {}) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { OrderedJsonlWriter, type PromptResult, type Run } from '../../core/index.ts';
 import type { ArmRound, HostMessage, ResultRow, RunMessage } from '../../panel/protocol.ts';
 import type { Continuation } from './run-continuation.ts';
-import type { RunHistory, SavedRun } from './run-history.ts';
+import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
 import { LiveRows } from './live-rows.ts';
 
 type Started = Extract<RunMessage, { type: 'runStarted' }>;
@@ -69,12 +69,15 @@ export class RunRecorder {
     await this.settle();
     await this.history.save(saved);
     this.post({ type: 'history', history: await this.history.list() });
+    // A comparison's table held its last arm live: the rows its record keeps replace them.
+    const rows = saved.comparison ? { arm: armShown(saved, 'batched'), resultsJsonl: await this.history.jsonl(saved) } : undefined;
     return this.post({
       type: 'runFinished',
       runId: this.runId,
       record: saved.record,
       ...(saved.reduce ? { reduce: saved.reduce } : {}),
       ...(saved.comparison ? { comparison: saved.comparison } : {}),
+      ...(rows ? { rows } : {}),
     });
   }
 

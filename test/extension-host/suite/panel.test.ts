@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
@@ -11,6 +11,11 @@ import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
+import { medianRound } from '../../../src/core/compare.ts';
+import { initialState, reduce, type Action } from '../../../webview/view-state.ts';
+import { freshState } from '../../../webview/state.ts';
+import { buildRunRequest, defaultCompose } from '../../../webview/lib/compose.ts';
+import { parseRows } from '../../../webview/lib/results.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -199,12 +204,11 @@ describe('the Swarm Lab panel (extension side)', function () {
 
     const diff = await request('compareRuns', { a: ida, b: idb });
     assert.equal(diff.ok, true);
-    const value = diff.value as { a: { id: string }; b: { id: string }; changed: Array<{ index: number; a: string; b: string }> };
+    const value = diff.value as { a: { id: string }; b: { id: string }; changed: Array<{ index: number; a: string; b: string }>; unanswered: number };
     assert.deepEqual([value.a.id, value.b.id], [ida, idb]);
-    assert.deepEqual(value.changed, [
-      { index: 1, a: 'completion: b,"c"\nd', b: 'completion: beta' },
-      { index: 3, a: '', b: 'completion: delta' },
-    ]);
+    // Prompt 4 (index 3) is only in the second run: not answered in both, so counted apart, not as a change.
+    assert.deepEqual(value.changed, [{ index: 1, a: 'completion: b,"c"\nd', b: 'completion: beta' }]);
+    assert.equal(value.unanswered, 1);
 
     const history = ofType(await rerunFromPanel(idb), 'history').at(-1)!.history;
     const again = history[0]!;
@@ -299,16 +303,19 @@ describe('the Swarm Lab panel (extension side)', function () {
     await openReady();
     const prompts = ['p0', 'p1', 'p2', 'p3', 'p4'].map((prompt) => ({ prompt }));
     const posted = await runFromPanel({ pattern: 'scatter', prompts, compare: { rounds: 2, cacheSalt: true } });
-    const started = ofType(posted, 'runStarted');
+    // The panel's own webview may say `ready` mid-run (it loads once opened): the run is then told again from its start.
+    const once = <T>(list: T[]) => [...new Map(list.map((x) => [JSON.stringify(x), x])).values()];
+    const started = once(ofType(posted, 'runStarted'));
     assert.deepEqual(started.map((s) => [s.kind, s.rounds, s.total]), [['comparison', 2, 5]]);
-    const arms = ofType(posted, 'armStarted').map((s) => `${s.arm}${s.round}`);
+    const arms = once(ofType(posted, 'armStarted')).map((s) => `${s.arm}${s.round}`);
     assert.deepEqual(arms, ['batched0', 'individual0', 'individual1', 'batched1']);
-    assert.deepEqual(ofType(posted, 'armFinished').map((a) => [a.runId, `${a.arm}${a.round}`, a.figures?.summary.ok]), arms.map((a) => [started[0]!.runId, a, 5]));
+    assert.deepEqual(once(ofType(posted, 'armFinished')).map((a) => [a.runId, `${a.arm}${a.round}`, a.figures?.summary.ok]), arms.map((a) => [started[0]!.runId, a, 5]));
     assert.ok(posted.filter((x) => !['history', 'endpoints', 'reply'].includes(x.type)).every((x) => (x as { runId?: string }).runId === started[0]!.runId), 'every message of the run names it');
     assert.equal(ofType(posted, 'runFinished').length, 1);
     const last = ofType(posted, 'runFinished')[0]!.comparison!;
     assert.equal(last.cacheSalt, true);
-    assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.generationRequests, r.requests.length, r.latenciesMs.length]), [
+    // Round 0's batched arm also carries the one probe of the batch chat endpoint (counted with the generation requests).
+    assert.deepEqual(last.rounds.map((r) => [r.arm, r.round, r.summary.generationRequests - (r.summary.requestsByPath['/v1/chat/completions/batch'] ?? 0), r.requests.length, r.latenciesMs.length]), [
       ['batched', 0, 2, 2, 5],
       ['individual', 0, 5, 5, 5],
       ['individual', 1, 5, 5, 5],
@@ -318,7 +325,26 @@ describe('the Swarm Lab panel (extension side)', function () {
     const record = ofType(posted, 'history').at(-1)!.history[0]!;
     assert.equal(record.mode, 'compare');
     assert.deepEqual(lines(record.file).map((l) => l.prompt), ['p0', 'p1', 'p2', 'p3', 'p4']);
-    assert.equal(((await request('openRun', { id: record.id })).value as OpenedRun).comparison!.rounds.length, 4);
+    const reopened = (await request('openRun', { id: record.id })).value as OpenedRun;
+    assert.equal(reopened.comparison!.rounds.length, 4);
+    // The table the panel showed when the comparison ended is the one History reopens: the webview's
+    // own reducer over the messages it was sent, against the same reducer over the reopened run.
+    const live = posted.filter((x) => x.type !== 'reply').reduce((s, x) => reduce(s, x as Action), initialState(freshState()));
+    const fromHistory = reduce(initialState(freshState()), { type: 'opened', run: reopened });
+    assert.deepEqual(live.store.all(), fromHistory.store.all());
+    assert.deepEqual([live.run?.arm, live.run?.round], [reopened.arm!.arm, reopened.arm!.round]);
+    assert.deepEqual(live.run?.summary, fromHistory.run?.summary, 'the figures above the table are the same');
+    // Those rows are the batched arm's median round: batched requests, that round's figures.
+    const median = medianRound(reopened.comparison!.rounds, 'batched')!;
+    assert.deepEqual(reopened.arm, { arm: 'batched', round: median.round });
+    assert.deepEqual(reopened.comparison!.kept, { batched: median.round, individual: medianRound(reopened.comparison!.rounds, 'individual')!.round });
+    assert.equal(new Set(live.store.all().map((r) => `${r.endpoint} ${r.timings.sentMs}`)).size, 2, 'one list per endpoint: batched rows');
+    assert.deepEqual(record.summary, median.summary);
+    // The other arm: its kept round's rows, one request per prompt; no round files left behind.
+    const other = (await request('openRun', { id: record.id, arm: 'individual' })).value as OpenedRun;
+    assert.deepEqual(other.arm!.arm, 'individual');
+    assert.equal(new Set(parseRows(other.resultsJsonl).map((r) => `${r.endpoint} ${r.timings.sentMs}`)).size, 5);
+    assert.deepEqual(readdirSync(runsFolder()).filter((f) => f.startsWith(record.id)).sort(), [`${record.id}-individual.jsonl`, `${record.id}.details.json`, `${record.id}.jsonl`, `${record.id}.run.json`].sort());
   });
 
   it('Compare from the palette returns the median round of each arm and shows the comparison in the panel', async () => {
@@ -327,7 +353,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     await openReady();
     const m = mark();
     const result = await vscode.commands.executeCommand<{ batched: RunSummary; individual: RunSummary }>('swarmLab.compare', { prompts: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], rounds: 3 });
-    assert.equal(result.batched.generationRequests, 3);
+    // (Less the one probe of the batch chat endpoint the first batched round carries.)
+    assert.equal(result.batched.generationRequests - (result.batched.requestsByPath['/v1/chat/completions/batch'] ?? 0), 3);
     assert.equal(result.individual.generationRequests, 7);
     assert.equal(result.batched.mode, 'batched');
     // The panel heard it as it would a run of its own: one runStarted, six arms, one runFinished.
@@ -380,6 +407,37 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.ok(s.ttft && s.tpot && s.itl, 'TTFT, TPOT and ITL measured');
     const rows = lines(done.record.file);
     assert.ok(rows.every((r) => typeof r.completionTokens === 'number' && r.completionTokens > 0 && r.timings.firstTokenMs !== null), 'per-prompt tokens and first tokens, batched');
+  });
+
+  it('a batched run as Compose makes it by default streams: progress moves prompt by prompt and a cancel at ~70 % keeps every finished answer; unstreamed, the clock still moves', async function () {
+    this.timeout(90_000);
+    await connectTo(await sim(2, { ttftMs: 20, tpotMs: 40, answerTokens: 40, reply: 'lorem' }));
+    await openReady();
+    const prompts = Array.from({ length: 60 }, (_, i) => ({ prompt: `prompt ${i}` }));
+    const request = buildRunRequest({ ...defaultCompose(), prompts, maxTokens: '400' });
+    assert.deepEqual([request.batch, request.stream], [true, true], 'Compose batches and streams by default');
+    let m = mark();
+    const reply = await api.panel.receive({ type: 'request', requestId: nextRequestId++, method: 'run', params: { request } }).then(() => ofType(since(m), 'reply')[0]!);
+    assert.equal(reply.ok, true, reply.error);
+    const progress = () => ofType(since(m), 'runProgress');
+    // Answers come in while the batches are still generating: several progress steps below the total.
+    await until(() => new Set(progress().map((p) => p.done).filter((d) => d > 0 && d < 60)).size >= 2 && progress().at(-1)!.done >= 42, 'progress at ~70 %', 30_000);
+    const seen = progress().at(-1)!.done;
+    await api.panel.receive({ type: 'cancel' });
+    const finished = await until(() => ofType(since(m), 'runFinished')[0], 'runFinished');
+    assert.equal(finished.record.cancelled, true);
+    assert.ok(finished.record.summary.ok >= seen, `every answer finished before the cancel is kept (${finished.record.summary.ok} ≥ ${seen})`);
+    assert.equal(lines(finished.record.file).filter((r) => r.status === 'ok').length, finished.record.summary.ok);
+
+    // Unstreamed, no prompt is done until its batch ends: the clock moves all the same.
+    m = mark();
+    await api.panel.receive({ type: 'request', requestId: nextRequestId++, method: 'run', params: { request: { ...request, stream: false, maxTokens: 100, extra: { ignore_eos: true } } } });
+    const ticks = await until(() => {
+      const quiet = progress().filter((p) => p.done === 0);
+      return quiet.length >= 2 && quiet.at(-1)!.elapsedMs > quiet[0]!.elapsedMs && quiet;
+    }, 'the clock to move with no prompt done', 30_000);
+    assert.ok(ticks.at(-1)!.elapsedMs >= 900, 'a heartbeat about once a second');
+    await until(() => ofType(since(m), 'runFinished')[0], 'runFinished', 60_000);
   });
 
   it('"Run remaining" of a cancelled run sends only its cancelled prompts, merged into a copy of its results in input order', async () => {
