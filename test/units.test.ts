@@ -25,6 +25,14 @@ describe('request shapes', () => {
     assert.deepEqual(completionsBody(['a', 'b'], { system: 'S' }, 'm', 8).prompt, ['S\n\na', 'S\n\nb']);
   });
 
+  it("asks an unstreamed list for its answers' token ids unless told not to; a stream counts from its usage instead", () => {
+    assert.equal(completionsBody(['a'], {}, 'm', 8).return_token_ids, true);
+    assert.equal(completionsBody(['a'], { tokenIds: false }, 'm', 8).return_token_ids, undefined);
+    const streamed = completionsBody(['a'], {}, 'm', 8, true);
+    assert.equal(streamed.return_token_ids, undefined);
+    assert.deepEqual(streamed.stream_options, { include_usage: true, continuous_usage_stats: true });
+  });
+
   it('refuses max_tokens that leaves no room for a prompt on any endpoint, before any generation request', async () => {
     await withServer({ maxModelLen: 100 }, async (server) => {
       const pool = new SwarmPool([server.endpoint]);

@@ -30,6 +30,7 @@ export interface GenerationFlags {
   n?: number;
   param: Record<string, unknown>;
   reasoningFallback?: boolean;
+  tokenIds: boolean;
 }
 
 /** `--template`: `auto`, `server`, `none`, or `file:PATH` (loaded by the command, so a bad file is one clear line). */
@@ -122,7 +123,8 @@ export function addGenerationOptions(cmd: Command): Command {
     .addOption(new Option('--stop <text>', 'stop string (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
     .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
     .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))
-    .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)");
+    .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)")
+    .option('--no-token-ids', "unstreamed batches: do not ask for each answer's token ids (return_token_ids, ~2.5× the response); rows' token counts are then null, the summary's totals stay");
 }
 
 /** Aurora-Swarm's sub-pool of the flags: the tagged endpoints (`--tag`), then `--slice` of them, then `--sample` of those. */
@@ -142,5 +144,6 @@ export function runOptions(flags: SwarmFlags & GenerationFlags): RunOptions {
   if (flags.seed !== undefined) o.seed = flags.seed;
   if (flags.n !== undefined) o.n = flags.n;
   if (flags.reasoningFallback) o.reasoningFallback = true;
+  if (flags.tokenIds === false) o.tokenIds = false;
   return o;
 }

@@ -92,6 +92,12 @@ export interface GenerationOptions {
   extra?: Record<string, unknown>;
   /** Aurora-Swarm's fall-back: a reasoning model's truncated chain of thought becomes the text. */
   reasoningFallback?: boolean;
+  /**
+   * Unstreamed lists ask for each answer's token ids (`return_token_ids`), the only per-prompt token
+   * count vLLM gives a list (default true). They make the response ~2.5× longer — for the server to
+   * write and us to read: off for throughput runs (rows' token counts are then null; totals stay).
+   */
+  tokenIds?: boolean;
   /** `stream: true`: each prompt's answer is final at its finish_reason; TTFT, TPOT and ITL are measured. */
   stream?: boolean;
   /** Batches only: how prompts meet the chat template (unset: raw text, as Aurora-Swarm sends). */

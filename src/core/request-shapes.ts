@@ -68,7 +68,7 @@ export function chatBody(prompt: string, gen: GenerationOptions, model: string, 
 export function completionsBody(prompts: readonly WirePrompt[], gen: GenerationOptions, model: string, maxTokens: number, stream = false, rendering = RAW): Record<string, unknown> {
   const prompt = rendering.template === 'none' && gen.system ? prompts.map((p) => `${gen.system}\n\n${p as string}`) : prompts;
   const body: Record<string, unknown> = { ...sampling(gen, model, maxTokens, stream), prompt };
-  if (!stream) body.return_token_ids = true;
+  if (!stream && gen.tokenIds !== false) body.return_token_ids = true;
   // A rendered template writes its own BOS, and the chat endpoint tokenizes it without adding one: so must completions.
   if (rendering.template === 'file' || rendering.template === 'skeleton') body.add_special_tokens = false;
   // Harmony's channels are special tokens: kept in the text, they can be split as the chat endpoint does.
@@ -78,7 +78,9 @@ export function completionsBody(prompts: readonly WirePrompt[], gen: GenerationO
 
 /** vLLM ≥ 0.19's batch chat endpoint: one conversation per prompt, answered in one response (unstreamed, n = 1). */
 export function chatBatchBody(prompts: readonly string[], gen: GenerationOptions, model: string, maxTokens: number): Record<string, unknown> {
-  return { ...sampling(gen, model, maxTokens, false), messages: prompts.map((p) => chatMessages(p, gen.system)), return_token_ids: true };
+  const body: Record<string, unknown> = { ...sampling(gen, model, maxTokens, false), messages: prompts.map((p) => chatMessages(p, gen.system)) };
+  if (gen.tokenIds !== false) body.return_token_ids = true;
+  return body;
 }
 
 /** A batched answer as the chat endpoint would give it: the path recorded, harmony split into reasoning and text. */
