@@ -1,4 +1,4 @@
-import { writeFile, rename } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import type { Meter } from './http/request-meter.ts';
 import type { ServedModel } from './models.ts';
 import type { EndpointHealth, SwarmPool } from './pool.ts';
@@ -31,6 +31,11 @@ export const serversFileOf = (results: string) => `${results}.servers.json`;
 /** Writes the context beside the results file, whole or not at all (a temporary file renamed over it). */
 export async function writeServerContext(results: string, context: readonly ServerContext[]): Promise<void> {
   const path = serversFileOf(results);
-  await writeFile(`${path}.tmp`, `${JSON.stringify(context, null, 2)}\n`);
-  await rename(`${path}.tmp`, path);
+  try {
+    await writeFile(`${path}.tmp`, `${JSON.stringify(context, null, 2)}\n`);
+    await rename(`${path}.tmp`, path);
+  } catch (err) {
+    await rm(`${path}.tmp`, { force: true }).catch(() => undefined); // a full disk leaves no half file behind
+    throw err;
+  }
 }

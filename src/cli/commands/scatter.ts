@@ -11,6 +11,7 @@ import {
   scatterGather,
   serverContext,
   writeServerContext,
+  type ServerContext,
   type ResultsLock,
   type ResumePlan,
 } from '../../core/index.ts';
@@ -72,6 +73,7 @@ export function scatterCommand(): Command {
         onFailure: () => run?.cancel(),
       });
     let writer: OrderedJsonlWriter | undefined;
+    let context: ServerContext[] | undefined;
     let allOk = true;
     if (todo.length) {
       const options = { ...runOptions(flags), ...(template ? { template } : {}) };
@@ -88,9 +90,7 @@ export function scatterCommand(): Command {
         rows.add(r);
       });
       const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
-      if (versions && !stop.reason()) {
-        await writeServerContext(out!, serverContext(swarm.pool, await versions)).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
-      }
+      if (versions && !stop.reason()) context = serverContext(swarm.pool, await versions);
       await swarm.close();
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
@@ -108,6 +108,8 @@ export function scatterCommand(): Command {
         throw new CliError(`error: ${(err as Error).message}${hint}`, exitCode(stop, false));
       });
     }
+    // The results first: what answered them is written beside them only once they are whole on disk.
+    if (context) await writeServerContext(out!, context).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
     process.exitCode = exitCode(stop, allOk);
   });
 }
