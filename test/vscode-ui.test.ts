@@ -226,7 +226,8 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       assert.equal(await pollUntil(async () => ((await title.textContent()) ?? '').trim(), (t) => t !== '', 10_000), 'Swarm: how to send them?');
       await quickPickSelect(page, 'Batched');
       const notice = await waitForNotification(page, /^Swarm: \d+\/\d+ ok in/, { timeoutMs: 20_000 });
-      assert.match(notice, /^Swarm: 12\/12 ok in \d+\.\d\d s, 3 HTTP requests/);
+      // Every request the run sent: the three endpoints' model lookups, then one list each.
+      assert.match(notice, /^Swarm: 12\/12 ok in \d+\.\d\d s, 6 HTTP requests/);
       const added = runFiles(workspace).filter((f) => !before.includes(f));
       assert.equal(added.length, 1, `one new results file: ${added.join(', ')}`);
       const name = added[0]!;
