@@ -286,7 +286,7 @@ class Dispatcher {
     const now = performance.now();
     const reopens = this.members.map((m) => pool.reopensAt(m.slot));
     if (reopens.some((at) => at <= now)) return true; // a probe is under way
-    const soonest = Math.min(...reopens);
+    const soonest = reopens.reduce((a, b) => Math.min(a, b), Infinity);
     const budget = pool.options.retry.budgetMs;
     if (soonest - (group.firstTryAt || this.startedAt) > budget) return false;
     if (!this.benchTimer) {

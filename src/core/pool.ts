@@ -337,7 +337,7 @@ export class SwarmPool {
     }
     const members = serving.map((s) => ({ slot: s.slot, id: s.id, maxModelLen: maxModelLenOf(s, model) ?? FALLBACK_MAX_MODEL_LEN }));
     // Every prompt would be refused by every endpoint (vLLM checks prompt + max_tokens against the context): say so before sending any.
-    const widest = Math.max(...serving.map((s) => maxModelLenOf(s, model) ?? Infinity));
+    const widest = serving.reduce((m, s) => Math.max(m, maxModelLenOf(s, model) ?? Infinity), 0);
     if (gen.maxTokens !== undefined && gen.maxTokens >= widest) {
       throw new SelectionError(`max_tokens ${gen.maxTokens} leaves no room for a prompt: ${model}'s context (max_model_len) is ${widest} tokens on every endpoint serving it`);
     }

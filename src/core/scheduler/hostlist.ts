@@ -6,7 +6,7 @@
 export function expandHostlist(list: string): string[] {
   const hosts: string[] = [];
   for (const item of splitTopLevel(list.trim())) {
-    if (item) hosts.push(...expandOne(item));
+    if (item) for (const host of expandOne(item)) hosts.push(host);
   }
   return hosts;
 }

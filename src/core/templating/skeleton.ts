@@ -119,7 +119,7 @@ const DECODERS: readonly Decoder[] = [
       for (const piece of pieces) {
         const byte = /^<0x([0-9A-Fa-f]{2})>$/.exec(piece);
         if (byte) bytes.push(parseInt(byte[1]!, 16));
-        else bytes.push(...Buffer.from(piece.replaceAll('\u2581', ' '), 'utf8'));
+        else for (const b of Buffer.from(piece.replaceAll('\u2581', ' '), 'utf8')) bytes.push(b);
       }
       return bytesToText(bytes);
     },
