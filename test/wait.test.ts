@@ -25,7 +25,8 @@ describe('swarm wait', () => {
 
   it('waits for booting servers and writes the hostfile of the healthy ones, tags sorted', async () => {
     const up = await sim('up', 1);
-    const booting = await sim('booting', 2, ['--boot-ms', '1500']);
+    // Long enough that the first round finds them still booting even when a loaded machine starts the CLI late.
+    const booting = await sim('booting', 2, ['--boot-ms', '6000']);
     const hostfile = join(dir, 'job.hostfile');
     const lines = [...up.lines, ...booting.lines].map((l, i) => `${l}\trole=chat\tidx=${i}`);
     await writeFile(hostfile, `${lines.join('\n')}\n`);
