@@ -55,7 +55,7 @@ export function chatApi(options: SimOptions): GenerationApi {
       Array.from({ length: request.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
     streamChoice(output, from, to, index, _prompt, request) {
       const tokens = tokensBetween(output, from, to);
-      const text = tokens.texts.join('');
+      const { text } = tokens;
       const logprobs = request.logprobs === undefined || tokens.reasoning ? null : chatLogprobs(tokens.texts, request.logprobs, from);
       const delta = tokens.reasoning ? thinking(text) : { content: text };
       // Only the finishing chunk has stop_reason (vLLM serializes chat chunks with exclude_unset).

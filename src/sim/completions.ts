@@ -44,7 +44,7 @@ export function completionsApi(options: SimOptions): GenerationApi {
     streamChoice(output, from, to, index, prompt, request) {
       // vLLM echoes the prompt in front of the first delta.
       const tokens = tokensBetween(output, from, to);
-      const text = (request.echo && from === 0 ? prompt.text : '') + visible(tokens.texts.join(''), request);
+      const text = (request.echo && from === 0 ? prompt.text : '') + visible(tokens.text, request);
       const { last } = tokens;
       let logprobs: object | null = null;
       if (request.logprobs !== undefined) {

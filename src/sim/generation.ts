@@ -8,7 +8,7 @@ import type { Metrics } from './metrics.ts';
 import type { SimOptions } from './options.ts';
 import { mulberry32 } from './random.ts';
 import { harmonyOutput } from './harmony.ts';
-import { generate, outputTokens, tokenAt, type Output } from './replies.ts';
+import { generate, outputTokens, type Output } from './replies.ts';
 import { encode, outputTokenId } from './tokenizer.ts';
 import { checkModel, outputBudget, type Body, type SamplingFields, type StreamUsage } from './validation.ts';
 
@@ -131,7 +131,8 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
           api.openingChoices(request).forEach((choice, i) => sendChoice(choice, i, 0));
         }
         const output = outputs[index]!;
-        const end = k >= tokenCounts[index]! - 1 || tokenAt(output, k).reasoning !== tokenAt(output, k + 1).reasoning;
+        // The last token, or the last of the thinking (the next one is the answer's first).
+        const end = k >= tokenCounts[index]! - 1 || k + 1 === (output.reasoning?.length ?? 0);
         if (!end && k + 1 - unsent[index]! < options.streamInterval) return;
         sendChoice(api.streamChoice(output, unsent[index]!, k, index, promptOf(index), request), index, Math.min(k + 1, tokenCounts[index]!));
         unsent[index] = k + 1;

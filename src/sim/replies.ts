@@ -44,11 +44,13 @@ export function outputTokens(output: Output): number {
 
 /** Output token `k` as streamed: its text, whether it is thinking, whether it ends the output. An empty output streams one empty piece. */
 /** Output tokens `from`…`to` (inclusive) of one kind: a streamed delta never mixes thinking with the answer. */
-export function tokensBetween(output: Output, from: number, to: number): { texts: string[]; reasoning: boolean; last: boolean } {
+export function tokensBetween(output: Output, from: number, to: number): { texts: string[]; text: string; reasoning: boolean; last: boolean } {
+  const end = tokenAt(output, to);
+  // One token a delta (the default): no array joined for it, 80,000 times a 10,000-prompt batch.
+  if (from === to) return { texts: [end.text], text: end.text, reasoning: end.reasoning, last: end.last };
   const texts: string[] = [];
   for (let k = from; k <= to; k++) texts.push(tokenAt(output, k).text);
-  const end = tokenAt(output, to);
-  return { texts, reasoning: end.reasoning, last: end.last };
+  return { texts, text: texts.join(''), reasoning: end.reasoning, last: end.last };
 }
 
 export function tokenAt(output: Output, k: number): { text: string; reasoning: boolean; last: boolean } {
