@@ -413,7 +413,8 @@ class Dispatcher {
   answer(flight: Flight, i: number, answer: Answer, times: SentTimes): void {
     const slot = flight.group.slots[i]!;
     this.lastAnswer.set(flight.member.slot, performance.now());
-    this.warned.delete(flight.member.slot);
+    // Only an endpoint taking requests again may be announced again (a late answer from a refused one must not repeat its warning).
+    if (this.plan.pool.admits(flight.member.slot, performance.now()) === 'yes') this.warned.delete(flight.member.slot);
     if (answer.stream) {
       flight.tokens = true;
       this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
