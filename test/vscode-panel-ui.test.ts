@@ -18,7 +18,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { activeTabLabel, connectFromExplorer, openFromExplorer, swarmStatusText } from './helpers/ui-fixtures.ts';
-import { CHROMIUM, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
+import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, runCommandAnswering, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 const PROMPTS = ['What is a swarm?', 'Name three <b>birds</b> & "bees"', 'Count to five', 'Say hello', 'Why is the sky blue?', 'Spell "vLLM"', 'One word: yes', 'Last prompt'];
@@ -131,8 +131,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
 
   test('compares batched and individual on the local simulator, both arms and their charts, and reruns it from History', { timeout: 240_000 }, async () => {
     const page = wb!.page;
-    await runCommand(page, 'Swarm: Start Local Simulator');
-    await quickInputType(page, '4');
+    await runCommandAnswering(page, 'Swarm: Start Local Simulator', '4');
     await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
     lap('simulator up');
 
@@ -224,8 +223,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const page = wb!.page;
     // (The window reload above restarted the extension host, and the simulator with it.)
     if ((await swarmStatusText(page)) === null) {
-      await runCommand(page, 'Swarm: Start Local Simulator');
-      await quickInputType(page, '4');
+      await runCommandAnswering(page, 'Swarm: Start Local Simulator', '4');
     }
     await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
     // A big run from the palette: the status bar counts toward its total from the start, under its "Swarm" label.

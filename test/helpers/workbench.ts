@@ -204,6 +204,18 @@ export async function quickInputType(page: Page, text: string, opts: { timeoutMs
   if (opts.enter !== false) await page.keyboard.press('Enter');
 }
 
+/**
+ * Runs a command that asks one question (showInputBox) and answers it. The box closes when something
+ * takes focus (a webview reviving after a reload does): the whole command is then run again. Safe
+ * because a box closed unanswered makes the command do nothing.
+ */
+export async function runCommandAnswering(page: Page, title: string, answer: string, opts: { tries?: number } = {}): Promise<void> {
+  await retry(opts.tries ?? 3, async () => {
+    await runCommand(page, title);
+    await quickInputType(page, answer, { timeoutMs: 5_000 });
+  });
+}
+
 /** The explorer row of `fileName` (its label; folders must be expanded first). */
 export function explorerRow(page: Page, fileName: string): Locator {
   return page
