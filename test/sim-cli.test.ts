@@ -32,3 +32,12 @@ test('swarm sim --vllm-version wires the profile; --error-format, --data-paralle
   assert.equal((await get('/metrics')).match(/^vllm:num_requests_running\{/gm)?.length, 2);
   await sim.stop();
 });
+
+test('swarm sim stopped by a signal exits with its code, as every command does (SIGINT 130, SIGTERM 143, SIGHUP 129)', async () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    const sim = await startSim(dir, `hosts-${signal}`, 1);
+    const exited = new Promise<number | null>((resolve) => sim.child.once('exit', (c) => resolve(c)));
+    sim.child.kill(signal);
+    assert.equal(await exited, code, signal);
+  }
+});

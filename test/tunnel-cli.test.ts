@@ -57,7 +57,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
 
     child.kill('SIGINT');
     const result = await done;
-    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.code, 130, result.stderr);
     assert.match(result.stderr, /tunnel closed/);
     assert.equal(sshd.logins() - before, 1);
     assert.deepEqual(processesWith('-O forward'), []);
@@ -120,9 +120,9 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
     const again = await runCli(['scatter', '--hostfile', out, '--prompts', await writeText(dir, 'heal.txt', 'a\nb\nc\n'), '--quiet']);
     assert.equal(again.code, 0, again.stderr);
 
-    child.kill('SIGINT');
+    child.kill('SIGTERM');
     const result = await done;
-    assert.equal(result.code, 0, stderr);
+    assert.equal(result.code, 143, stderr);
     assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
   });
 

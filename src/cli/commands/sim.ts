@@ -5,7 +5,7 @@ import { startSimCluster } from '../../sim/cluster.ts';
 import type { SimOptions } from '../../sim/options.ts';
 import type { SimServer, SimStats } from '../../sim/server.ts';
 import { LATEST_VERSION, newerThanModeled } from '../../sim/versions.ts';
-import { CliError } from '../exit.ts';
+import { CliError, signalExit } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
 import { int, num } from '../options.ts';
@@ -110,6 +110,8 @@ export function simCommand(): Command {
       await Promise.race([stopped(stop), new Promise((resolve) => process.once('disconnect', resolve))]);
       await cluster.close();
       process.disconnect?.();
+      // Stopped by a signal: its code, as every command's (a parent that went away is a normal end).
+      if (stop.by()) process.exitCode = signalExit(stop.by()!);
     });
 }
 

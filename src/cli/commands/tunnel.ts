@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { checkHealth, writeHostfile } from '../../core/index.ts';
-import { CliError } from '../exit.ts';
+import { CliError, signalExit } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
@@ -45,6 +45,7 @@ export function tunnelCommand(): Command {
       process.stdout.write(`ready: ${swarm.endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}: ${where}); ${healthy} healthy\n`);
       // The tunnel reconnects on its own on the same local ports (see openSwarm); we wait for Ctrl-C.
       await stopped(stop);
+      if (stop.by()) process.exitCode = signalExit(stop.by()!);
     } finally {
       clearInterval(keepAlive);
       await swarm.close();
