@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { endpointId, scatterGather, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
+import { closedPort } from './helpers/cli.ts';
 import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -49,6 +51,19 @@ describe('batch mode', () => {
     assert.equal(sim.servers[0]!.stats().httpRequests['POST /v1/completions 400'], 1, 'the cap is remembered');
   });
 
+  it('holds two lists per endpoint at the server, the rest wait in the client: work in flight follows the swarm, not the input', async () => {
+    const sim = await fx.sim(2, { maxNumSeqs: 4, ttftMs: 5, tpotMs: 1 });
+    const run = scatterGather(fx.pool(sim.endpoints, { maxPromptsPerRequest: 8 }), prompts(400), { maxTokens: 4 });
+    let most = 0;
+    const sampler = setInterval(() => (most = Math.max(most, ...sim.servers.map((s) => s.stats().running + s.stats().waiting))), 1);
+    const report = await run.done;
+    clearInterval(sampler);
+    assert.equal(report.summary.ok, 400);
+    assert.deepEqual(report.results.map((r) => r.endpoint), prompts(400).map((_, i) => endpointId(sim.endpoints[i % 2]!)), 'prompt i on endpoint i mod n');
+    assert.equal(report.summary.generationRequests, 50);
+    assert.ok(most > 8 && most <= 16, `at most two lists of 8 at an endpoint at once (saw ${most})`);
+  });
+
   it('fails only the prompt a server rejects in a list (bisected), with the server message', async () => {
     const sim = await fx.sim(2, { maxModelLen: 300 });
     const list = prompts(6);
@@ -56,7 +71,11 @@ describe('batch mode', () => {
     const report = await scatterGather(fx.pool(sim.endpoints), list, { maxTokens: 20 }).done;
     assert.deepEqual(report.results.map((r) => r.status), ['ok', 'ok', 'failed', 'ok', 'ok', 'ok']);
     assert.match(report.results[2]!.error!, /HTTP 400: .*maximum context length/);
-    assert.equal(report.results[2]!.attempts, 1, '4xx is never retried');
+    // Carried by the list, then by the half and the quarter that held it (bisection); a 4xx is never retried.
+    assert.equal(report.results[2]!.attempts, 3);
+    // The list (3 prompts), its halves (1 and 2), the bad half's halves (1 and 1): 5 requests carrying 8 prompts.
+    assert.equal(sim.servers[0]!.stats().generationRequests, 5);
+    assert.equal([0, 2, 4].reduce((n, i) => n + report.results[i]!.attempts, 0), 8);
     for (const i of [0, 4]) assert.equal(report.results[i]!.text, `completion: p${i}`);
   });
 
@@ -195,6 +214,46 @@ describe('cancel', () => {
     assert.deepEqual(report.results.map((r) => r.status), Array.from({ length: 10 }, (_, i) => (i % 2 ? 'cancelled' : 'ok')));
     assert.equal(report.summary.cancelled, 5);
     assert.deepEqual(report.results.map((r) => r.index), [...Array(10).keys()]);
+  });
+});
+
+describe('one request count: the summary, the rows and the servers agree', () => {
+  /** Requests the servers received (a request written just before a cancel may land after the run ends). */
+  const received = async (sims: { servers: { stats(): { generationRequests: number } }[] }[], expected: number): Promise<number> => {
+    const count = () => sims.flatMap((s) => s.servers).reduce((n, s) => n + s.stats().generationRequests, 0);
+    for (const until = performance.now() + 5_000; count() !== expected && performance.now() < until; ) await sleep(20);
+    return count();
+  };
+
+  it('after a cancel with hundreds of requests in flight or queued', async () => {
+    const sim = await fx.sim(2, { ttftMs: 40 });
+    const run = scatterGather(fx.pool(sim.endpoints, { concurrency: 64 }), prompts(2_000), { batch: false, maxTokens: 5 });
+    let finished = 0;
+    run.on('result', (r) => {
+      if (r.ok && ++finished === 300) run.cancel();
+    });
+    const report = await run.done;
+    assert.equal(report.cancelled, true);
+    const carried = report.results.reduce((n, r) => n + r.attempts, 0);
+    assert.ok(report.results.some((r) => r.status === 'cancelled' && r.attempts === 1), 'prompts cut off in flight count the request that carried them');
+    assert.ok(report.results.some((r) => r.status === 'cancelled' && r.attempts === 0), 'prompts never sent count none');
+    assert.equal(report.summary.generationRequests, carried, 'the summary counts what the rows count');
+    assert.equal(await received([sim], carried), carried, 'the servers received what the rows count');
+  });
+
+  it('after retries and failovers from a failing endpoint, hedges of a hung one, and a refused port', async () => {
+    const live = await fx.sim(2, { ttftMs: 20 });
+    const hung = await fx.sim(1, { ttftMs: 60_000 });
+    const failing = await fx.sim(1, { faultRate: 1, faultStatus: 503 });
+    const refused = { host: '127.0.0.1', port: await closedPort(), tags: {} };
+    const pool = fx.pool([...live.endpoints, ...hung.endpoints, ...failing.endpoints, refused], { retry: FAST_RETRY, hedgeMinMs: 100, concurrency: 8 });
+    const report = await scatterGather(pool, prompts(200), { batch: false, maxTokens: 5 }).done;
+    assert.equal(report.summary.ok, 200);
+    const carried = report.results.reduce((n, r) => n + r.attempts, 0);
+    assert.ok(report.results.some((r) => r.attempts > 1), 'some prompts were carried more than once (a retry, a hedge, a failover)');
+    assert.equal(report.summary.generationRequests, carried);
+    // A refused connection carried nothing: counted neither by us nor, of course, by any server.
+    assert.equal(await received([live, hung, failing], carried), carried);
   });
 });
 

@@ -30,8 +30,6 @@ interface Group {
   failures: number;
   retries: number;
   refusals: number;
-  /** HTTP requests that carried these prompts. */
-  attempts: number;
   firstTryAt: number;
   /** What the last endpoint that failed them said. */
   lastError: string | null;
@@ -69,6 +67,10 @@ class Flight implements SendCall, SendSink {
 
   sent(endpoint: string, path: string): void {
     this.owner.ctx.sent(endpoint, path);
+  }
+
+  onCarried(i: number): void {
+    this.owner.carried(this.group.slots[i]!);
   }
 
   note(message: string): void {
@@ -139,7 +141,9 @@ class Dispatcher {
   /** Initial groups not yet sent (individual: made lazily from `cursor`), and groups sent back (first). */
   private readonly initial: Group[];
   private cursor = 0;
-  private readonly again: Group[] = [];
+  private again: Group[] = [];
+  /** Round-robin lists waiting for their endpoint to have room, by endpoint slot. */
+  private readonly queued = new Map<number, Group[]>();
   private readonly active = new Set<Flight>();
   private readonly hedging = new Set<Flight>();
   private readonly route: RouteStrategy;
@@ -168,6 +172,8 @@ class Dispatcher {
   private readonly stragglers: Stragglers;
   private readonly results: PromptResult[] | null;
   private readonly offset: number;
+  /** HTTP requests written that carried each prompt (retries, failovers and hedges included), by index from `offset`. */
+  private readonly tries: Uint32Array;
   private finished = false;
   /** Every endpoint is benched: the pump sleeps until the first may be probed again. */
   private benchTimer: NodeJS.Timeout | undefined;
@@ -186,6 +192,7 @@ class Dispatcher {
     this.load = new Map(this.members.map((m) => [m.slot, 0]));
     this.pending = slots.length;
     this.offset = slots[0]?.index ?? 0;
+    this.tries = new Uint32Array(slots.length);
     this.results = collect ? new Array(slots.length) : null;
     this.stragglers = new Stragglers(plan.pool.options, plan.ctx, Boolean(plan.gen.stream));
     this.route = plan.pool.options.route;
@@ -201,7 +208,7 @@ class Dispatcher {
   }
 
   private group(slots: Slot[], home: Member | null): Group {
-    return { slots, home, tried: new Set(), failures: 0, retries: 0, refusals: 0, attempts: 0, firstTryAt: 0, lastError: null };
+    return { slots, home, tried: new Set(), failures: 0, retries: 0, refusals: 0, firstTryAt: 0, lastError: null };
   }
 
   /** The next group to send: those sent back first, then the initial ones in order. */
@@ -303,14 +310,39 @@ class Dispatcher {
     return this.again.length > 0 || (this.shape !== 'chat' ? this.initial.length > 0 : this.cursor < this.slots.length);
   }
 
+  /** A list waits for its endpoint to have room. */
+  private queueFor(home: Member, group: Group): void {
+    let queue = this.queued.get(home.slot);
+    if (!queue) this.queued.set(home.slot, (queue = []));
+    queue.push(group);
+  }
+
+  /**
+   * Lists waiting for an endpoint go back to the queue, in order, once it has room (those it has no room
+   * for come back here), or when it no longer takes requests (they are sent elsewhere, as a failover's are).
+   */
+  private release(): void {
+    const now = performance.now();
+    for (const [slot, queue] of this.queued) {
+      if (this.full(slot) && this.plan.pool.admits(slot, now) === 'yes') continue;
+      this.queued.delete(slot);
+      this.again = queue.concat(this.again);
+    }
+  }
+
   /** Starts groups while the pool's concurrency allows. */
   private pump(): void {
+    this.release();
     const limit = this.plan.pool.options.concurrency;
     while (!this.finished && this.active.size < limit) {
       const group = this.next();
       if (!group) return;
       if (group.slots.every((s) => this.isSettled(s))) continue;
       const pick = this.pick(group);
+      if (pick === 'home') {
+        this.queueFor(group.home!, group);
+        continue;
+      }
       if (pick === 'busy') {
         // Every endpoint has its lists: the next one goes to whichever finishes first.
         this.again.unshift(group);
@@ -339,11 +371,15 @@ class Dispatcher {
    * healthy one it has not failed on, else one it failed on before that is healthy again; a benched
    * endpoint whose cool-down is over may be probed. None: every endpoint is benched.
    */
-  private pick(group: Group): { member: Member; probe: boolean } | 'busy' | null {
+  private pick(group: Group): { member: Member; probe: boolean } | 'busy' | 'home' | null {
     const pool = this.plan.pool;
     const now = performance.now();
     const home = group.home;
-    if (home && !group.tried.has(home.slot) && pool.admits(home.slot, now) === 'yes' && !this.full(home) && !this.overloaded(home)) return { member: home, probe: false };
+    if (home && !group.tried.has(home.slot) && pool.admits(home.slot, now) === 'yes') {
+      if (!this.full(home.slot) && !this.overloaded(home)) return { member: home, probe: false };
+      // Round-robin: a list waits for its own endpoint (prompt i goes to endpoint i mod n).
+      if (this.route === 'round-robin') return 'home';
+    }
     let best: Member | undefined;
     let bestScore = Infinity;
     let probe: Member | undefined;
@@ -351,7 +387,7 @@ class Dispatcher {
     for (const m of this.members) {
       const admits = pool.admits(m.slot, now);
       if (admits === 'no') continue;
-      if (this.full(m)) {
+      if (this.full(m.slot)) {
         busy = true;
         continue;
       }
@@ -375,9 +411,17 @@ class Dispatcher {
     return mine === undefined ? 1 : mine / (this.paceSum / this.paces.size);
   }
 
-  /** A routed batch run keeps at most BATCHES_PER_ENDPOINT lists on an endpoint, so the queue goes to whoever is free. */
-  private full(m: Member): boolean {
-    return this.shape !== 'chat' && this.route !== 'round-robin' && (this.flights.get(m.slot) ?? 0) >= BATCHES_PER_ENDPOINT;
+  /**
+   * Whether an endpoint has batch work enough. Routed: BATCHES_PER_ENDPOINT lists, so the queue goes to
+   * whoever is free. Round-robin: two full lists' worth of prompts (at least one list) — more than a
+   * server runs at once, so it never waits for work, while the rest of its lists wait here, not in its
+   * queue: the answers in flight (and the client's memory) stay proportional to the swarm, not to the input.
+   */
+  private full(slot: number): boolean {
+    if (this.shape === 'chat') return false;
+    const flights = this.flights.get(slot) ?? 0;
+    if (this.route !== 'round-robin') return flights >= BATCHES_PER_ENDPOINT;
+    return flights > 0 && this.load.get(slot)! >= BATCHES_PER_ENDPOINT * this.plan.pool.options.maxPromptsPerRequest;
   }
 
   /** Prefix-aware routing gives way when the prefix's endpoint holds far more than its share. */
@@ -394,7 +438,6 @@ class Dispatcher {
     }
     if (probe) pool.startProbe(member.slot);
     const now = performance.now();
-    group.attempts++;
     group.firstTryAt ||= now;
     const timeout = this.shape === 'chat' ? pool.options.timeoutMs : pool.batchTimeoutMs(group.slots.length * (gen.n ?? 1));
     const flight = new Flight(this, group, member, probe, now, Boolean(gen.stream), now + timeout);
@@ -420,7 +463,7 @@ class Dispatcher {
       this.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);
     }
     if (this.isSettled(slot)) return;
-    this.settle(answeredResult(slot, flight.member.id, flight.group.attempts, answer, times, flight.ownUsage, this.ctx, this.plan.gen));
+    this.settle(answeredResult(slot, flight.member.id, this.attemptsOf(slot), answer, times, flight.ownUsage, this.ctx, this.plan.gen));
   }
 
   /** A note from the pool, told to the run once. */
@@ -432,7 +475,7 @@ class Dispatcher {
 
   promptError(flight: Flight, i: number, failure: RequestFailure): void {
     const slot = flight.group.slots[i]!;
-    if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, this.ctx.now(), flight.member.id, flight.group.attempts, this.ctx.since(flight.startedAt)));
+    if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', failure.message, this.ctx.now(), flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
   }
 
   private succeeded(flight: Flight): void {
@@ -628,6 +671,15 @@ class Dispatcher {
     }
   }
 
+  /** A generation request carrying this prompt was written. */
+  carried(slot: Slot): void {
+    this.tries[slot.index - this.offset]!++;
+  }
+
+  private attemptsOf(slot: Slot): number {
+    return this.tries[slot.index - this.offset]!;
+  }
+
   private isSettled(slot: Slot): boolean {
     return this.plan.ctx.isSettled(slot.index);
   }
@@ -640,17 +692,25 @@ class Dispatcher {
 
   private failSlots(slots: readonly Slot[], flight: Flight, error: string): void {
     const at = this.plan.ctx.now();
-    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, flight.member.id, flight.group.attempts, this.ctx.since(flight.startedAt)));
+    for (const slot of slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
   }
 
   private failGroup(group: Group, error: string): void {
     const at = this.plan.ctx.now();
-    for (const slot of group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, null, group.attempts));
+    for (const slot of group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, null, this.attemptsOf(slot)));
   }
 
-  /** Cancelled: every request is aborted and the run settles what is left at once. */
+  /**
+   * Cancelled: every request is aborted, and every prompt still owed a result is settled at once as
+   * cancelled, with the requests that carried it (and the endpoint it was on, when it was in flight).
+   */
   private cancel(): void {
-    for (const flight of this.active) flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
+    const at = this.ctx.now();
+    for (const flight of this.active) {
+      flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
+      for (const slot of flight.group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
+    }
+    for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, null, this.attemptsOf(slot)));
     this.finish();
     clearTimeout(this.grace);
     this.resolve(this.results ?? []);

@@ -87,6 +87,8 @@ export interface SendSink {
   /** `own`: the usage covers one prompt alone, so it is that prompt's. */
   onUsage(usage: Usage, own: boolean): void;
   onGap(ms: number): void;
+  /** A generation request carrying prompt `i` was written (once per request: retries, halves and keys renewed each count). */
+  onCarried(i: number): void;
 }
 
 /** Model lookups in flight at once over the swarm. */
@@ -511,11 +513,12 @@ export class SwarmPool {
     const finish = (answer: Answer): Answer => (shape === 'batch' ? renderedAnswer(answer, rendering) : answer);
     const path = shape === 'chat' ? '/v1/chat/completions' : batchPath(rendering);
     const client = this.clients[member.slot]!;
+    const meter = carrying(call, sink, offset, prompts.length);
     if (!stream) {
       const timeout = shape === 'chat' ? this.options.timeoutMs : this.batchTimeoutMs(prompts.length * n);
       // vLLM sends an unstreamed answer's headers once it is generated: from then on the endpoint has answered.
       const onHeaders = call.onActivity && ((at: number) => call.onActivity!(at));
-      const ex = await client.json('POST', path, body, timeout, call.signal, { onHeaders, meter: call, maxBytes: responseCap(prompts, n, maxTokens) });
+      const ex = await client.json('POST', path, body, timeout, call.signal, { onHeaders, meter, maxBytes: responseCap(prompts, n, maxTokens) });
       const answers = shape === 'chat' ? [readChat(ex.body, n)] : chatBatch ? readChatBatch(ex.body, prompts.length) : readCompletions(ex.body, prompts.length, n);
       const usage = readUsage(ex.body);
       if (usage) sink.onUsage(usage, prompts.length === 1);
@@ -538,7 +541,7 @@ export class SwarmPool {
     }, (t) => {
       times = t;
       call.onActivity?.(t.firstByteAt);
-    }, call);
+    }, meter);
     // No [DONE] (a proxy cut the tail, a server that never sends it): fine when every choice finished; else the rest was lost.
     if (!done && !answers.allFinished) throw new RequestFailure('reset', `the event stream of ${path} ended before [DONE]`);
     answers.end();
@@ -547,7 +550,7 @@ export class SwarmPool {
 
   /** `POST /v1/embeddings` with the list (grouped and capped as batches are); each vector reaches `sink` as an answer. */
   private async embed(member: Member, model: string, inputs: readonly string[], call: SendCall, sink: SendSink): Promise<void> {
-    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal, { meter: call });
+    const ex = await this.clients[member.slot]!.json('POST', '/v1/embeddings', embeddingsBody(inputs, model), this.batchTimeoutMs(inputs.length), call.signal, { meter: carrying(call, sink, 0, inputs.length) });
     const times = { sentAt: ex.sentAt, firstByteAt: ex.firstByteAt };
     const usage = readUsage(ex.body);
     if (usage) sink.onUsage(usage, inputs.length === 1);
@@ -616,6 +619,7 @@ function shifted(sink: SendSink, offset: number): SendSink {
     onPromptError: (i, failure) => sink.onPromptError(offset + i, failure),
     onUsage: (usage, own) => sink.onUsage(usage, own),
     onGap: (ms) => sink.onGap(ms),
+    onCarried: (i) => sink.onCarried(offset + i),
   };
 }
 
@@ -626,6 +630,17 @@ function picked(sink: SendSink, kept: readonly number[]): SendSink {
     onPromptError: (i, failure) => sink.onPromptError(kept[i]!, failure),
     onUsage: (usage, own) => sink.onUsage(usage, own),
     onGap: (ms) => sink.onGap(ms),
+    onCarried: (i) => sink.onCarried(kept[i]!),
+  };
+}
+
+/** The run's meter for a generation request carrying `count` prompts from `offset`: each is told it was carried. */
+function carrying(call: SendCall, sink: SendSink, offset: number, count: number): Meter {
+  return {
+    sent(endpoint, path) {
+      call.sent(endpoint, path);
+      for (let i = 0; i < count; i++) sink.onCarried(offset + i);
+    },
   };
 }
 

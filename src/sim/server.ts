@@ -200,7 +200,9 @@ export class SimServer {
     if (this.faults.isDead) return void req.socket.resetAndDestroy();
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!;
-    res.once('finish', () => this.context.metrics.recordHttp(method, path, res.statusCode));
+    // Counted when the exchange ends, however: prometheus-fastapi-instrumentator records a request whose
+    // client went away too (in its `finally`, as 500 when no response had started).
+    res.once('close', () => this.context.metrics.recordHttp(method, path, res.headersSent ? res.statusCode : 500));
     // vLLM's auth middleware answers exactly this, before routing.
     if (this.options.apiKey && path.startsWith('/v1') && req.headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return sendJson(res, 401, { error: 'Unauthorized' });

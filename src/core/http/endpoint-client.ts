@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { Pool } from './undici-pool.ts';
+import { Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
 import { pathUnder } from './base-url.ts';
 import type { Credential, IssuedKey } from './credential.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
@@ -14,7 +14,7 @@ import { readEvents } from './sse.ts';
 export interface Route {
   readonly kind: 'direct' | 'forward' | 'socks';
   readonly origin: string;
-  readonly connect?: Pool.Options['connect'];
+  readonly connect?: PoolOptions['connect'];
   /** What carries it, for logs and the tree: `ssh forward 127.0.0.1:41234`, `socks 127.0.0.1:1080`. */
   readonly via?: string;
   /** A service's base URL path (`/path/v1`): every request goes under it (see pathUnder). */
@@ -64,7 +64,7 @@ export interface StreamTimes {
 export class EndpointClient {
   /** Made on first use and dropped by `release`: 10,000 endpoints' pools, most of them down, held ~500 MB. */
   private dispatcher: Pool | null = null;
-  private readonly poolOptions: Pool.Options;
+  private readonly poolOptions: PoolOptions;
   private readonly viaForward: boolean;
   private readonly basePath: string;
   private readonly jsonHeaders: Record<string, string>;
@@ -166,16 +166,17 @@ export class EndpointClient {
   /**
    * One request with the current key. A 401 on the API once the key has worked means it expired:
    * the credential fetches a fresh one (once, shared by every request refused at the same time) and
-   * the request goes again with it. The meter counts every request that left.
+   * the request goes again with it. The meter counts every request that left: once written whole.
    */
   private async request(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal: RequestSignal | undefined, meter: Meter | undefined, countAs?: string): Promise<{ res: Dispatcher.ResponseData; sentAt: number; key: IssuedKey | undefined }> {
     if (this.denial) throw this.refusal();
     const api = isApiPath(path);
     for (let again = true; ; again = false) {
       const key = this.credential ? await this.credential.current() : undefined;
-      meter?.sent(this.id, countAs ?? path);
+      const options: WrittenOptions = this.options(method, path, payload, headersMs, bodyMs, signal, key);
+      if (meter) options.onWritten = () => meter.sent(this.id, countAs ?? path);
       const sentAt = performance.now();
-      const res = await this.pool.request(this.options(method, path, payload, headersMs, bodyMs, signal, key));
+      const res = await this.pool.request(options);
       if (api && key && res.statusCode === 401 && again && (await this.credential!.refused(key.issue))) {
         await res.body.dump();
         continue;

@@ -4,8 +4,25 @@
 // (Object.assign(Dispatcher.prototype, api)); undici is pinned exactly, so these paths hold.
 import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
 import api from 'undici/lib/api/index.js';
-import Pool from 'undici/lib/dispatcher/pool.js';
+import UndiciPool from 'undici/lib/dispatcher/pool.js';
 
 Object.assign(Dispatcher.prototype, api);
 
-export { Pool };
+/** `pool.request` options, with a call for the moment the request was written whole to its connection. */
+export type WrittenOptions = Dispatcher.RequestOptions & { onWritten?: () => void };
+
+/**
+ * undici's Pool, telling when a request has left: its handler's `onRequestSent`, which undici calls
+ * once the body is written (the request API's own handler has none). A request counted then is one
+ * the server received — not one aborted while queued or connecting, nor one to a refused port — so
+ * a run's request count agrees with the servers' after a cancel, a hedge or a dead endpoint.
+ */
+export class Pool extends UndiciPool {
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const onWritten = (options as WrittenOptions).onWritten;
+    if (onWritten) (handler as { onRequestSent?: () => void }).onRequestSent = onWritten;
+    return super.dispatch(options, handler);
+  }
+}
+
+export type PoolOptions = UndiciPool.Options;
