@@ -362,7 +362,7 @@ export class SwarmPool {
   version(slot: number, meter?: Meter): Promise<string | null> {
     let pending = this.versions.get(slot);
     if (!pending) {
-      pending = this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, { meter }).then(
+      pending = this.lookupLimit(() => this.clients[slot]!.json<{ version?: unknown }>('GET', '/version', undefined, this.options.lookupTimeoutMs, undefined, { meter })).then(
         ({ body }) => (typeof body.version === 'string' ? body.version : null),
         () => null,
       );

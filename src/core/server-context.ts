@@ -15,9 +15,16 @@ export interface ServerContext {
   reason: string | null;
 }
 
-/** Asks every endpoint's `GET /version` now (once per endpoint for the pool's life), each request counted by `meter` (the run it goes with). */
+/** Asks every endpoint that is up its `GET /version` (once per endpoint for the pool's life), each request counted by `meter` (the run it goes with). */
 export function askVersions(pool: SwarmPool, meter?: Meter): Promise<Array<string | null>> {
-  return Promise.all(pool.endpoints.map((s) => pool.version(s.slot, meter)));
+  // Only endpoints that answered their model lookup (the run's own, shared): 9,990 down ones of 10,000
+  // would each cost a refused request, and a connection pool made again after it was let go.
+  return Promise.all(
+    pool.endpoints.map(async (s) => {
+      await pool.lookupModels(s.slot, meter);
+      return s.status === 'up' ? pool.version(s.slot, meter) : null;
+    }),
+  );
 }
 
 /** Every endpoint of the pool as it is now, with the versions askVersions got (in the pool's endpoint order). */

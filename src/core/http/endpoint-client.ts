@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
+import { Client, Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
 import { pathUnder } from './base-url.ts';
 import type { Credential, IssuedKey } from './credential.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
@@ -63,7 +63,9 @@ export interface StreamTimes {
  */
 export class EndpointClient {
   /** Made on first use and dropped by `release`: 10,000 endpoints' pools, most of them down, held ~500 MB. */
-  private dispatcher: Pool | null = null;
+  private dispatcher: Pool | Client | null = null;
+  /** The endpoint has answered a request (any status): it gets a Pool from now on. */
+  private answered = false;
   private readonly poolOptions: PoolOptions;
   private readonly viaForward: boolean;
   private readonly basePath: string;
@@ -94,8 +96,18 @@ export class EndpointClient {
 
   private readonly origin: string;
 
-  private get pool(): Pool {
-    return (this.dispatcher ??= new Pool(this.origin, this.poolOptions));
+  /**
+   * The dispatcher for the next request. Until the endpoint first answers, one connection (undici's
+   * Client): a Pool's request queue alone is a 16 KB array — 160 MB, and most of a start's garbage
+   * collection, for 10,000 endpoints of which most are down. Once it has answered, a Pool with the
+   * connections a run needs; the first connection finishes what it carries and closes.
+   */
+  private get pool(): Pool | Client {
+    const current = this.dispatcher;
+    if (current && (current instanceof Pool || !this.answered)) return current;
+    if (current) void current.close().catch(() => undefined);
+    const { connections: _, ...one } = this.poolOptions;
+    return (this.dispatcher = this.answered ? new Pool(this.origin, this.poolOptions) : new Client(this.origin, one));
   }
 
   /** Lets go of the connections' memory (the endpoint is down and nothing is in flight to it); the next request makes them again. */
@@ -177,6 +189,7 @@ export class EndpointClient {
       if (meter) options.onWritten = () => meter.sent(this.id, countAs ?? path);
       const sentAt = performance.now();
       const res = await this.pool.request(options);
+      this.answered = true;
       if (api && key && res.statusCode === 401 && again && (await this.credential!.refused(key.issue))) {
         await res.body.dump();
         continue;

@@ -3,6 +3,10 @@ declare module 'undici/lib/dispatcher/pool.js' {
   import { Pool } from 'undici';
   export = Pool;
 }
+declare module 'undici/lib/dispatcher/client.js' {
+  import { Client } from 'undici';
+  export = Client;
+}
 declare module 'undici/lib/dispatcher/dispatcher.js' {
   import { Dispatcher } from 'undici';
   export = Dispatcher;
