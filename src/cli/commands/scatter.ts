@@ -22,9 +22,10 @@ import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, templateFlag, type GenerationFlags, type SwarmFlags, type TemplateFlag } from '../options.ts';
 import { watchRun } from '../progress.ts';
+import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags , DetachFlags {
   prompts?: string;
   batch: boolean;
   stream?: boolean;
@@ -54,8 +55,10 @@ export function scatterCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
+    if (flags.detach) return detach('scatter', flags);
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
     const { plan, lock } = await planOf(flags);

@@ -1,0 +1,56 @@
+import { readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { Command } from 'commander';
+import { mergeShards, MergeError } from '../../core/index.ts';
+import { CliError, EXIT } from '../exit.ts';
+import { printable } from '../format.ts';
+import { checkOutPath } from '../output.ts';
+
+interface MergeFlags {
+  out: string;
+  incomplete?: boolean;
+}
+
+export function mergeCommand(): Command {
+  return new Command('merge')
+    .usage('--out FILE [SHARD_FILE…] [options]')
+    .description("merge a sharded run's results files into one, in input order (default: the FILE.shard-R-of-S.jsonl files beside --out)")
+    .argument('[shards...]', "the shards' results files")
+    .requiredOption('--out <file>', 'the merged results file')
+    .option('--incomplete', 'merge what there is when a shard is missing or unfinished (its prompts get no row; exit 1)')
+    .action(async (given: string[], flags: MergeFlags) => {
+      const files = given.length ? given : shardFilesBeside(flags.out);
+      if (!files.length) throw new CliError(`no shard files given, and none like ${printable(shardPattern(flags.out))} beside ${printable(flags.out)}`);
+      await checkOutPath(flags.out, files.map((f) => ['shard', f] as [string, string]));
+      let report;
+      try {
+        report = mergeShards(flags.out, files, { incomplete: Boolean(flags.incomplete) });
+      } catch (err) {
+        throw err instanceof MergeError ? new CliError(`merge: ${err.message}`) : err;
+      }
+      const int = (n: number) => n.toLocaleString('en-US');
+      process.stderr.write(`merged ${files.length} shard(s): ${int(report.rows)} rows in input order to ${printable(flags.out)}${report.missing ? `; ${int(report.missing)} prompts have no row` : ''}${report.notOk ? `; ${int(report.notOk)} not ok` : ''}\n`);
+      process.exitCode = report.missing || report.notOk ? EXIT.failed : EXIT.ok;
+    });
+}
+
+const shardPattern = (out: string) => `${basename(out).replace(/\.jsonl$/, '')}.shard-R-of-S${out.endsWith('.jsonl') ? '.jsonl' : ''}`;
+
+/** `results.shard-0-of-4.jsonl` … beside `results.jsonl`, by rank. */
+function shardFilesBeside(out: string): string[] {
+  const name = basename(out);
+  const stem = name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : name;
+  const ext = name.endsWith('.jsonl') ? '.jsonl' : '';
+  const re = new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.shard-(\\d+)-of-(\\d+)${ext.replace('.', '\\.')}$`);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(out) || '.');
+  } catch {
+    return [];
+  }
+  return names
+    .map((n) => ({ n, m: re.exec(n) }))
+    .filter((x) => x.m)
+    .sort((a, b) => Number(a.m![1]) - Number(b.m![1]))
+    .map((x) => join(dirname(out), x.n));
+}
