@@ -10,7 +10,7 @@ import { watchRun } from '../progress.ts';
 import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags , DetachFlags {
+interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags {
   prompt: string;
   aggregate?: AggregateName;
   k: number;

@@ -9,7 +9,7 @@ import { watchRun } from '../progress.ts';
 import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface EmbedFlags extends SwarmFlags, ReachFlags , DetachFlags {
+interface EmbedFlags extends SwarmFlags, ReachFlags, DetachFlags {
   prompts: string;
   out?: string;
   quiet?: boolean;

@@ -77,7 +77,7 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
       process.exitCode = reply.exitCode ?? EXIT.failed;
       return;
     }
-    const where = remote ? ` --via ${flags.via}` : flags.runsDir ? ` --runs-dir ${flags.runsDir}` : '';
+    const where = `${remote ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
     process.stdout.write(`${id}\n`);
     process.stderr.write(`detached run ${id} on ${place.label} (pid ${reply.pid}, ${reply.folder}): swarm attach ${id}${where}\n`);
   } finally {

@@ -6,7 +6,7 @@ import { posix } from 'node:path';
 import { runsRoot, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { cancelHere, runsHere, type RunView } from './here.ts';
-import { specPath, type RunSpec, type StartReply } from './spec.ts';
+import { specPath, type Delivery, type RunSpec, type StartReply } from './spec.ts';
 import { startDetached } from './start.ts';
 
 /** A local file the run reads (prompts, hostfile, …): where it is here and the flag it came with. */
@@ -65,9 +65,14 @@ export function localPlace(runsDir = runsRoot()): RunsPlace {
  */
 export async function remotePlace(login: SshLogin, node: string, runsDir = '.swarm-lab/runs'): Promise<RunsPlace> {
   const host = sshHost(login.commands());
-  await checkNode(host, node);
-  const cli = await installCli(host);
-  const home = await host.home();
+  const bundle = readFileSync(bundledCli(), 'utf8');
+  const cli = `.swarm-lab/cli/swarm-${createHash('sha256').update(bundle).digest('hex').slice(0, 16)}.mjs`;
+  // One round trip (each costs a remote shell): the home folder, the site's node, whether this CLI is there.
+  const probe = await host.run(['sh', '-c', PROBE, 'sh', node, cli]);
+  const [home = '', version = '', have = ''] = probe.stdout.split('\n');
+  if (probe.code !== 0 || !home.startsWith('/')) throw new CliError(`cannot look around on ${host.label}: ${probe.stderr.trim() || `exit ${probe.code}`}`, 1);
+  checkNode(host.label, node, version);
+  if (have !== 'have') await put(host, cli, bundle);
   const root = there(home, runsDir);
   const swarm = async (args: string[], input?: string) => {
     const r = await host.run([node, cli, ...args], { timeoutMs: 180_000, ...(input === undefined ? {} : { input }) });
@@ -79,14 +84,15 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
     async start(spec, inputs, keys) {
       const folder = posix.join(root, spec.id);
       const argv = [...spec.argv];
-      // Each input is copied into the run's folder and named there instead.
+      // Each input travels with the start (one round trip) and is named in the run's folder instead.
+      const files: Record<string, string> = {};
       for (const [i, input] of inputs.entries()) {
-        const name = posix.join(folder, 'inputs', `${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`);
-        await host.writeText(name, await readFile(input.path, 'utf8'));
-        argv[input.at] = `${input.prefix}${name}`;
+        const name = `inputs/${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`;
+        files[name] = await readFile(input.path, 'utf8');
+        argv[input.at] = `${input.prefix}${posix.join(folder, name)}`;
       }
-      await host.writeText(posix.join(folder, 'spec.json'), JSON.stringify({ ...spec, argv }));
-      return JSON.parse(await swarm(['run-start', folder], JSON.stringify(keys))) as StartReply;
+      const delivery: Delivery = { spec: { ...spec, argv }, files, keys };
+      return JSON.parse(await swarm(['run-start', folder], JSON.stringify(delivery))) as StartReply;
     },
     list: async (id) => JSON.parse(await swarm(['runs', '--json', '--runs-dir', root, ...(id ? [id] : [])])) as RunView[],
     cancel: async (id) => (JSON.parse(await swarm(['cancel', '--json', '--runs-dir', root, id])) as RunView[])[0]!,
@@ -97,32 +103,25 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
   };
 }
 
+/** `sh -c` on the login node with $1 = node, $2 = the CLI's path: prints the home folder, node's version (or nothing), have/missing. */
+const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2"; then echo have; else echo missing; fi';
+
 /** A path on the login node as the login shell would take it: relative to the home folder, `~/` too. */
 function there(home: string, path: string): string {
   return posix.resolve(home, path.startsWith('~/') ? path.slice(2) : path);
 }
 
 /** The site's node, version 20 or later, or one line saying what to do (exit 2). */
-async function checkNode(host: JobHost, node: string): Promise<void> {
-  const r = await host.run([node, '-e', 'process.stdout.write(process.versions.node)']);
-  if (r.code === 127 || /not found|No such file/i.test(r.stderr)) {
-    throw new CliError(`no \`${node}\` on ${host.label}: detached runs need Node.js 20 or later there (load it in the login shell's profile, e.g. \`module load nodejs\`, or give --remote-node /path/to/node)`);
-  }
-  const major = Number(/^(\d+)\./.exec(r.stdout)?.[1]);
-  if (r.code !== 0 || !(major >= 20)) throw new CliError(`\`${node}\` on ${host.label} is ${r.stdout.trim() ? `Node.js ${r.stdout.trim()}` : `not Node.js (${r.stderr.trim() || `exit ${r.code}`})`}; detached runs need 20 or later (give --remote-node /path/to/node)`);
+function checkNode(label: string, node: string, version: string): void {
+  if (!version) throw new CliError(`no \`${node}\` on ${label}: detached runs need Node.js 20 or later there (load it in the login shell's profile, e.g. \`module load nodejs\`, or give --remote-node /path/to/node)`);
+  const major = Number(/^(\d+)\./.exec(version)?.[1]);
+  if (!(major >= 20)) throw new CliError(`\`${node}\` on ${label} is Node.js ${version}; detached runs need 20 or later (give --remote-node /path/to/node)`);
 }
 
-/** Copies this CLI's one bundled file to the login node unless that version is there already; returns its path there. */
-async function installCli(host: JobHost): Promise<string> {
-  const bundle = bundledCli();
-  const text = readFileSync(bundle, 'utf8');
-  const path = `.swarm-lab/cli/swarm-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`;
-  if ((await host.run(['test', '-f', path])).code === 0) return path;
-  // Written beside, then renamed: a copy cut short is never run.
-  await host.writeText(`${path}.tmp`, text);
-  const moved = await host.run(['mv', '-f', `${path}.tmp`, path]);
-  if (moved.code !== 0) throw new CliError(`cannot put the CLI in place on ${host.label}: ${moved.stderr.trim()}`, 1);
-  return path;
+/** Writes a file on the login node in one round trip: beside, then renamed, so a copy cut short is never used. */
+async function put(host: JobHost, path: string, text: string): Promise<void> {
+  const r = await host.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1"', 'sh', path], { input: text });
+  if (r.code !== 0) throw new CliError(`cannot copy the CLI to ${path} on ${host.label}: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
 }
 
 /** The one file the CLI is bundled into (dist/cli.js; its npm packages are inlined), found from the running script. */

@@ -33,3 +33,10 @@ export interface StartReply {
 }
 
 export const specPath = (folder: string) => join(folder, SPEC_FILE);
+
+/** What the client hands the starter on the login node, on its standard input: the spec, the input files (by name in the run's folder), the keys. */
+export interface Delivery {
+  spec: RunSpec;
+  files: Record<string, string>;
+  keys: Record<string, string>;
+}

@@ -35,9 +35,14 @@ export const STATUS_FILE = 'status.json';
 
 /** Replaces the status file whole; synchronous, so it also works from an exit handler. */
 export function writeStatus(path: string, status: RunStatus): void {
+  replaceJson(path, status);
+}
+
+/** Writes `value` as JSON beside `path` and renames it over: a reader sees the old file or the new one, whole. */
+export function replaceJson(path: string, value: unknown): void {
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    writeFileSync(tmp, `${JSON.stringify(status)}\n`);
+    writeFileSync(tmp, `${JSON.stringify(value)}\n`);
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
