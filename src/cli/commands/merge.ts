@@ -41,16 +41,18 @@ function shardFilesBeside(out: string): string[] {
   const name = basename(out);
   const stem = name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : name;
   const ext = name.endsWith('.jsonl') ? '.jsonl' : '';
-  const re = new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.shard-(\\d+)-of-(\\d+)${ext.replace('.', '\\.')}$`);
+  // A shard's results file, or the description a shard writes as it starts (a killed one has no results file).
+  const re = new RegExp(`^${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.shard-(\\d+)-of-(\\d+)${ext.replace('.', '\\.')}(?:\\.shard\\.json)?$`);
   let names: string[];
   try {
     names = readdirSync(dirname(out) || '.');
   } catch {
     return [];
   }
-  return names
-    .map((n) => ({ n, m: re.exec(n) }))
-    .filter((x) => x.m)
-    .sort((a, b) => Number(a.m![1]) - Number(b.m![1]))
-    .map((x) => join(dirname(out), x.n));
+  const found = new Map<string, number>();
+  for (const n of names) {
+    const m = re.exec(n);
+    if (m) found.set(join(dirname(out), n.replace(/\.shard\.json$/, '')), Number(m[1]));
+  }
+  return [...found].sort((a, b) => a[1] - b[1]).map(([file]) => file);
 }

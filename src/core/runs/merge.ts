@@ -12,6 +12,9 @@ export class MergeError extends Error {
   override name = 'MergeError';
 }
 
+/** A shard that began but never finished its file (killed): its rows are in its `.partial`. */
+class UnfinishedShard extends MergeError {}
+
 /** One shard's results file as merging reads it: where each of its rows is. */
 interface ShardRows {
   file: string;
@@ -43,8 +46,15 @@ const OK = Buffer.from('ok"');
  * merged file is written beside the target, synced, renamed over it and read back, as every results file is.
  */
 export function mergeShards(out: string, files: readonly string[], options: { incomplete?: boolean } = {}): MergeReport {
-  const shards = files.map(openShard);
+  const shards: ShardRows[] = [];
   try {
+    for (const file of files) {
+      try {
+        shards.push(openShard(file));
+      } catch (err) {
+        if (!(err instanceof UnfinishedShard && options.incomplete)) throw err;
+      }
+    }
     const first = shards[0];
     if (!first) throw new MergeError('no shard files given');
     const { shards: count, prompts, endpoints, promptsSha256 } = first.info;
@@ -88,6 +98,7 @@ function openShard(file: string): ShardRows {
   try {
     fd = openSync(file, 'r');
   } catch (err) {
+    if (existsSync(partialPathOf(file))) throw new UnfinishedShard(`shard ${info.rank} of ${info.shards} is unfinished: its rows so far are in ${partialPathOf(file)} (resume that shard alone: swarm scatter --resume FILE --shards ${info.shards} --shard ${info.rank} with the same --hostfile and --prompts)`);
     throw new MergeError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   let offsets = new Float64Array(1024);
