@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -101,6 +101,36 @@ describe('detached runs on this machine', () => {
     assert.deepEqual([runs.at(-1)!.live, runs.at(-1)!.exitCode], ['finished', 2]);
   });
 
+  it('a run killed with SIGKILL is seen as died: attach says where its rows are and exits 1; --resume completes them', async () => {
+    const p = await writeText(dir, 'p4.txt', prompts(300));
+    const out = join(dir, 'killed.jsonl');
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--out', out, '--no-batch', '--concurrency', '2', '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const [running] = await waitFor(async () => {
+      const runs = JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[];
+      return runs[0]!.ok >= 10 ? runs : undefined;
+    }, 30_000, 'ten results');
+    process.kill(running!.pid, 'SIGKILL');
+    await waitFor(() => (existsSync(`/proc/${running!.pid}`) ? undefined : true), 10_000, 'the run to be gone');
+    const [dead] = JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[];
+    assert.equal(dead!.live, 'died');
+    const attached = await runCli(['attach', id], { env });
+    assert.equal(attached.code, 1);
+    assert.match(attached.stderr, new RegExp(`run ${id} died \\(its process ${running!.pid} on .* is gone before it ended\\): its finished rows are in .*killed\\.jsonl\\.partial`));
+    const resumed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--resume', out, '--quiet'], { timeoutMs: 60_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assertInOrder(jsonLines(await readFile(out, 'utf8')), 300);
+  });
+
+  it('a pattern command detached: attach prints its outcome', async () => {
+    const started = await runCli(['reduce', '--hostfile', sim.hostfile, '--prompt', 'say hi', '--reduce-prompt', 'merge {responses}', '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const attached = await runCli(['attach', started.stdout.trim()], { env });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stdout, /^completion: merge completion: say hi/);
+  });
+
   it('an unknown run id is bad input', async () => {
     const r = await runCli(['attach', '20990101-000000-abcdef'], { env });
     assert.equal(r.code, 2);
@@ -153,6 +183,7 @@ describe('detached runs on a login node (a real sshd on loopback)', { skip: have
     client.stderr!.on('data', (d: Buffer) => (seen += d));
     await waitFor(() => (status().ok >= 20 ? true : undefined), 60_000, 'twenty results');
     client.kill('SIGKILL');
+    await waitFor(() => (sshd.busy().length === 0 ? true : undefined), 60_000, 'no command running in a session');
     await sshd.kill();
     for (const pid of masters(sshd.port)) process.kill(pid, 'SIGKILL');
     const before = status().done;
