@@ -98,6 +98,9 @@ describe('shards by hand and swarm merge', () => {
     assert.equal(merged.code, 0, merged.stderr);
     assert.match(merged.stderr, /^merged 3 shard\(s\): 103 rows in input order to /m);
     assertMerged(await readFile(out, 'utf8'), 103, sim.endpoints);
+    // What answered each shard, together beside the merged file.
+    const servers = JSON.parse(await readFile(`${out}.servers.json`, 'utf8')) as Array<{ endpoint: string }>;
+    assert.deepEqual(servers.map((s) => s.endpoint).sort(), [...sim.endpoints].sort());
   });
 
   it('shard flags that cannot work are bad input', async () => {

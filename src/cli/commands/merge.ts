@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Command } from 'commander';
-import { mergeShards, MergeError } from '../../core/index.ts';
+import { readFile } from 'node:fs/promises';
+import { mergeShards, MergeError, serversFileOf, writeServerContext, type ServerContext } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { checkOutPath } from '../output.ts';
@@ -28,6 +29,7 @@ export function mergeCommand(): Command {
       } catch (err) {
         throw err instanceof MergeError ? new CliError(`merge: ${err.message}`) : err;
       }
+      await mergeServerContext(flags.out, files);
       const int = (n: number) => n.toLocaleString('en-US');
       process.stderr.write(`merged ${files.length} shard(s): ${int(report.rows)} rows in input order to ${printable(flags.out)}${report.missing ? `; ${int(report.missing)} prompts have no row` : ''}${report.notOk ? `; ${int(report.notOk)} not ok` : ''}\n`);
       process.exitCode = report.missing || report.notOk ? EXIT.failed : EXIT.ok;
@@ -55,4 +57,20 @@ function shardFilesBeside(out: string): string[] {
     if (m) found.set(join(dirname(out), n.replace(/\.shard\.json$/, '')), Number(m[1]));
   }
   return [...found].sort((a, b) => a[1] - b[1]).map(([file]) => file);
+}
+
+/** What answered each shard (`<shard>.servers.json`), together beside the merged file: every endpoint of the run once. */
+async function mergeServerContext(out: string, files: readonly string[]): Promise<void> {
+  const all: ServerContext[] = [];
+  for (const file of files) {
+    const text = await readFile(serversFileOf(file), 'utf8').catch(() => undefined);
+    let context: ServerContext[];
+    try {
+      context = JSON.parse(text ?? '') as ServerContext[];
+    } catch {
+      return; // a shard without one (stopped early, or cut): no partial context is written
+    }
+    all.push(...context);
+  }
+  await writeServerContext(out, all).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
 }
