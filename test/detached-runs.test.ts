@@ -24,14 +24,16 @@ interface View {
   pid: number;
 }
 
-const prompts = (n: number) => Array.from({ length: n }, (_, i) => `question ${i} \u0007 "quoted"`).join('\n');
+/** Control characters, quotes and characters of 2, 3 and 4 bytes: a copy that splits one between two reads shows. */
+const text = (i: number) => `question ${i} \u0007 "quoted" é 日本語 🐝`;
+const prompts = (n: number) => Array.from({ length: n }, (_, i) => text(i)).join('\n');
 
 /** Every row once, in input order, each carrying its own prompt. */
 function assertInOrder(rows: Array<Record<string, any>>, n: number): void {
   assert.equal(rows.length, n);
   rows.forEach((r, i) => {
     assert.equal(r.index, i);
-    assert.equal(r.prompt, `question ${i} \u0007 "quoted"`);
+    assert.equal(r.prompt, text(i));
   });
 }
 

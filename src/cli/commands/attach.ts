@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { readSavedRows, ResumeError } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
@@ -7,6 +6,7 @@ import { claimStop, exitCode, stopped } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
 import { addPlaceOptions, openPlace, type PlaceFlags } from '../detached/detach.ts';
 import { checkId, type RunView } from '../detached/here.ts';
+import type { RunsPlace } from '../detached/place.ts';
 import { addLoginOptions } from '../detached/login-options.ts';
 import { OUTPUT_FILE } from '../detached/spec.ts';
 import { runLine } from './runs.ts';
@@ -54,7 +54,7 @@ export function attachCommand(): Command {
         run = (await place.list(id))[0]!;
       }
       if (process.stderr.isTTY && !flags.quiet) process.stderr.write('\n');
-      process.exitCode = await conclude(run, place.read.bind(place), flags.out);
+      process.exitCode = await conclude(run, place, flags.out);
     } finally {
       await place.close();
     }
@@ -62,7 +62,7 @@ export function attachCommand(): Command {
 }
 
 /** The run's end said: its summary on stderr, a pattern's outcome on stdout, the results copied; returns the exit code to give. */
-async function conclude(run: RunView, read: (path: string) => Promise<string | undefined>, out: string | undefined): Promise<number> {
+async function conclude(run: RunView, place: RunsPlace, out: string | undefined): Promise<number> {
   process.stderr.write(`${runLine(run)}\n`);
   for (const e of run.errors) process.stderr.write(`  error: ${printable(e)}\n`);
   if (run.live === 'died') {
@@ -70,13 +70,13 @@ async function conclude(run: RunView, read: (path: string) => Promise<string | u
     process.stderr.write(`run ${run.id} died (its process ${run.pid} on ${run.host} is gone before it ended):${partial}\n`);
     return EXIT.failed;
   }
-  const output = await read(`${run.folder}/${OUTPUT_FILE}`);
+  const output = await place.read(`${run.folder}/${OUTPUT_FILE}`);
   if (output) process.stdout.write(output);
   if (run.results) process.stderr.write(`results: ${run.results}\n`);
   if (out && run.results) {
-    const text = await read(run.results);
-    if (text === undefined) throw new CliError(`run ${run.id} left no results file at ${run.results}`, 1);
-    await writeFile(out, text);
+    await place.copy(run.results, out).catch((err: unknown) => {
+      throw new CliError(`cannot copy the results of run ${run.id} (${run.results}): ${(err as Error).message}`, 1);
+    });
     const rows = checkRows(out, run.total);
     process.stderr.write(`copied ${rows.toLocaleString('en-US')} rows to ${printable(out)}, in input order\n`);
   }

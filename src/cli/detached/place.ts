@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createWriteStream, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { posix } from 'node:path';
-import { runsRoot, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
+import { runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { cancelHere, runsHere, type RunView } from './here.ts';
 import { specPath, type Delivery, type RunSpec, type StartReply } from './spec.ts';
@@ -29,8 +30,10 @@ export interface RunsPlace {
   start(spec: RunSpec, inputs: readonly InputFile[], keys: Record<string, string>): Promise<StartReply>;
   list(id?: string): Promise<RunView[]>;
   cancel(id: string): Promise<RunView>;
-  /** A file of a run's (its results, output, log), whole; undefined when there is none. */
+  /** A small file of a run's (its output, log), whole; undefined when there is none. */
   read(path: string): Promise<string | undefined>;
+  /** Copies a file of a run's (its results) to `to` here, as bytes, streamed. */
+  copy(path: string, to: string): Promise<void>;
   /** A path given for that machine (`~/x`, relative to the home folder there, or absolute), made absolute. */
   path(path: string): string;
   /** The folder of run `id` there. */
@@ -52,6 +55,7 @@ export function localPlace(runsDir = runsRoot()): RunsPlace {
     list: async (id) => runsHere(root, id),
     cancel: (id) => cancelHere(root, id),
     read: (path) => readFile(resolve(root, path), 'utf8').catch(() => undefined),
+    copy: (path, to) => copyFile(resolve(root, path), to),
     path: (path) => resolve(path),
     folder: (id) => resolve(root, id),
     close: async () => {},
@@ -97,11 +101,20 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
     list: async (id) => JSON.parse(await swarm(['runs', '--json', '--runs-dir', root, ...(id ? [id] : [])])) as RunView[],
     cancel: async (id) => (JSON.parse(await swarm(['cancel', '--json', '--runs-dir', root, id])) as RunView[])[0]!,
     read: (path) => host.readText(posix.resolve(root, path)),
+    async copy(path, to) {
+      const file = createWriteStream(to);
+      const r = await login.commands().run(['cat', '--', shellWord(posix.resolve(root, path))], { stdout: file, timeoutMs: COPY_MS });
+      await finished(file).catch(() => undefined);
+      if (r.code !== 0) throw new CliError(`cannot copy ${path} from ${host.label}: ${r.stderr || `exit ${r.code}`}`, 1);
+    },
     path: (path) => there(home, path),
     folder: (id) => posix.join(root, id),
     close: () => login.close(),
   };
 }
+
+/** How long a results file may take to come over the login (a million rows: a few hundred MB). */
+const COPY_MS = 3_600_000;
 
 /** `sh -c` on the login node with $1 = node, $2 = the CLI's path: prints the home folder, node's version (or nothing), have/missing. */
 const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2"; then echo have; else echo missing; fi';
