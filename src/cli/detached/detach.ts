@@ -40,6 +40,8 @@ const CLIENT_ONLY: Record<string, boolean> = { '--detach': false, '--runs-dir': 
 const LOGIN_ONLY: Record<string, boolean> = { '--via': true, '--ssh-option': true, '--ssh-path': true, '--ssh-config': true, '--tunnel-mode': true, '--reconnect-timeout': true, '--remote-hostfile': true };
 /** Files the run reads: copied to the login node with the run. */
 const INPUTS = ['--prompts', '--hostfile', '--ca-file', '--items', '--template'];
+/** Files the run writes: with --via, paths on the login node (from its home folder, as ssh takes them; the run's own folder is its working folder). */
+const OUTPUTS = ['--out', '--resume', '--retry-failed'];
 
 /** Opens the place the flags name: the login node of --via (one login), else this machine. */
 export async function openPlace(flags: PlaceFlags): Promise<RunsPlace> {
@@ -98,6 +100,12 @@ function runArgv(given: readonly string[], remote: boolean, place: RunsPlace): {
     if (hasValue !== undefined) {
       if (flag === '--remote-hostfile' && value !== undefined) argv.push('--hostfile', place.path(value));
       if (hasValue && flag === word) i++;
+      continue;
+    }
+    if (remote && OUTPUTS.includes(flag)) {
+      const path = flag === word ? given[++i] : word.slice(eq + 1);
+      if (path === undefined) throw new CliError(`${flag} needs a value`);
+      argv.push(flag, place.path(path));
       continue;
     }
     if (!remote || !INPUTS.includes(flag) || flag !== word) {
