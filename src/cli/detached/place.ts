@@ -131,9 +131,13 @@ function checkNode(label: string, node: string, version: string): void {
   if (!(major >= 20)) throw new CliError(`\`${node}\` on ${label} is Node.js ${version}; detached runs need 20 or later (give --remote-node /path/to/node)`);
 }
 
-/** Writes a file on the login node in one round trip: beside, then renamed, so a copy cut short is never used. */
+/**
+ * Puts the CLI on the login node in one round trip: written beside, then renamed, so a copy cut
+ * short is never run; other versions are removed (a run already started has its copy loaded).
+ */
 async function put(host: JobHost, path: string, text: string): Promise<void> {
-  const r = await host.run(['sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1"', 'sh', path], { input: text });
+  const script = 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1" && for f in "$(dirname "$1")"/swarm-*.mjs; do [ "$f" = "$1" ] || rm -f "$f"; done';
+  const r = await host.run(['sh', '-c', script, 'sh', path], { input: text });
   if (r.code !== 0) throw new CliError(`cannot copy the CLI to ${path} on ${host.label}: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
 }
 
