@@ -73,14 +73,15 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
     const results = flags.resume ?? flags.retryFailed ?? flags.out;
     if (!results) argv.push('--out', `${folder}/results.jsonl`);
     const reply = await place.start({ id, argv, results: results ? place.path(results) : `${folder}/results.jsonl` }, inputs, keysFor(flags));
+    const where = `${remote ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
+    process.stdout.write(`${id}\n`);
     if (reply.state === 'finished') {
+      // Bad input, nothing reachable, or a run small enough to end before it was seen sending: its exit code, and its last lines.
       if (reply.log) process.stderr.write(`${printable(reply.log)}\n`);
-      process.stderr.write(`run ${id} ended at once (exit ${reply.exitCode})\n`);
+      process.stderr.write(`run ${id} ended at once (exit ${reply.exitCode}): swarm attach ${id}${where} shows it\n`);
       process.exitCode = reply.exitCode ?? EXIT.failed;
       return;
     }
-    const where = `${remote ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
-    process.stdout.write(`${id}\n`);
     process.stderr.write(`detached run ${id} on ${place.label} (pid ${reply.pid}, ${reply.folder}): swarm attach ${id}${where}\n`);
   } finally {
     await place.close();
