@@ -104,7 +104,9 @@ export function scatterCommand(): Command {
       if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else {
       writer = newWriter();
-      if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);
+      // (A shard whose endpoints come after the last prompt owns none: its file is empty, and whole.)
+      const why = plan.prompts.length ? `every prompt already succeeded in ${printable(out!)}` : 'this shard owns no prompt (more endpoints than prompts)';
+      if (!flags.quiet) process.stderr.write(`${why}: nothing to send\n`);
     }
     // Never exit 0 unless exactly one row per prompt is in the file on disk (stdout's reader may have left early).
     if (out || stop.reason() !== 'stdout-closed') {
