@@ -14,11 +14,19 @@ import { scatterCommand } from './commands/scatter.ts';
 import { simCommand } from './commands/sim.ts';
 import { tunnelCommand } from './commands/tunnel.ts';
 import { waitCommand } from './commands/wait.ts';
+import { attachCommand } from './commands/attach.ts';
+import { cancelCommand } from './commands/cancel.ts';
+import { mergeCommand } from './commands/merge.ts';
+import { runStartCommand } from './commands/run-start.ts';
+import { runsCommand } from './commands/runs.ts';
+import { installRunStatus } from './run-status.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
 import { installStop } from './interrupt.ts';
 
 installStop();
+// A detached run's status file, from the first moment (a run that fails on bad input says so there too).
+installRunStatus();
 
 // An option error is one line, then one usage line: the whole help would scroll the error away.
 const output = { outputError: (text: string, write: (s: string) => void) => write(printable(text)) };
@@ -32,9 +40,11 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
+
+program.addCommand(runStartCommand().configureOutput(output).exitOverride(), { hidden: true });
 
 try {
   await program.parseAsync(process.argv);

@@ -6,8 +6,9 @@ import { narrowed, runOptions, type GenerationFlags, type SwarmFlags } from './o
 import { claimResults, writeRows } from './output.ts';
 import { watchRun } from './progress.ts';
 import { openUnlessStopped, type ReachFlags } from './swarm.ts';
+import { detach, type DetachFlags } from './detached/detach.ts';
 
-export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags {
   json?: boolean;
   out?: string;
   quiet?: boolean;
@@ -16,6 +17,8 @@ export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags {
 /** A pattern command's run, given its validated input file (`[flag, path]`, never overwritten by --out). */
 export interface PatternRun<T> {
   label: string;
+  /** The command's name (`reduce`), to start it detached. */
+  command: string;
   input: [flag: string, path: string | undefined];
   start(pool: SwarmPool): Run<T>;
   /** The outcome as printed without --json. */
@@ -31,6 +34,7 @@ export interface PatternRun<T> {
  * signal's code).
  */
 export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Promise<void> {
+  if (flags.detach) return detach(p.command, flags);
   const lock = flags.out ? await claimResults(flags.out, [p.input, ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
   const stop = claimStop();
   const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });

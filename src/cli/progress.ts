@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Run, RunReport } from '../core/index.ts';
 import { formatSummary, printable } from './format.ts';
 import { stoppingLine, type Stop } from './interrupt.ts';
+import { reportRun } from './run-status.ts';
 
 const int = (n: number) => n.toLocaleString('en-US');
 /** Lines of each kind (endpoints down, warnings) shown before the rest become a count. */
@@ -57,6 +58,7 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
  */
 export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, stop: Stop): Promise<RunReport<T>> {
   const stopBar = showProgress(run as Run<unknown>, label, !quiet);
+  reportRun(run as Run<unknown>);
   const cancel = () => {
     if (stop.reason() === 'interrupt') process.stderr.write(`\n${stoppingLine(stop)}\n`);
     run.cancel();

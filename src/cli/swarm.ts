@@ -79,6 +79,8 @@ export interface OpenOptions {
   select?: RunOptions;
   /** A login already made (the launcher's, which submitted the job over it): ridden, and closed with the swarm. */
   login?: SshLogin;
+  /** The endpoints of a local hostfile this process talks to (a shard's), chosen before any route is opened. */
+  only?: (endpoints: Endpoint[]) => Endpoint[];
 }
 
 /** Start-up stopped by Ctrl-C; nothing was left open. */
@@ -136,8 +138,9 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     await (tunnel ?? login)?.close();
   };
   try {
-    const local = flags.hostfile ? await step(readHostfile(flags.hostfile)) : undefined;
-    if (local) checkTags(local, flags);
+    const read = flags.hostfile ? await step(readHostfile(flags.hostfile)) : undefined;
+    if (read) checkTags(read, flags);
+    const local = read && options.only ? options.only(read) : read;
     // Keys and CAs of a local hostfile are checked before any ssh starts.
     const localAccess = local ? await step(access.poolOptions(local)) : undefined;
     if (tunnelOptions) login = options.login ?? (await step(sshLogin({ ...flags, via: flags.via! })));

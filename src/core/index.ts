@@ -36,3 +36,7 @@ export { embedAll, type EmbedOptions } from './patterns/embed.ts';
 export { ROUTE_STRATEGIES, prefixSlot, type RouteStrategy } from './routing.ts';
 export * from './scheduler/index.ts';
 export { askVersions, serverContext, serversFileOf, writeServerContext, type ServerContext } from './server-context.ts';
+export * from './runs/shard.ts';
+export { mergeShards, MergeError, type MergeReport } from './runs/merge.ts';
+export * from './runs/status.ts';
+export * from './runs/run-folder.ts';

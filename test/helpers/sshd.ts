@@ -91,6 +91,24 @@ export class TestSshd {
     }
   }
 
+  /**
+   * Commands running in its sessions now (any process below the server that is not sshd itself: a
+   * shell, what it runs). Killing a login shell while it starts up can leave a stale lock of the
+   * user's start-up files (pyenv's rehash in ~/.bashrc waits 60 s on one), so a test that kills
+   * the server mid-run waits for its sessions to be idle first; the connections stay open.
+   */
+  busy(): number[] {
+    if (!this.child?.pid) return [];
+    const comm = new Map(
+      execFileSync('ps', ['-eo', 'pid=,comm='], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/) as [string, string])
+        .map(([pid, name]) => [Number(pid), name]),
+    );
+    return descendants(this.child.pid).filter((pid) => comm.get(pid) !== undefined && comm.get(pid) !== 'sshd');
+  }
+
   /** Successful logins so far, from the server's own authentication log. */
   logins(): number {
     return existsSync(this.log) ? readFileSync(this.log, 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length : 0;

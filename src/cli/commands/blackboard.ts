@@ -4,6 +4,7 @@ import { readBlackboard } from '../blackboard-file.ts';
 import { byEndpoint } from '../failures.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
+import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
 
 interface BlackboardFlags extends PatternFlags {
@@ -20,10 +21,12 @@ export function blackboardCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BlackboardFlags) => {
     const session = await readBlackboard(flags.config);
     await runPattern(flags, {
+      command: 'blackboard',
       label: 'blackboard',
       input: ['--config', flags.config],
       start: (pool) => blackboard(pool, session, runOptions(flags)),

@@ -7,9 +7,10 @@ import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, writeRows } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type GenerationFlags, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
+import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags {
   prompt: string;
   aggregate?: AggregateName;
   k: number;
@@ -27,8 +28,10 @@ export function broadcastCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BroadcastFlags) => {
+    if (flags.detach) return detach('broadcast', flags);
     const lock = flags.out ? await claimResults(flags.out, [['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
     const stop = claimStop();
     const swarm = await openUnlessStopped(flags, stop);

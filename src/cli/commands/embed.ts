@@ -6,9 +6,10 @@ import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addSwarmOptions, narrowed, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
+import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface EmbedFlags extends SwarmFlags, ReachFlags {
+interface EmbedFlags extends SwarmFlags, ReachFlags, DetachFlags {
   prompts: string;
   out?: string;
   quiet?: boolean;
@@ -22,7 +23,9 @@ export function embedCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   return cmd.action(async (flags: EmbedFlags) => {
+    if (flags.detach) return detach('embed', flags);
     let inputs: PromptInput[];
     try {
       inputs = await loadPrompts(flags.prompts);

@@ -4,6 +4,7 @@ import { byEndpoint } from '../failures.ts';
 import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { readStages } from '../stages-file.ts';
+import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
 
 interface PipelineFlags extends PatternFlags {
@@ -24,10 +25,12 @@ export function pipelineCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: PipelineFlags) => {
     const stages = await readStages(flags.stages);
     await runPattern(flags, {
+      command: 'pipeline',
       label: 'pipeline',
       input: ['--stages', flags.stages],
       start: (pool) => pipeline(pool, { stages, input: flags.input, reuseAgents: !flags.consecutive }, runOptions(flags)),

@@ -4,6 +4,7 @@ import { CliError } from '../exit.ts';
 import { byEndpoint } from '../failures.ts';
 import { addGenerationOptions, addSwarmOptions, int, runOptions } from '../options.ts';
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
+import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
 
 interface ReduceFlags extends PatternFlags {
@@ -26,6 +27,7 @@ export function reduceCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ReduceFlags) => {
     const input = { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin };
@@ -36,6 +38,7 @@ export function reduceCommand(): Command {
     }
     const items = flags.items ? await readItems(flags.items) : undefined;
     await runPattern(flags, {
+      command: 'reduce',
       label: 'tree-reduce',
       input: ['--items', flags.items],
       start: (pool) => treeReduce(pool, { ...input, ...(items ? { items } : {}) }, runOptions(flags)),

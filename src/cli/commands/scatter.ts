@@ -22,9 +22,11 @@ import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, templateFlag, type GenerationFlags, type SwarmFlags, type TemplateFlag } from '../options.ts';
 import { watchRun } from '../progress.ts';
+import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
+import { addShardOptions, shardInput, shardPlan, writeShardInfo, type ShardFlags, type ShardPlan } from '../shard-flags.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags, ShardFlags {
   prompts?: string;
   batch: boolean;
   stream?: boolean;
@@ -54,11 +56,15 @@ export function scatterCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDetachOptions(cmd);
+  addShardOptions(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
+    if (flags.detach) return detach('scatter', flags);
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
+    const sharded = await shardPlan(flags); // a shard writes its own file: --out and --resume now name it
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
-    const { plan, lock } = await planOf(flags);
+    const { plan, lock } = await planOf(flags, sharded);
     const template = await templateOf(flags);
     const todo = plan.todo.map((i) => plan.prompts[i]!);
     let run: ReturnType<typeof scatterGather> | undefined;
@@ -77,7 +83,7 @@ export function scatterCommand(): Command {
     let allOk = true;
     if (todo.length) {
       const options = { ...runOptions(flags), ...(template ? { template } : {}) };
-      const swarm = await openUnlessStopped(flags, stop, { select: options }, () => writeAllCancelled((writer = newWriter()), todo, plan.prompts.length));
+      const swarm = await openUnlessStopped(flags, stop, { select: options, ...(sharded ? { only: sharded.only } : {}) }, () => writeAllCancelled((writer = newWriter()), todo, plan.prompts.length));
       if (!swarm) return;
       writer = newWriter();
       const rows = writer;
@@ -98,7 +104,9 @@ export function scatterCommand(): Command {
       if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else {
       writer = newWriter();
-      if (!flags.quiet) process.stderr.write(`every prompt already succeeded in ${printable(out!)}: nothing to send\n`);
+      // (A shard whose endpoints come after the last prompt owns none: its file is empty, and whole.)
+      const why = plan.prompts.length ? `every prompt already succeeded in ${printable(out!)}` : 'this shard owns no prompt (more endpoints than prompts)';
+      if (!flags.quiet) process.stderr.write(`${why}: nothing to send\n`);
     }
     // Never exit 0 unless exactly one row per prompt is in the file on disk (stdout's reader may have left early).
     if (out || stop.reason() !== 'stdout-closed') {
@@ -133,7 +141,7 @@ async function templateOf(flags: ScatterFlags): Promise<TemplateSetting | undefi
  * Which prompts to send: all of them, or what an earlier results file still lacks; and the lock on
  * the results file, taken before that file is read. Bad input throws CliError (exit 2), touching nothing.
  */
-async function planOf(flags: ScatterFlags): Promise<{ plan: ResumePlan; lock: ResultsLock | undefined }> {
+async function planOf(flags: ScatterFlags, sharded: ShardPlan | undefined): Promise<{ plan: ResumePlan; lock: ResultsLock | undefined }> {
   const given = [flags.resume && '--resume', flags.retryFailed && '--retry-failed'].filter(Boolean);
   if (given.length > 1) throw new CliError('give one of --resume and --retry-failed');
   if (given.length && flags.out) throw new CliError(`${given[0]} completes its own file; drop --out`);
@@ -142,9 +150,14 @@ async function planOf(flags: ScatterFlags): Promise<{ plan: ResumePlan; lock: Re
   const inputs: Array<[string, string | undefined]> = [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]];
   let lock: ResultsLock | undefined;
   try {
-    const prompts = flags.prompts ? await loadPrompts(flags.prompts) : [];
+    const all = flags.prompts ? await loadPrompts(flags.prompts) : [];
+    // A shard's run is its own prompts, in input order: its file, its resume, as any run's.
+    const shard = sharded && flags.prompts ? await shardInput(sharded, all, flags.prompts) : undefined;
+    const prompts = shard ? shard.prompts : all;
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
-    if (out) lock = await claimResults(out, inputs, { flag: given[0] || '--out', continues: given.length > 0, unfinished: `complete it with --resume ${out} --prompts ${flags.prompts}, or delete it` });
+    const again = shard ? `--resume ${flags.resume ?? flags.out} --prompts ${flags.prompts} --shards ${shard.info.shards} --shard ${shard.info.rank}`.replace(/\.shard-\d+-of-\d+/, '') : `--resume ${out} --prompts ${flags.prompts}`;
+    if (out) lock = await claimResults(out, inputs, { flag: given[0] || '--out', continues: given.length > 0, unfinished: `complete it with ${again}, or delete it` });
+    if (shard) writeShardInfo(out!, shard.info);
     if (flags.retryFailed) return { plan: planRetryFailed(flags.retryFailed), lock };
     if (flags.resume) return { plan: planResume(flags.resume, prompts, flags.prompts), lock };
     return { plan: { prompts, todo: prompts.map((_, i) => i), continued: { rows: [], partialSize: 0, finalSize: 0 } }, lock };

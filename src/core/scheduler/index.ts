@@ -1,7 +1,7 @@
 export { isFinished, queuePosition, walltimeEnd, type JobPhase, type JobState, type SchedulerKind } from './job.ts';
 export { SchedulerError, type CommandResult, type JobHost } from './host.ts';
 export { localHost, schedulerEnv } from './local-host.ts';
-export { sshHost } from './ssh-host.ts';
+export { sshHost, quote as shellWord } from './ssh-host.ts';
 export { Scheduler } from './scheduler.ts';
 export { slurm } from './slurm.ts';
 export { pbs } from './pbs.ts';

@@ -37,6 +37,6 @@ export function sshHost(master: SshMaster): JobHost {
 }
 
 /** A POSIX shell word that means exactly `word`. */
-function quote(word: string): string {
+export function quote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }

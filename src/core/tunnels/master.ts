@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { destination, targetLabel } from './ssh-args.ts';
@@ -161,8 +162,8 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
    * refusing a job says why on stderr). The words reach the remote shell as ssh joins them: callers
    * quote what that shell must not interpret.
    */
-  run(remote: readonly string[], options: { timeoutMs?: number; input?: string } = {}): Promise<SshResult> {
-    return runSsh(this.config, [...this.control, '-T'], { timeoutMs: options.timeoutMs ?? 60_000, remote, ...(options.input === undefined ? {} : { input: options.input }) });
+  run(remote: readonly string[], options: { timeoutMs?: number; input?: string; stdout?: Writable } = {}): Promise<SshResult> {
+    return runSsh(this.config, [...this.control, '-T'], { timeoutMs: options.timeoutMs ?? 60_000, remote, ...(options.input === undefined ? {} : { input: options.input }), ...(options.stdout ? { stdout: options.stdout } : {}) });
   }
 
   /** Checks liveness every `intervalMs`; emits `down` once when the master is gone. */

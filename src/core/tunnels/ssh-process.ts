@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { spawn, type StdioOptions } from 'node:child_process';
 import { childEnv } from './child-env.ts';
 import { checkLocalPath, checkSshOption, destination, parseTarget, type SshTarget } from './ssh-args.ts';
@@ -48,12 +49,13 @@ export interface SshResult {
 /**
  * Runs ssh without a shell: `[...common, ...args, destination, ...remote]`. With `interactive`
  * the terminal is inherited so a one-time password can be typed; otherwise output is captured.
- * `input` is written to the remote command's standard input (a job script for `tee`).
+ * `input` is written to the remote command's standard input (a job script for `tee`); with
+ * `stdout`, the command's output goes there as it comes (a results file copied), not into `stdout`.
  */
 export function runSsh(
   config: SshConfig,
   args: readonly string[],
-  options: { timeoutMs: number; interactive?: boolean; remote?: readonly string[]; input?: string },
+  options: { timeoutMs: number; interactive?: boolean; remote?: readonly string[]; input?: string; stdout?: Writable },
 ): Promise<SshResult> {
   const argv = [...commonArgs(config), ...args, destination(config.target), ...(options.remote ?? [])];
   const stdio: StdioOptions = options.interactive ? 'inherit' : [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
@@ -64,8 +66,10 @@ export function runSsh(
     child.stdin?.end(options.input);
     let stdout = '';
     let stderr = '';
-    child.stdout?.on('data', (c: Buffer) => (stdout += c));
-    child.stderr?.on('data', (c: Buffer) => (stderr += c));
+    // Decoded as a stream: a character split between two reads stays whole.
+    if (options.stdout) child.stdout?.pipe(options.stdout);
+    else child.stdout?.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     const timer = setTimeout(() => {
       stderr += `\n(ssh gave no answer within ${options.timeoutMs / 1000} s)`;
       child.kill('SIGKILL');

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+
+/**
+ * What a detached run is: written as `spec.json` in its folder before it starts, read by the
+ * starter where the run lives (this machine, or the login node). No secrets: keys reach the run
+ * through its environment only.
+ */
+export interface RunSpec {
+  id: string;
+  /** The swarm command and its arguments, as the run's own CLI is to get them (after the script). */
+  argv: string[];
+  /** The results file, as a path there (relative: to the run's folder); none for a command without one. */
+  results?: string;
+  /** Where the command runs (relative paths in argv mean this folder); default: the run's folder. */
+  cwd?: string;
+}
+
+export const SPEC_FILE = 'spec.json';
+/** The run's stdout (a pattern's outcome) and stderr (progress lines, warnings, the summary). */
+export const OUTPUT_FILE = 'output.txt';
+export const LOG_FILE = 'log.txt';
+
+/** The starter's one line of answer (JSON on stdout, so the client reads it through ssh as well). */
+export interface StartReply {
+  id: string;
+  folder: string;
+  pid: number;
+  /** `running`: the run began sending; `finished`: it ended already (bad input: exitCode 2, its message in `log`). */
+  state: 'starting' | 'running' | 'finished';
+  exitCode?: number;
+  /** The end of its log when it finished already. */
+  log?: string;
+}
+
+export const specPath = (folder: string) => join(folder, SPEC_FILE);
+
+/** What the client hands the starter on the login node, on its standard input: the spec, the input files (by name in the run's folder), the keys. */
+export interface Delivery {
+  spec: RunSpec;
+  files: Record<string, string>;
+  keys: Record<string, string>;
+}

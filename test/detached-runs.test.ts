@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
+import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
+
+/**
+ * Detached runs with the built CLI: started here (a folder of runs per test) and on a login node
+ * that is a real sshd on loopback, where the CLI is copied and run with the machine's node. The
+ * client and the login go away mid-run; the run does not.
+ */
+
+interface View {
+  id: string;
+  live: string;
+  done: number;
+  total: number;
+  ok: number;
+  cancelled: number;
+  exitCode?: number;
+  results?: string;
+  pid: number;
+}
+
+/** Control characters, quotes and characters of 2, 3 and 4 bytes: a copy that splits one between two reads shows. */
+const text = (i: number) => `question ${i} \u0007 "quoted" é 日本語 🐝`;
+const prompts = (n: number) => Array.from({ length: n }, (_, i) => text(i)).join('\n');
+
+/** Every row once, in input order, each carrying its own prompt. */
+function assertInOrder(rows: Array<Record<string, any>>, n: number): void {
+  assert.equal(rows.length, n);
+  rows.forEach((r, i) => {
+    assert.equal(r.index, i);
+    assert.equal(r.prompt, text(i));
+  });
+}
+
+describe('detached runs on this machine', () => {
+  let dir = '';
+  let cleanup: () => Promise<void>;
+  let sim: Sim;
+  let env: Record<string, string>;
+
+  before(async () => {
+    ensureBuilt();
+    ({ dir, cleanup } = await tempDir());
+    // Slow enough that a run of 300 individual prompts, 4 at a time, is still going when it is cancelled.
+    sim = await startSim(dir, 'hosts', 2, ['--ttft-ms', '30']);
+    env = { SWARM_RUNS_DIR: join(dir, 'runs') };
+  });
+  after(async () => {
+    await killAll();
+    await sim.stop();
+    await cleanup();
+  });
+
+  it('--detach returns with a run id; runs lists it; attach shows its end and exits 0 with every result in order', async () => {
+    const p = await writeText(dir, 'p1.txt', prompts(200));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    assert.match(id, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
+    assert.match(started.stderr, new RegExp(`detached run ${id} on this machine \\(pid \\d+`));
+    const attached = await runCli(['attach', id, '--out', join(dir, 'copy1.jsonl')], { env, timeoutMs: 60_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stderr, /finished \(exit 0\)\s+200\/200 · 0 failed/);
+    assertInOrder(jsonLines(await readFile(join(dir, 'copy1.jsonl'), 'utf8')), 200);
+    const listed = await runCli(['runs', '--json'], { env });
+    const runs = JSON.parse(listed.stdout) as View[];
+    assert.deepEqual(runs.map((r) => [r.id, r.live, r.exitCode, r.ok]), [[id, 'finished', 0, 200]]);
+  });
+
+  it('cancel stops a detached run keeping every finished result; attach exits with its code (143)', async () => {
+    const p = await writeText(dir, 'p2.txt', prompts(300));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--no-batch', '--concurrency', '2', '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    await waitFor(async () => {
+      const [run] = JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[];
+      return run!.ok >= 10 ? true : undefined;
+    }, 30_000, 'ten results');
+    const cancelled = await runCli(['cancel', id], { env, timeoutMs: 60_000 });
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.match(cancelled.stderr, /finished \(exit 143\)/);
+    const attached = await runCli(['attach', id, '--out', join(dir, 'copy2.jsonl')], { env });
+    assert.equal(attached.code, 143, attached.stderr);
+    const rows = jsonLines(await readFile(join(dir, 'copy2.jsonl'), 'utf8'));
+    assertInOrder(rows, 300);
+    const ok = rows.filter((r) => r.status === 'ok').length;
+    assert.ok(ok >= 10 && ok < 300, `${ok} ok`);
+    assert.equal(rows.filter((r) => r.status === 'cancelled').length, 300 - ok);
+  });
+
+  it('bad input ends a detached run at once: its message here, exit 2, and its status says so', async () => {
+    const p = await writeText(dir, 'p3.txt', prompts(3));
+    const r = await runCli(['scatter', '--hostfile', join(dir, 'nope'), '--prompts', p, '--detach'], { env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /nope/);
+    assert.match(r.stderr, /ended at once \(exit 2\)/);
+    const runs = JSON.parse((await runCli(['runs', '--json'], { env })).stdout) as View[];
+    assert.deepEqual([runs.at(-1)!.live, runs.at(-1)!.exitCode], ['finished', 2]);
+  });
+
+  it('a run killed with SIGKILL is seen as died: attach says where its rows are and exits 1; --resume completes them', async () => {
+    const p = await writeText(dir, 'p4.txt', prompts(300));
+    const out = join(dir, 'killed.jsonl');
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--out', out, '--no-batch', '--concurrency', '2', '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const [running] = await waitFor(async () => {
+      const runs = JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[];
+      return runs[0]!.ok >= 10 ? runs : undefined;
+    }, 30_000, 'ten results');
+    process.kill(running!.pid, 'SIGKILL');
+    await waitFor(() => (existsSync(`/proc/${running!.pid}`) ? undefined : true), 10_000, 'the run to be gone');
+    const [dead] = JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[];
+    assert.equal(dead!.live, 'died');
+    const attached = await runCli(['attach', id], { env });
+    assert.equal(attached.code, 1);
+    assert.match(attached.stderr, new RegExp(`run ${id} died \\(its process ${running!.pid} on .* is gone before it ended\\): its finished rows are in .*killed\\.jsonl\\.partial`));
+    const resumed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--resume', out, '--quiet'], { timeoutMs: 60_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assertInOrder(jsonLines(await readFile(out, 'utf8')), 300);
+  });
+
+  it('a pattern command detached: attach prints its outcome', async () => {
+    const started = await runCli(['reduce', '--hostfile', sim.hostfile, '--prompt', 'say hi', '--reduce-prompt', 'merge {responses}', '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const attached = await runCli(['attach', started.stdout.trim()], { env });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stdout, /^completion: merge completion: say hi/);
+  });
+
+  it('an unknown run id is bad input', async () => {
+    const r = await runCli(['attach', '20990101-000000-abcdef'], { env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no run 20990101-000000-abcdef in /);
+    const bad = await runCli(['attach', '../../etc'], { env });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /is not a run id/);
+  });
+});
+
+describe('detached runs on a login node (a real sshd on loopback)', { skip: haveSshd ? false : 'no sshd (scripts/install-test-deps.sh installs openssh-server)' }, () => {
+  let dir = '';
+  let cleanup: () => Promise<void>;
+  let sim: Sim;
+  const sshd = new TestSshd();
+
+  before(async () => {
+    ensureBuilt();
+    ({ dir, cleanup } = await tempDir());
+    sim = await startSim(dir, 'hosts', 3, ['--ttft-ms', '30']);
+    await sshd.start();
+  });
+  after(async () => {
+    await killAll();
+    await sim.stop();
+    await sshd.stop();
+    await cleanup();
+  });
+
+  const login = () => ['--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', join(dir, 'remote-runs')];
+
+  it('outlives the client and the login: attach, kill it and sshd mid-run, come back, find every result in order', async () => {
+    const n = 600;
+    const p = await writeText(dir, 'p.txt', prompts(n));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--no-batch', '--concurrency', '3', '--detach', ...login()], { env: { SWARM_API_KEY: 'sk-secret-never-in-argv' }, timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const folder = join(dir, 'remote-runs', id);
+    // The inputs were copied to the login node; the key is nowhere in the run's arguments or files.
+    const spec = readFileSync(join(folder, 'spec.json'), 'utf8');
+    assert.ok(spec.includes(join(folder, 'inputs')));
+    assert.ok(!spec.includes('sk-secret'));
+    const status = () => JSON.parse(readFileSync(join(folder, 'status.json'), 'utf8')) as View;
+    assert.ok(!readFileSync(`/proc/${status().pid}/cmdline`, 'utf8').includes('sk-secret'));
+    assert.match(readFileSync(`/proc/${status().pid}/environ`, 'utf8'), /SWARM_API_KEY=sk-secret-never-in-argv/);
+
+    // A client follows it, then dies with the login under it: killed client, killed sshd and its sessions, killed ssh master.
+    const client = spawnCli(['attach', id, ...login()]);
+    let seen = '';
+    client.stderr!.on('data', (d: Buffer) => (seen += d));
+    await waitFor(() => (status().ok >= 20 ? true : undefined), 60_000, 'twenty results');
+    client.kill('SIGKILL');
+    await waitFor(() => (sshd.busy().length === 0 ? true : undefined), 60_000, 'no command running in a session');
+    await sshd.kill();
+    for (const pid of masters(sshd.port)) process.kill(pid, 'SIGKILL');
+    const before = status().done;
+    assert.ok(before < n, `the run was over (${before}) before the login went away`);
+    // The run goes on without any of them.
+    await waitFor(() => (status().done > before ? true : undefined), 60_000, 'progress with no client and no login');
+
+    await sshd.start();
+    const listed = await runCli(['runs', id, ...login()], { timeoutMs: 60_000 });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${id}  (running|finished)`));
+    const attached = await finished(spawnCli(['attach', id, '--out', join(dir, 'copy.jsonl'), ...login()]), 'attach', 120_000);
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stderr, new RegExp(`finished \\(exit 0\\)\\s+${n}/${n} · 0 failed`));
+    assert.match(attached.stderr, /copied 600 rows to .*copy\.jsonl, in input order/);
+    const rows = jsonLines(await readFile(join(dir, 'copy.jsonl'), 'utf8'));
+    assertInOrder(rows, n);
+    assert.ok(rows.every((r) => r.status === 'ok'));
+  });
+
+  it('no node on the login node: one clear line, exit 2, nothing started', async () => {
+    const p = await writeText(dir, 'p0.txt', prompts(2));
+    const r = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--detach', ...login(), '--remote-node', '/opt/none/bin/node'], { timeoutMs: 60_000 });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^no `\/opt\/none\/bin\/node` on .*: detached runs need Node\.js 20 or later there/m);
+    assert.equal(r.stdout, '');
+  });
+});
