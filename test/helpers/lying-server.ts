@@ -89,7 +89,11 @@ export async function lyingServer(lie: Lie): Promise<LyingServer> {
           return res.end('data: [DONE]\n\n');
         }
         default:
-          return json(200, { choices });
+          if (!body.stream) return json(200, { choices });
+          // Streamed honestly: every choice with its index, then [DONE].
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          for (const c of choices) res.write(`data: ${JSON.stringify({ choices: [c] })}\n\n`);
+          return res.end('data: [DONE]\n\n');
       }
     });
   });
