@@ -73,7 +73,7 @@ function printScenario({ prompts, endpoints, maxNumSeqs }: Scenario, { batched, 
   say(`${n(prompts)} prompts × ${n(endpoints)} endpoints, realistic settings with max-num-seqs ${maxNumSeqs} (${n(endpoints * maxNumSeqs)} server slots), client in this process (${batched.runs.length} round(s) each, alternating; medians)`);
   const flight = (t: Timed) => `cap ${n(t.inFlight.concurrency)} requests, peak ${n(t.inFlight.peakPrompts)} prompts in ${n(t.inFlight.peakRequests)} requests`;
   say(`  in flight       batched ${flight(b)} · individual ${flight(i)}`);
-  const unseen = (t: Timed) => (t.clientRequests > t.requests ? ` + ${n(t.clientRequests - t.requests)} that never reached a server (connection failed, retried)` : '');
+  const unseen = (t: Timed) => (t.clientRequests > t.requests ? ` + ${n(t.clientRequests - t.requests)} that no server counted (connections that failed, or requests cancelled before they arrived)` : '');
   say(`  HTTP requests (the servers' count, first round)   batched ${n(b.requests)} (${pathsLine(b.paths)})${unseen(b)} · individual ${n(i.requests)} (${pathsLine(i.paths)})${unseen(i)} → ${(i.requests / b.requests).toFixed(1)}× fewer batched`);
   say(`  wall time       batched ${s(med(batched, (t) => t.wallMs))} · individual ${s(med(individual, (t) => t.wallMs))} → individual / batched = ${(med(individual, (t) => t.wallMs) / med(batched, (t) => t.wallMs)).toFixed(2)}×`);
   say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
