@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { BusyClock, type Interval } from './busy-clock.ts';
+import { FrontEnd, type Entry } from './front-end.ts';
 import type { EngineGauges, SchedulerCounters } from './metrics.ts';
 
 /** Per-token latencies, read when a sequence starts so runtime changes (slowFactor) apply to new work. */
@@ -57,11 +58,11 @@ interface Job {
   readonly listener: SequenceListener;
   readonly arrivedAt: number;
   /** When the front end is modeled to have let it in: arrival, after the requests before it. */
-  readonly admitAt: number;
+  admitAt: number;
   /** Its sequence count. */
   readonly size: number;
   cancelled: boolean;
-  frontEndTimer: NodeJS.Timeout | undefined;
+  entry: Entry | undefined;
   /** Sequences of this job still in the waiting queue. */
   queued: number;
   readonly running: Set<Sequence>;
@@ -96,9 +97,8 @@ export class Engine implements SimEngine {
   private readonly queue: Sequence[] = [];
   private queueHead = 0;
   private waitingCount = 0;
-  private inFrontEnd = 0;
+  private readonly frontEnd: FrontEnd;
   private runningCount = 0;
-  private frontEndFreeAt = 0;
   private pumping = false;
   /** The job being let in now: its sequences that find a slot at once start at its modeled admission. */
   private admitting: Job | null = null;
@@ -112,10 +112,12 @@ export class Engine implements SimEngine {
 
   constructor(
     private readonly maxNumSeqs: number,
-    private readonly requestOverheadMs: number,
+    requestOverheadMs: number,
     private readonly timing: () => Timing,
     private readonly observe: (times: SequenceTimes) => void = () => {},
-  ) {}
+  ) {
+    this.frontEnd = new FrontEnd(requestOverheadMs);
+  }
 
   get running(): number {
     return this.runningCount;
@@ -127,7 +129,7 @@ export class Engine implements SimEngine {
 
   /** Sequences held, waiting, or still in the front end: what a data-parallel load balancer compares. */
   get load(): number {
-    return this.runningCount + this.waitingCount + this.inFrontEnd;
+    return this.runningCount + this.waitingCount + this.frontEnd.holding;
   }
 
   busyMs(): number {
@@ -149,31 +151,23 @@ export class Engine implements SimEngine {
    * answers this request would already have been running on a server of its own.
    */
   submit(work: readonly SequenceWork[], listener: SequenceListener, arrivedAt = performance.now()): () => void {
-    const now = performance.now();
-    this.frontEndFreeAt = Math.max(Math.min(arrivedAt, now), this.frontEndFreeAt) + this.requestOverheadMs;
-    const job: Job = { listener, arrivedAt, admitAt: this.frontEndFreeAt, size: work.length, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
-    this.inFrontEnd += job.size;
-    const admit = (): void => {
-      job.frontEndTimer = undefined;
-      this.inFrontEnd -= job.size;
+    const job: Job = { listener, arrivedAt, admitAt: arrivedAt, size: work.length, cancelled: false, entry: undefined, queued: 0, running: new Set() };
+    job.entry = this.frontEnd.enter(work.length, arrivedAt, (admitAt) => {
+      job.admitAt = admitAt;
       work.forEach(({ tokens }, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
       job.queued = work.length;
       this.waitingCount += work.length;
       this.admitting = job;
       this.pump();
       this.admitting = null;
-    };
-    const delay = this.frontEndFreeAt - now;
-    if (delay > 0) job.frontEndTimer = setTimeout(admit, delay);
-    else admit();
+    });
     return () => this.cancel(job);
   }
 
   private cancel(job: Job): void {
     if (job.cancelled) return;
     job.cancelled = true;
-    if (job.frontEndTimer) this.inFrontEnd -= job.size; // not admitted yet
-    clearTimeout(job.frontEndTimer);
+    job.entry?.withdraw();
     this.waitingCount -= job.queued;
     job.queued = 0;
     const now = performance.now();

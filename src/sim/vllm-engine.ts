@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { SequenceListener, SequenceTimes, SequenceWork, SimEngine } from './engine.ts';
+import { FrontEnd, type Entry } from './front-end.ts';
 import { blockHashes, blocksFor, BlockPool, type Block } from './kv-cache.ts';
 import type { EngineGauges, SchedulerCounters } from './metrics.ts';
 import { BLOCK_SIZE, stepMs, type StepCosts } from './step-model.ts';
@@ -21,7 +22,7 @@ interface Job {
   readonly arrivedAt: number;
   readonly size: number;
   cancelled: boolean;
-  frontEndTimer: NodeJS.Timeout | undefined;
+  entry: Entry | undefined;
   readonly seqs: Seq[];
 }
 
@@ -63,8 +64,7 @@ export class VllmEngine implements SimEngine {
   private readonly requeued: Seq[] = [];
   private waitingCount = 0;
   private readonly runningList: Seq[] = [];
-  private inFrontEnd = 0;
-  private frontEndFreeAt = 0;
+  private readonly frontEnd: FrontEnd;
   /** Modeled end of the last step. */
   private clock = 0;
   private stepping = false;
@@ -77,6 +77,7 @@ export class VllmEngine implements SimEngine {
   ) {
     const blocks = Math.max(1, Math.floor(config.kvCacheTokens / BLOCK_SIZE));
     this.pool = new BlockPool(blocks);
+    this.frontEnd = new FrontEnd(config.requestOverheadMs);
     this.stats = { preemptions: 0, prefixQueries: 0, prefixHits: 0, steps: 0, modeledMs: 0, blocks, blockSize: BLOCK_SIZE };
   }
 
@@ -89,7 +90,7 @@ export class VllmEngine implements SimEngine {
   }
 
   get load(): number {
-    return this.runningList.length + this.waitingCount + this.inFrontEnd;
+    return this.runningList.length + this.waitingCount + this.frontEnd.holding;
   }
 
   /** Time its steps kept it busy as served (slowFactor applied): what clients waited. */
@@ -106,34 +107,24 @@ export class VllmEngine implements SimEngine {
   }
 
   submit(work: readonly SequenceWork[], listener: SequenceListener, arrivedAt = performance.now()): () => void {
-    const now = performance.now();
-    this.frontEndFreeAt = Math.max(Math.min(arrivedAt, now), this.frontEndFreeAt) + this.config.requestOverheadMs;
-    const job: Job = { listener, arrivedAt, size: work.length, cancelled: false, frontEndTimer: undefined, seqs: [] };
+    const job: Job = { listener, arrivedAt, size: work.length, cancelled: false, entry: undefined, seqs: [] };
     for (const [index, w] of work.entries()) {
       // A prompt is at least one token: vLLM never schedules an empty one.
       const prompt = w.promptIds && w.promptIds.length > 0 ? w.promptIds : [0];
       job.seqs.push({ job, index, prompt, salt: w.salt ?? '', outputs: Math.max(1, w.tokens), computed: 0, generated: 0, blocks: [], state: 'waiting' });
     }
-    this.inFrontEnd += job.size;
-    const admit = (): void => {
-      job.frontEndTimer = undefined;
-      this.inFrontEnd -= job.size;
-      if (job.cancelled) return;
+    job.entry = this.frontEnd.enter(job.size, arrivedAt, () => {
       for (const seq of job.seqs) this.arrivals.push(seq);
       this.waitingCount += job.size;
       this.kick();
-    };
-    const delay = this.frontEndFreeAt - now;
-    if (delay > 0) job.frontEndTimer = setTimeout(admit, delay);
-    else admit();
+    });
     return () => this.cancel(job);
   }
 
   private cancel(job: Job): void {
     if (job.cancelled) return;
     job.cancelled = true;
-    if (job.frontEndTimer) this.inFrontEnd -= job.size;
-    clearTimeout(job.frontEndTimer);
+    job.entry?.withdraw();
     for (const seq of job.seqs) this.drop(seq);
   }
 
@@ -141,7 +132,7 @@ export class VllmEngine implements SimEngine {
   private drop(seq: Seq): void {
     if (seq.state === 'running') remove(this.runningList, seq);
     // A waiting one stays in its queue, skipped when its turn comes.
-    else if (seq.state === 'waiting' && !seq.job.frontEndTimer) this.waitingCount--;
+    else if (seq.state === 'waiting' && seq.job.entry?.admitted) this.waitingCount--;
     this.pool.release(seq.blocks);
     seq.blocks = [];
     seq.state = 'done';
