@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { endpointId, writeHostfile } from '../../core/index.ts';
 import { startSimCluster } from '../../sim/cluster.ts';
-import type { SimOptions } from '../../sim/options.ts';
+import { resolveSimOptions, type SimOptions } from '../../sim/options.ts';
 import type { SimServer, SimStats } from '../../sim/server.ts';
 import { GPUS } from '../../sim/step-model.ts';
 import { LATEST_VERSION, newerThanModeled } from '../../sim/versions.ts';
@@ -99,6 +99,13 @@ export function simCommand(): Command {
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
       if (engine === 'sim') options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const simOptions = { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) };
+      // Flags that are each in range but do not fit together (a KV cache smaller than one sequence) are bad input too.
+      try {
+        resolveSimOptions(simOptions);
+      } catch (err) {
+        if (err instanceof RangeError) throw new CliError(err.message);
+        throw err;
+      }
       const cluster =
         engine === 'llama'
           ? await (await import('../../sim/llama/cluster.ts')).startLlamaCluster(count, simOptions, { modelFile, parallel, threads }, port).catch((err: Error) => {
