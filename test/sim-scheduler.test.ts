@@ -60,6 +60,22 @@ test('chunked prefill: a 6,000-token prompt takes ceil(6,000 / budget) steps bef
   }
 });
 
+test('a decode step costs more with a bigger batch and longer contexts, but far less than one step per sequence; --max-num-seqs admits in waves', async () => {
+  const run = async (prompts: string[], maxNumSeqs = 256): Promise<{ seconds: number; steps: number }> =>
+    withServer({ maxNumSeqs }, async (origin) => {
+      await complete(origin, { prompt: prompts, max_tokens: 100, ignore_eos: true });
+      return { seconds: await metric(origin, 'swarm_sim:modeled_busy_seconds_total'), steps: await metric(origin, 'swarm_sim:engine_steps_total') };
+    });
+  const one = await run(['Say hi.']);
+  const batch = await run(Array.from({ length: 64 }, (_, i) => `Say hi ${i}.`));
+  const longer = await run(Array.from({ length: 64 }, (_, i) => longPrompt(i, 1_000)));
+  assert.deepEqual([one.steps, batch.steps], [100, 100], 'all 64 sequences run together: one step per token, as for one');
+  assert.ok(batch.seconds > one.seconds && batch.seconds < 4 * one.seconds, `64 sequences: ${batch.seconds} s, one: ${one.seconds} s (modeled)`);
+  assert.ok(longer.seconds > 1.2 * batch.seconds, `their contexts of ~1,000 tokens: ${longer.seconds} s vs ${batch.seconds} s`);
+  const waves = await run(Array.from({ length: 16 }, (_, i) => `Say hi ${i}.`), 4);
+  assert.equal(waves.steps, 4 * 100, '16 sequences through 4 slots: four waves of 100 steps');
+});
+
 test('doubling the KV cache reduces preemptions; the counter is real and every prompt still completes', async () => {
   const preemptions = async (kv: number): Promise<number> =>
     withServer({ kvCacheTokens: kv, maxModelLen: 2_048, maxNumSeqs: 64 }, async (origin) => {
