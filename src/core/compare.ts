@@ -73,7 +73,7 @@ export interface CompareOptions extends Omit<ScatterOptions, 'batch'> {
   cacheSalt?: boolean;
   /**
    * The individual arm's cap on requests in flight. `match` (default): enough to fill the servers,
-   * min(prompts, endpoints × the pool's maxNumSeqs), so both arms give the servers the same work in
+   * min(prompts, endpoints × the pool's maxNumSeqs, MATCHED_IN_FLIGHT_MAX), so both arms give the servers the same work in
    * flight and the comparison measures the request shape, not a client-side cap; `pool`: the pool's
    * own concurrency (Aurora-Swarm's semaphore, which holds individual requests to 512); or a number.
    */
@@ -185,10 +185,16 @@ export function requestSpans(results: readonly PromptResult[], arm: Arm): Reques
   return [...spans.values()].sort((a, b) => a.sentMs - b.sentMs);
 }
 
+/**
+ * The most requests `match` keeps open: each needs a socket of its own, and 1,000 servers of 256 slots
+ * would otherwise ask one process for 256,000. Past it the verdict says the arms were not matched.
+ */
+export const MATCHED_IN_FLIGHT_MAX = 10_000;
+
 /** The individual arm's cap: see CompareOptions.individualConcurrency. */
 export function matchedConcurrency(setting: 'match' | 'pool' | number, prompts: number, serverSlots: number, poolConcurrency: number): number {
   if (setting === 'pool') return poolConcurrency;
-  if (setting === 'match') return Math.max(1, Math.min(prompts, serverSlots));
+  if (setting === 'match') return Math.max(1, Math.min(prompts, serverSlots, MATCHED_IN_FLIGHT_MAX));
   if (!Number.isInteger(setting) || setting < 1) throw new RangeError(`individualConcurrency must be match, pool or a whole number of at least 1 (got ${setting})`);
   return setting;
 }
