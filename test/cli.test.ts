@@ -679,5 +679,9 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
     // Both arms answered every prompt, and the HTTP request counts show the batching.
     assert.equal(r.stdout.match(/512 ok · 0 failed · 0 cancelled/g)?.length, 2, r.stdout);
     assert.match(r.stdout, /over all rounds batched sent 15 HTTP requests \(\/v1\/completions 12 · \/tokenize 2 · \/v1\/chat\/completions\/batch \(probe\) 1\) where individual sent [\d,]+ \(\/v1\/chat\/completions [\d,]+\)/);
+    // Matched work in flight: 512 prompts fit the 4 servers' 1,024 slots, so the individual arm may send all of them at once.
+    assert.match(r.stdout, /^ {2}individual in flight: cap 512 requests, at the peak \d[\d,]* prompts in \d[\d,]* requests; client CPU \d+\.\d\d s$/m);
+    assert.match(r.stdout, /^ {2}batched {4}in flight: cap 512 requests, at the peak 512 prompts in 4 requests; client CPU/m);
+    assert.match(r.stdout, /^ {2}verdict: (matched|not matched): /m);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
-import { armOrder, compareBatching, medianRound, requestSpans, type Arm, type ArmRound } from '../src/core/compare.ts';
+import { armOrder, compareBatching, gainVerdict, matchedConcurrency, medianRound, requestSpans, type Arm, type ArmRound, type MatchedArm } from '../src/core/compare.ts';
 import type { Endpoint, PromptResult, RunSummary } from '../src/core/index.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
@@ -85,6 +85,50 @@ describe('compareBatching', () => {
     }
     const sent = sim.servers.reduce((s, server) => s + server.stats().generationRequests, 0);
     assert.equal(sent, 2 * (3 + 10));
+  });
+
+  it("matches work in flight: the individual arm fills the servers' slots (endpoints × max-num-seqs), not the pool's cap, and the verdict says so", async () => {
+    // Two servers of 4 slots each; every sequence holds its slot 300 ms, so requests in flight overlap.
+    const sim = await fx.sim(2, { maxNumSeqs: 4, ttftMs: 300 });
+    const pool = fx.pool(sim.endpoints, { concurrency: 2, maxNumSeqs: 4 });
+    const running = async (run: { done: Promise<unknown> }): Promise<number> => {
+      let most = 0;
+      let over = false;
+      void run.done.then(() => (over = true));
+      while (!over) {
+        most = Math.max(most, sim.servers.reduce((s, server) => s + server.stats().running, 0));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return most;
+    };
+    for (const setting of ['match', 'pool'] as const) {
+      const seen: Promise<number>[] = [];
+      const comparison = await compareBatching(pool, prompts(20), { rounds: 1, maxTokens: 1, individualConcurrency: setting, onArm: (run, arm) => void (arm === 'individual' && seen.push(running(run))) }).done;
+      assert.equal(comparison.serverSlots, 8);
+      const individual = medianRound(comparison.rounds, 'individual') as MatchedArm;
+      const batched = medianRound(comparison.rounds, 'batched') as MatchedArm;
+      const serverPeak = await seen[0]!;
+      assert.equal(batched.inFlight.concurrency, 2, 'the batched arm runs on the pool as given');
+      assert.equal(batched.inFlight.peakPrompts, 20);
+      assert.equal(batched.inFlight.peakRequests, 2);
+      assert.deepEqual(individual.summary.requestsByPath, { '/v1/chat/completions': 20 });
+      assert.ok(individual.cpuMs > 0 && batched.cpuMs > 0);
+      const verdict = gainVerdict(comparison, batched, individual);
+      if (setting === 'match') {
+        assert.equal(comparison.individualConcurrency, 8);
+        assert.equal(individual.inFlight.concurrency, 8);
+        assert.ok(individual.inFlight.peakPrompts > 2 && individual.inFlight.peakPrompts <= 8, String(individual.inFlight.peakPrompts));
+        assert.ok(serverPeak > 2 && serverPeak <= 8, `the servers ran ${serverPeak} at once`);
+        assert.match(verdict, /^matched: /);
+      } else {
+        assert.equal(individual.inFlight.concurrency, 2);
+        assert.ok(individual.inFlight.peakPrompts <= 2 && serverPeak <= 2);
+        assert.match(verdict, /^not matched: .*idle server slots/);
+      }
+    }
+    assert.equal(matchedConcurrency('match', 100_000, 1_000 * 256, 512), 10_000, 'a socket per request: no more than 10,000 open');
+    assert.equal(matchedConcurrency('match', 100_000, 1_000 * 8, 512), 8_000);
+    assert.throws(() => matchedConcurrency(0, 10, 10, 10), /individualConcurrency/);
   });
 
   it("salts vLLM's prefix cache per arm and round, and only when asked", async () => {

@@ -169,6 +169,16 @@ export class SwarmPool {
     return sub;
   }
 
+  /**
+   * The same pool (connections, health, lookups, endpoints) with its own cap on requests in flight:
+   * a comparison's individual arm fills the servers' slots without changing the pool its batched arm uses.
+   */
+  withConcurrency(concurrency: number): SwarmPool {
+    const sub = Object.create(this) as SwarmPool;
+    Object.assign(sub, { options: { ...this.options, concurrency }, limit: pLimit(concurrency) });
+    return sub;
+  }
+
   /** Called with the endpoint's state whenever it turns up or down. Returns an unsubscribe. */
   onStatus(listener: (state: Readonly<EndpointState>) => void): () => void {
     this.events.on('status', listener);

@@ -40,6 +40,13 @@ export function prefixSlot(prompt: string, count: number): number {
     h ^= prompt.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  // FNV-1a's low bits barely move between prefixes that differ in one character ("Document 1", "Document 2"…),
+  // and `% count` reads the low bits: MurmurHash3's finalizer spreads every input bit over them first.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return (h >>> 0) % count;
 }
 

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BusyClock, type Interval } from './busy-clock.ts';
+import { FrontEnd, type Entry } from './front-end.ts';
+import type { EngineGauges, SchedulerCounters } from './metrics.ts';
 
 /** Per-token latencies, read when a sequence starts so runtime changes (slowFactor) apply to new work. */
 export interface Timing {
@@ -28,15 +30,39 @@ export interface SequenceTimes {
   tpotMs: number;
 }
 
+/** One sequence a request asks for: its output tokens and, for the vLLM scheduler, its prompt. */
+export interface SequenceWork {
+  tokens: number;
+  /** Prompt token ids (their count is the prefill; their blocks meet the prefix cache). */
+  promptIds?: readonly number[];
+  /** The request's `cache_salt`: prompts salted apart never share cached blocks. */
+  salt?: string;
+}
+
+/** What the HTTP layer asks of an engine, whichever scheduler models it. */
+export interface SimEngine {
+  /** Schedules one request's sequences; returns a cancel function that frees what they hold. */
+  submit(work: readonly SequenceWork[], listener: SequenceListener, arrivedAt?: number): () => void;
+  readonly running: number;
+  readonly waiting: number;
+  /** Sequences held, waiting, or still in the front end: what a data-parallel load balancer compares. */
+  readonly load: number;
+  /** Modeled busy time, ms. */
+  busyMs(): number;
+  gauges(): EngineGauges;
+  /** The vLLM scheduler's counters; the fixed-latency engine has none. */
+  counters?(): SchedulerCounters;
+}
+
 interface Job {
   readonly listener: SequenceListener;
   readonly arrivedAt: number;
   /** When the front end is modeled to have let it in: arrival, after the requests before it. */
-  readonly admitAt: number;
+  admitAt: number;
   /** Its sequence count. */
   readonly size: number;
   cancelled: boolean;
-  frontEndTimer: NodeJS.Timeout | undefined;
+  entry: Entry | undefined;
   /** Sequences of this job still in the waiting queue. */
   queued: number;
   readonly running: Set<Sequence>;
@@ -67,13 +93,12 @@ interface Sequence {
  * later ones come from one ticker per engine that runs only while some stream is past its first
  * token, so the cost is one timer per sequence plus one per engine step, never one per token.
  */
-export class Engine {
+export class Engine implements SimEngine {
   private readonly queue: Sequence[] = [];
   private queueHead = 0;
   private waitingCount = 0;
-  private inFrontEnd = 0;
+  private readonly frontEnd: FrontEnd;
   private runningCount = 0;
-  private frontEndFreeAt = 0;
   private pumping = false;
   /** The job being let in now: its sequences that find a slot at once start at its modeled admission. */
   private admitting: Job | null = null;
@@ -87,10 +112,12 @@ export class Engine {
 
   constructor(
     private readonly maxNumSeqs: number,
-    private readonly requestOverheadMs: number,
+    requestOverheadMs: number,
     private readonly timing: () => Timing,
     private readonly observe: (times: SequenceTimes) => void = () => {},
-  ) {}
+  ) {
+    this.frontEnd = new FrontEnd(requestOverheadMs);
+  }
 
   get running(): number {
     return this.runningCount;
@@ -102,15 +129,20 @@ export class Engine {
 
   /** Sequences held, waiting, or still in the front end: what a data-parallel load balancer compares. */
   get load(): number {
-    return this.runningCount + this.waitingCount + this.inFrontEnd;
+    return this.runningCount + this.waitingCount + this.frontEnd.holding;
   }
 
   busyMs(): number {
     return this.clock.busyMs(performance.now());
   }
 
+  /** Without a KV cache, its use is the slots held. */
+  gauges(): EngineGauges {
+    return { running: this.runningCount, waiting: this.waitingCount, capacity: this.maxNumSeqs, kvCacheUsage: this.runningCount / this.maxNumSeqs };
+  }
+
   /**
-   * Schedules one request whose sequences generate `tokenCounts` tokens; the listener hears them
+   * Schedules one request whose sequences generate `work[i].tokens` tokens; the listener hears them
    * (synchronously when all costs are zero). Returns a cancel function that frees the request's
    * slots, for clients that disconnect.
    *
@@ -118,32 +150,24 @@ export class Engine {
    * one simulator process plays many servers, and while it was busy writing other endpoints'
    * answers this request would already have been running on a server of its own.
    */
-  submit(tokenCounts: readonly number[], listener: SequenceListener, arrivedAt = performance.now()): () => void {
-    const now = performance.now();
-    this.frontEndFreeAt = Math.max(Math.min(arrivedAt, now), this.frontEndFreeAt) + this.requestOverheadMs;
-    const job: Job = { listener, arrivedAt, admitAt: this.frontEndFreeAt, size: tokenCounts.length, cancelled: false, frontEndTimer: undefined, queued: 0, running: new Set() };
-    this.inFrontEnd += job.size;
-    const admit = (): void => {
-      job.frontEndTimer = undefined;
-      this.inFrontEnd -= job.size;
-      tokenCounts.forEach((tokens, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
-      job.queued = tokenCounts.length;
-      this.waitingCount += tokenCounts.length;
+  submit(work: readonly SequenceWork[], listener: SequenceListener, arrivedAt = performance.now()): () => void {
+    const job: Job = { listener, arrivedAt, admitAt: arrivedAt, size: work.length, cancelled: false, entry: undefined, queued: 0, running: new Set() };
+    job.entry = this.frontEnd.enter(work.length, arrivedAt, (admitAt) => {
+      job.admitAt = admitAt;
+      work.forEach(({ tokens }, index) => this.queue.push({ job, index, steps: Math.max(1, tokens) }));
+      job.queued = work.length;
+      this.waitingCount += work.length;
       this.admitting = job;
       this.pump();
       this.admitting = null;
-    };
-    const delay = this.frontEndFreeAt - now;
-    if (delay > 0) job.frontEndTimer = setTimeout(admit, delay);
-    else admit();
+    });
     return () => this.cancel(job);
   }
 
   private cancel(job: Job): void {
     if (job.cancelled) return;
     job.cancelled = true;
-    if (job.frontEndTimer) this.inFrontEnd -= job.size; // not admitted yet
-    clearTimeout(job.frontEndTimer);
+    job.entry?.withdraw();
     this.waitingCount -= job.queued;
     job.queued = 0;
     const now = performance.now();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { submitSpread } from './data-parallel.ts';
-import type { Engine } from './engine.ts';
+import type { SequenceWork, SimEngine } from './engine.ts';
 import { EventStream } from './event-stream.ts';
 import { sendText } from './http.ts';
 import type { Metrics } from './metrics.ts';
@@ -64,7 +64,7 @@ export interface GenerationApi {
 export interface GenerationContext {
   readonly options: SimOptions;
   /** Data-parallel engines (one unless `dataParallel`). */
-  readonly engines: readonly Engine[];
+  readonly engines: readonly SimEngine[];
   readonly metrics: Metrics;
 }
 
@@ -92,6 +92,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   const tokenCounts = outputs.map(outputTokens);
   const usage = usageOf(request.prompts.map((p) => p.tokens), tokenCounts);
   metrics.promptTokens += usage.prompt_tokens;
+  const work = sequenceWork(tokenCounts, request, body, options, n);
 
   const id = `${api.idPrefix}-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);
@@ -109,7 +110,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
     // together then cost one write each, not a burst of JSON that would make the last ones late.
     const order = choiceOrder(outputs.length, options);
     const answer = JSON.stringify(envelope(api.object, order.map((i) => api.choice(outputs[i]!, i, promptOf(i), request)), { usage, ...api.responseFields?.(request) }));
-    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
+    cancel = submitSpread(ctx.engines, work, request.n, {
       onDone(index) {
         if (finished(index)) sendText(res, 200, 'application/json', answer);
       },
@@ -124,7 +125,7 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
     let opened = false;
     // With --stream-interval K a delta carries K tokens (fewer at the end, or where thinking turns to answer).
     const unsent = new Array<number>(outputs.length).fill(0);
-    cancel = submitSpread(ctx.engines, tokenCounts, request.n, {
+    cancel = submitSpread(ctx.engines, work, request.n, {
       onToken(index, k) {
         if (!opened) {
           opened = true;
@@ -147,6 +148,17 @@ export function serveGeneration(api: GenerationApi, body: Body, res: ServerRespo
   res.on('close', () => {
     if (!res.writableFinished) cancel();
   });
+}
+
+/**
+ * What the engines schedule per sequence: its output tokens, and for the vLLM scheduler model its
+ * prompt's ids (the prefill, and the blocks the prefix cache sees) and the request's `cache_salt`.
+ */
+function sequenceWork(tokenCounts: readonly number[], request: GenerationRequest, body: Body, options: SimOptions, n: number): SequenceWork[] {
+  if (options.scheduler !== 'vllm') return tokenCounts.map((tokens) => ({ tokens }));
+  const salt = typeof body['cache_salt'] === 'string' ? body['cache_salt'] : undefined;
+  const ids = request.prompts.map(promptTokenIds);
+  return tokenCounts.map((tokens, i) => ({ tokens, promptIds: ids[Math.floor(i / n)]!, ...(salt ? { salt } : {}) }));
 }
 
 /** The ids the model read for a prompt. */

@@ -8,6 +8,22 @@ export interface EngineGauges {
   running: number;
   waiting: number;
   capacity: number;
+  /** 0..1; without it, running ÷ capacity (an engine with no modeled KV cache). */
+  kvCacheUsage?: number;
+}
+
+/** What the vLLM scheduler model counts, per engine (summed over a server's engines). */
+export interface SchedulerCounters {
+  preemptions: number;
+  /** Prompt tokens looked up in the prefix cache, and those found (vLLM counts tokens, not requests). */
+  prefixQueries: number;
+  prefixHits: number;
+  /** Engine steps and their modeled duration. */
+  steps: number;
+  modeledMs: number;
+  /** KV-cache blocks of the engine and their size, as vLLM's cache_config_info states them. */
+  blocks: number;
+  blockSize: number;
 }
 
 // vLLM's instrumentator leaves these out of http_requests_total.
@@ -66,7 +82,7 @@ export class Metrics {
   }
 
   /** Gauges once per data-parallel engine (label `engine`); counters and histograms for the server, on engine 0. */
-  render(engines: readonly EngineGauges[], cacheMetric: SimOptions['cacheMetric'], tokenLatency: SimOptions['tokenLatencyMetric']): string {
+  render(engines: readonly EngineGauges[], cacheMetric: SimOptions['cacheMetric'], tokenLatency: SimOptions['tokenLatencyMetric'], scheduler: readonly SchedulerCounters[] = []): string {
     const model = { engine: '0', model_name: this.model };
     const lines: string[] = [];
     const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Labels, number]>): void => {
@@ -83,12 +99,22 @@ export class Metrics {
     };
     family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', perEngine((g) => g.running));
     family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', perEngine((g) => g.waiting));
-    const usage = perEngine((g) => g.running / g.capacity);
+    const usage = perEngine((g) => g.kvCacheUsage ?? g.running / g.capacity);
     // Renamed in PR #18354: both names until 0.10.x (the old one deprecated), only kv_ from 0.11.
     if (cacheMetric !== 'kv') family('vllm:gpu_cache_usage_perc', 'gauge', 'GPU KV-cache usage. 1 means 100 percent usage.', usage);
     if (cacheMetric !== 'gpu') family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', usage);
-    // The simulator models no KV-cache pressure, so nothing is ever preempted.
-    family('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', [[model, 0]]);
+    const total = (f: (c: SchedulerCounters) => number): number => scheduler.reduce((sum, c) => sum + f(c), 0);
+    // Without the vLLM scheduler model there is no KV-cache pressure, so nothing is ever preempted.
+    family('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', [[model, total((c) => c.preemptions)]]);
+    if (scheduler.length) {
+      family('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', [[model, total((c) => c.prefixQueries)]]);
+      family('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', [[model, total((c) => c.prefixHits)]]);
+      const first = scheduler[0]!;
+      family('vllm:cache_config_info', 'gauge', 'Information of the LLMEngine CacheConfig (modeled by the simulator).', [[{ ...model, block_size: String(first.blockSize), num_gpu_blocks: String(first.blocks) }, 1]]);
+      // Not vLLM's: the simulator's own figures, so tests and the planner can read modeled time without a clock.
+      family('swarm_sim:engine_steps_total', 'counter', 'Engine steps the simulator modeled.', [[model, total((c) => c.steps)]]);
+      family('swarm_sim:modeled_busy_seconds_total', 'counter', 'Modeled time the engines spent in steps (not wall time).', [[model, total((c) => c.modeledMs) / 1000]]);
+    }
     family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[model, this.promptTokens]]);
     family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens]]);
     family(

@@ -1,4 +1,5 @@
-import { versionProfile, type ContextError } from './versions.ts';
+import { batchDefaults, GPUS, kvCacheTokens } from './step-model.ts';
+import { LATEST_VERSION, versionProfile, type ContextError } from './versions.ts';
 
 /** Knobs of one simulated vLLM server. Defaults mirror a small, fast, healthy server. */
 export interface SimOptions {
@@ -23,7 +24,22 @@ export interface SimOptions {
   tokenLatencyMetric: 'tpot' | 'both' | 'itl';
   /** Output tokens per streamed delta (vLLM's `--stream-interval`): a delta is not a token. */
   streamInterval: number;
-  /** Sequences in flight per engine (`--max-num-seqs`); the rest queue. */
+  /**
+   * `fixed`: each sequence holds one of `maxNumSeqs` slots for ttft + tokens × tpot, whatever its prompt
+   * (the historical model). `vllm`: vLLM V1's scheduler modeled step by step — KV cache in blocks,
+   * chunked prefill, decode steps that slow with batch and context, preemption, prefix caching — with
+   * a modeled GPU's costs (step-model.ts); ttft and tpot then do nothing, slowFactor scales the steps.
+   */
+  scheduler: 'fixed' | 'vllm';
+  /** The modeled GPU (`vllm` scheduler): its step costs, KV capacity and vLLM's batch defaults for it. */
+  gpu: keyof typeof GPUS;
+  /** KV-cache capacity per engine in tokens; default: what the modeled GPU's memory holds. */
+  kvCacheTokens?: number;
+  /** Tokens one engine step computes at most (`--max-num-batched-tokens`); default: vLLM's for the version and GPU. */
+  maxNumBatchedTokens?: number;
+  /** vLLM V1 caches prompt blocks by hash by default (`--no-enable-prefix-caching` turns it off). */
+  enablePrefixCaching: boolean;
+  /** Sequences in flight per engine (`--max-num-seqs`); the rest queue. Default 256, or vLLM's for the version and GPU with the `vllm` scheduler. */
   maxNumSeqs: number;
   /** Engines per server (`--data-parallel-size`), each with its own slots, front end and `engine` gauges. */
   dataParallel: number;
@@ -99,6 +115,9 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = Object.freeze({
   returnTokenIds: true,
   tokenLatencyMetric: 'itl',
   streamInterval: 1,
+  scheduler: 'fixed',
+  gpu: 'h100',
+  enablePrefixCaching: true,
   maxNumSeqs: 256,
   dataParallel: 1,
   requestOverheadMs: 2,
@@ -139,7 +158,10 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
         tokenLatencyMetric: profile.tokenLatencyMetric,
       }
     : {};
+  // A KV capacity, a GPU or a token budget only means something to the vLLM scheduler: asking for one asks for it.
+  if (given.scheduler === undefined && (given.kvCacheTokens !== undefined || given.gpu !== undefined || given.maxNumBatchedTokens !== undefined)) given.scheduler = 'vllm';
   const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...fromProfile, ...given };
+  if (o.scheduler === 'vllm') resolveScheduler(o, given);
   // gpt-oss is a reasoning model: its chat answers carry the analysis channel as reasoning.
   if (o.chatTemplate === 'harmony' && partial.reasoning === undefined) o.reasoning = 'auto';
   if (o.reasoning === 'auto') o.reasoning = profile?.reasoningField ?? 'reasoning';
@@ -151,7 +173,14 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   };
   atLeast('maxModelLen', 1);
   if (o.maxPrompts !== undefined) atLeast('maxPrompts', 1);
+  if (o.scheduler !== 'fixed' && o.scheduler !== 'vllm') throw new RangeError(`sim option scheduler must be fixed or vllm, got ${String(o.scheduler)}`);
   atLeast('maxNumSeqs', 1);
+  if (o.maxNumBatchedTokens !== undefined) atLeast('maxNumBatchedTokens', 1);
+  if (o.kvCacheTokens !== undefined) atLeast('kvCacheTokens', 16);
+  if (o.kvCacheTokens !== undefined && o.kvCacheTokens < o.maxModelLen) {
+    // vLLM refuses to start when one sequence of max_model_len would not fit in its KV cache.
+    throw new RangeError(`sim option kvCacheTokens (${o.kvCacheTokens}) must hold one sequence of maxModelLen (${o.maxModelLen}) tokens`);
+  }
   atLeast('dataParallel', 1);
   atLeast('faultAfter', 0);
   atLeast('embeddingDim', 1);
@@ -166,4 +195,15 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   status('faultStatus', 400);
   status('healthStatus', 200);
   return o;
+}
+
+/** The vLLM scheduler's defaults: vLLM's batch sizes for the version and GPU, and the GPU's modeled KV capacity. */
+function resolveScheduler(o: SimOptions, given: Partial<SimOptions>): void {
+  const gpu = GPUS[o.gpu];
+  if (!gpu) throw new RangeError(`sim option gpu must be one of ${Object.keys(GPUS).join(', ')}, got ${String(o.gpu)}`);
+  const version = versionProfile(o.vllmVersion ?? LATEST_VERSION).version.split('.').map(Number);
+  const defaults = batchDefaults(version, gpu);
+  if (given.maxNumSeqs === undefined) o.maxNumSeqs = defaults.maxNumSeqs;
+  o.maxNumBatchedTokens ??= defaults.maxNumBatchedTokens;
+  o.kvCacheTokens ??= kvCacheTokens(gpu.memoryGb);
 }

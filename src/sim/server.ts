@@ -5,13 +5,15 @@ import type { InferenceBackend } from './backend.ts';
 import { chatApi, chatBatchApi } from './chat.ts';
 import { serveEmbeddings, unsupportedApi } from './embeddings.ts';
 import { completionsApi } from './completions.ts';
-import { Engine, type Timing } from './engine.ts';
+import { Engine, type SimEngine, type Timing } from './engine.ts';
+import { GPUS, stepCosts } from './step-model.ts';
+import { VllmEngine } from './vllm-engine.ts';
 import { SimError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { serveGeneration, type GenerationApi, type GenerationContext } from './generation.ts';
 import { readBody, sendJson, sendText } from './http.ts';
 import { nextTurn } from './turns.ts';
-import { Metrics, type EngineGauges } from './metrics.ts';
+import { Metrics, type EngineGauges, type SchedulerCounters } from './metrics.ts';
 import { modelList } from './models.ts';
 import { DEFAULT_SIM_OPTIONS, resolveSimOptions, type SimOptions } from './options.ts';
 import { detokenize, tokenize } from './tokenize-api.ts';
@@ -30,6 +32,8 @@ export interface SimStats {
   /** Sequences holding a slot, and waiting for one, now. */
   running: number;
   waiting: number;
+  /** The vLLM scheduler model's counters summed over engines; absent with the fixed-latency model. */
+  scheduler?: Omit<SchedulerCounters, 'blocks' | 'blockSize'>;
 }
 
 /** What `setFaults` changes on a running server; an option given as `undefined` goes back to its default. */
@@ -84,10 +88,7 @@ export class SimServer {
       const { ttftMs, tpotMs, slowFactor } = this.options;
       return { ttftMs: ttftMs * slowFactor, tpotMs: tpotMs * slowFactor };
     };
-    const engines = Array.from(
-      { length: this.options.dataParallel },
-      () => new Engine(this.options.maxNumSeqs, this.options.requestOverheadMs, timing, (t) => metrics.sequenceTimed(t)),
-    );
+    const engines = Array.from({ length: this.options.dataParallel }, (): SimEngine => this.engine(timing, metrics));
     this.context = { options: this.options, engines, metrics };
     this.apis = new Map([
       ['/v1/completions', completionsApi(this.options)],
@@ -110,6 +111,24 @@ export class SimServer {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
+  }
+
+  private engine(timing: () => Timing, metrics: Metrics): SimEngine {
+    const o = this.options;
+    const observe = (t: Parameters<Metrics['sequenceTimed']>[0]) => metrics.sequenceTimed(t);
+    if (o.scheduler === 'fixed') return new Engine(o.maxNumSeqs, o.requestOverheadMs, timing, observe);
+    return new VllmEngine(
+      {
+        maxNumSeqs: o.maxNumSeqs,
+        maxNumBatchedTokens: o.maxNumBatchedTokens!,
+        kvCacheTokens: o.kvCacheTokens!,
+        requestOverheadMs: o.requestOverheadMs,
+        enablePrefixCaching: o.enablePrefixCaching,
+        costs: stepCosts(GPUS[o.gpu]!),
+        slowFactor: () => this.options.slowFactor,
+      },
+      observe,
+    );
   }
 
   get port(): number {
@@ -150,6 +169,7 @@ export class SimServer {
       busyMs: engines.reduce((m, e) => Math.max(m, e.busyMs()), 0),
       running: gauges.reduce((total, g) => total + g.running, 0),
       waiting: gauges.reduce((total, g) => total + g.waiting, 0),
+      ...(this.options.scheduler === 'vllm' ? { scheduler: sumCounters(this.counters()) } : {}),
     };
   }
 
@@ -181,7 +201,11 @@ export class SimServer {
 
   /** Each engine's sequences running and waiting, and its slots. */
   private gauges(): EngineGauges[] {
-    return this.backend?.gauges() ?? this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
+    return this.backend?.gauges() ?? this.context.engines.map((e) => e.gauges());
+  }
+
+  private counters(): SchedulerCounters[] {
+    return this.backend ? [] : this.context.engines.flatMap((e) => (e.counters ? [e.counters()] : []));
   }
 
   private listen(port: number): Promise<void> {
@@ -219,7 +243,7 @@ export class SimServer {
     if (method === 'GET' && path === '/load') return sendJson(res, 200, { server_load: this.load });
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList(this.options, this.created));
     if (method === 'GET' && path === '/metrics') {
-      const text = this.context.metrics.render(this.gauges(), this.options.cacheMetric, this.options.tokenLatencyMetric);
+      const text = this.context.metrics.render(this.gauges(), this.options.cacheMetric, this.options.tokenLatencyMetric, this.counters());
       return sendText(res, 200, 'text/plain; version=0.0.4; charset=utf-8', text);
     }
     // FastAPI's answers for unknown routes and wrong methods.
@@ -262,6 +286,11 @@ export class SimServer {
       sendJson(res, error.status, error.body(this.options.errorFormat));
     }
   }
+}
+
+function sumCounters(all: readonly SchedulerCounters[]): Omit<SchedulerCounters, 'blocks' | 'blockSize'> {
+  const sum = (f: (c: SchedulerCounters) => number) => all.reduce((s, c) => s + f(c), 0);
+  return { preemptions: sum((c) => c.preemptions), prefixQueries: sum((c) => c.prefixQueries), prefixHits: sum((c) => c.prefixHits), steps: sum((c) => c.steps), modeledMs: sum((c) => c.modeledMs) };
 }
 
 /** A port the OS considers free right now, for servers that start listening later. */

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { armRequests, compareBatching, medianRound, scatterGather, speedup, SwarmPool, type PromptResult } from '../../core/index.ts';
+import { armRequests, compareBatching, gainVerdict, medianRound, scatterGather, speedup, SwarmPool, type MatchedArm, type PromptResult } from '../../core/index.ts';
 import { startSimCluster, type SimCluster } from '../../sim/cluster.ts';
 import { formatComparison, printable } from '../format.ts';
 
@@ -50,6 +50,10 @@ export function demoCommand(): Command {
         say('');
         const sent = [armRequests(comparison.rounds, 'batched'), armRequests(comparison.rounds, 'individual')] as const;
         say(formatComparison(batched.summary, individual.summary, ['batched', 'individual'], speedup(comparison.rounds)!, [...sent]));
+        for (const arm of [batched, individual] as MatchedArm[]) {
+          say(`  ${arm.arm.padEnd(10)} in flight: cap ${arm.inFlight.concurrency.toLocaleString('en-US')} requests, at the peak ${arm.inFlight.peakPrompts.toLocaleString('en-US')} prompts in ${arm.inFlight.peakRequests.toLocaleString('en-US')} requests; client CPU ${(arm.cpuMs / 1000).toFixed(2)} s`);
+        }
+        say(`  verdict: ${gainVerdict(comparison, batched as MatchedArm, individual as MatchedArm)}`);
         say('');
         say('first answers, in input order (batched):');
         for (const r of firstBatched.slice(0, 3)) say(`  #${r.index} ${r.endpoint}: ${preview(r)}`);

@@ -2,8 +2,9 @@ import { Command, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { endpointId, writeHostfile } from '../../core/index.ts';
 import { startSimCluster } from '../../sim/cluster.ts';
-import type { SimOptions } from '../../sim/options.ts';
+import { resolveSimOptions, type SimOptions } from '../../sim/options.ts';
 import type { SimServer, SimStats } from '../../sim/server.ts';
+import { GPUS } from '../../sim/step-model.ts';
 import { LATEST_VERSION, newerThanModeled } from '../../sim/versions.ts';
 import { CliError, signalExit } from '../exit.ts';
 import { printable } from '../format.ts';
@@ -52,7 +53,15 @@ export function simCommand(): Command {
     .option('--vllm-version <v>', 'behave as this vLLM release (e.g. 0.10.0, 0.15, 0.19, latest = 0.31): error bodies and context-overflow wording, reasoning fields (with --reasoning auto), KV-cache gauge and per-token histogram names, prompt-list cap (0.26+), POST /v1/chat/completions/batch (0.19+), return_token_ids (0.10.2+), GET /version; the flags below override it')
     .option('--max-prompts <k>', "prompt-list cap (vLLM's VLLM_MAX_COMPLETION_PROMPTS; default 1024, none on versions before the cap)", int('--max-prompts', 1, 1_000_000))
     .option('--stream-interval <k>', "output tokens per streamed delta (vLLM's --stream-interval): clients must count tokens from usage, not deltas", int('--stream-interval', 1, 1_000_000), 1)
-    .option('--max-num-seqs <k>', 'sequences running at once per engine; the rest queue', int('--max-num-seqs', 1, 65_536), 256)
+    .option('--max-num-seqs <k>', "sequences running at once per engine; the rest queue (default 256; with --scheduler vllm, vLLM's default for --vllm-version and --gpu: 1024 on an H100 from 0.8.5)", int('--max-num-seqs', 1, 65_536))
+    .addOption(
+      new Option('--scheduler <model>', "fixed: a sequence holds a slot for ttft + tokens × tpot, whatever its prompt; vllm: vLLM V1's scheduler modeled step by step on a modeled GPU (KV cache in 16-token blocks, chunked prefill, decode slowing with batch and context, preemption by recompute, prefix caching; ttft/tpot then unused, --slow-factor scales steps). Implied by --gpu, --kv-cache-tokens or --max-num-batched-tokens")
+        .choices(['fixed', 'vllm']),
+    )
+    .addOption(new Option('--gpu <gpu>', 'the modeled GPU serving a modeled Llama-3.1-8B in BF16 (--scheduler vllm): step costs from its datasheet bandwidth and FLOPs, KV capacity from its memory (default h100)').choices(Object.keys(GPUS)))
+    .option('--kv-cache-tokens <n>', "KV-cache capacity per engine, tokens (--scheduler vllm; default: what the modeled GPU's memory holds after the weights, e.g. 411,000 on an H100); at least --max-model-len, as vLLM requires", int('--kv-cache-tokens', 16, 1_000_000_000))
+    .option('--max-num-batched-tokens <n>', "tokens one engine step computes, prompt chunks and decode tokens together (--scheduler vllm; default vLLM's: 8192 on an H100, 2048 on smaller GPUs)", int('--max-num-batched-tokens', 1, 10_000_000))
+    .option('--no-enable-prefix-caching', 'turn off the prefix cache (--scheduler vllm; on by default, as in vLLM V1)')
     .option('--data-parallel <k>', "engines per server (vLLM's --data-parallel-size): each has --max-num-seqs slots and its own engine=\"i\" gauges in /metrics", int('--data-parallel', 1, 64), 1)
     .option('--request-overhead-ms <x>', 'serialized cost of each HTTP request at the server front end', num('--request-overhead-ms', 0, 60_000), 2)
     .option('--ttft-ms <x>', 'time to first token per sequence', num('--ttft-ms', 0, 600_000), 20)
@@ -90,6 +99,13 @@ export function simCommand(): Command {
       if (hostfile) await checkOutPath(hostfile, [], '--hostfile');
       if (engine === 'sim') options.model ??= options.task === 'embed' ? EMBED_MODEL : 'sim-model';
       const simOptions = { ...options, hang: Boolean(options.hang), shuffleChoices: Boolean(options.shuffleChoices) };
+      // Flags that are each in range but do not fit together (a KV cache smaller than one sequence) are bad input too.
+      try {
+        resolveSimOptions(simOptions);
+      } catch (err) {
+        if (err instanceof RangeError) throw new CliError(err.message);
+        throw err;
+      }
       const cluster =
         engine === 'llama'
           ? await (await import('../../sim/llama/cluster.ts')).startLlamaCluster(count, simOptions, { modelFile, parallel, threads }, port).catch((err: Error) => {
