@@ -705,15 +705,29 @@ class Dispatcher {
    * cancelled, with the requests that carried it (and the endpoint it was on, when it was in flight).
    */
   private cancel(): void {
-    const at = this.ctx.now();
-    for (const flight of this.active) {
-      flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
-      for (const slot of flight.group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
-    }
-    for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, null, this.attemptsOf(slot)));
-    this.finish();
-    clearTimeout(this.grace);
-    this.resolve(this.results ?? []);
+    const flights = [...this.active];
+    this.stop();
+    for (const flight of flights) flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
+    // After the answers already in hand are given out (a cancel from a result event comes in the middle of a list's).
+    queueMicrotask(() => {
+      const at = this.ctx.now();
+      for (const flight of flights) {
+        for (const slot of flight.group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
+      }
+      for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, null, this.attemptsOf(slot)));
+      clearTimeout(this.grace);
+      this.resolve(this.results ?? []);
+    });
+  }
+
+  /** Nothing more is sent: no pump, patrol, bench wait or scrape from now on. */
+  private stop(): boolean {
+    if (this.finished) return false;
+    this.finished = true;
+    clearInterval(this.watch);
+    clearTimeout(this.benchTimer);
+    clearInterval(this.scraper);
+    return true;
   }
 
   /**
@@ -722,11 +736,7 @@ class Dispatcher {
    * still owes its usage chunk — or after a short grace, when whatever still runs is aborted.
    */
   private finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    clearInterval(this.watch);
-    clearTimeout(this.benchTimer);
-    clearInterval(this.scraper);
+    if (!this.stop()) return;
     for (const flight of this.hedging) flight.signal.abort(new RequestFailure('cancelled', 'answered elsewhere first'));
     if (!this.active.size) return this.resolve(this.results ?? []);
     this.grace = setTimeout(() => {
