@@ -120,7 +120,7 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^ready: job \d+ \(slurm\), 1\/1 server\(s\) healthy.*walltime left \d+ s$/m);
-    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain the run now/m);
+    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain its runs now \(swarm drain --job \d+/m);
     assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
   });
 

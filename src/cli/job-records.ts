@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { localHost, Scheduler, sshHost, type JobHost, type SchedulerKind, type ServerEngine, type SshLogin } from '../core/index.ts';
 import { onExit } from './interrupt.ts';
 import { sshLogin, type ReachFlags } from './swarm.ts';
@@ -24,6 +24,10 @@ export interface JobRecord {
   engine: ServerEngine;
   walltimeSeconds: number;
   submittedAt: string;
+  /** Once its servers were ready: when it started, when its walltime ends, the nodes it got. */
+  startedAt?: string;
+  endsAt?: string;
+  nodeNames?: string[];
 }
 
 export async function saveRecord(record: JobRecord): Promise<string> {
@@ -32,6 +36,15 @@ export async function saveRecord(record: JobRecord): Promise<string> {
   const path = join(folder, 'job.json');
   await writeFile(path, `${JSON.stringify(record, null, 2)}\n`);
   return path;
+}
+
+/**
+ * The launched job a local hostfile belongs to (`.swarm/jobs/<name>/hostfile.ready`, or the job's own
+ * hostfile there): its record, or undefined for any other hostfile.
+ */
+export async function jobOfHostfile(path: string): Promise<JobRecord | undefined> {
+  if (!['hostfile', 'hostfile.ready'].includes(basename(path))) return undefined;
+  return readFile(join(dirname(path), 'job.json'), 'utf8').then((t) => JSON.parse(t) as JobRecord, () => undefined);
 }
 
 /** Every record under .swarm/jobs, oldest first; unreadable ones are skipped (a folder left half-written). */

@@ -22,7 +22,7 @@ import {
 } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { describeJob } from '../job-format.ts';
-import { JOBS_FOLDER, openJobHost, saveRecord } from '../job-records.ts';
+import { JOBS_FOLDER, openJobHost, saveRecord, type JobRecord } from '../job-records.ts';
 import { builtinTemplate, thisSwarm } from '../job-templates.ts';
 import { claimStop, exitCode, type Stop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
@@ -124,7 +124,8 @@ export function launchCommand(): Command {
         throw err instanceof TemplateError || (err instanceof SchedulerError && err.refused) ? new CliError(err.message) : err;
       });
       const expected = flags.nodes * flags.serversPerNode;
-      await saveRecord({ id: submitted.id, scheduler: flags.scheduler, name, ...(flags.via ? { via: flags.via } : {}), jobDir, scriptPath: submitted.scriptPath, hostfile: submitted.hostfile, template: templatePath, nodes: flags.nodes, serversPerNode: flags.serversPerNode, model: params.model, engine: flags.engine, walltimeSeconds, submittedAt: new Date().toISOString() });
+      const record: JobRecord = { id: submitted.id, scheduler: flags.scheduler, name, ...(flags.via ? { via: flags.via } : {}), jobDir, scriptPath: submitted.scriptPath, hostfile: submitted.hostfile, template: templatePath, nodes: flags.nodes, serversPerNode: flags.serversPerNode, model: params.model, engine: flags.engine, walltimeSeconds, submittedAt: new Date().toISOString() };
+      await saveRecord(record);
       say(`submitted job ${submitted.id} to ${flags.scheduler} on ${opened.host.label}: ${flags.nodes} node(s) × ${flags.serversPerNode} ${flags.engine} server(s), walltime ${humanDuration(walltimeSeconds)}; script ${submitted.scriptPath}`);
       const { job, endpoints } = await waitForServers(scheduler, submitted, {
         expected,
@@ -146,6 +147,8 @@ export function launchCommand(): Command {
       await writeFile(local, writeHostfile(healthy));
       ready = true;
       const end = walltimeEnd(job);
+      // Runs on this hostfile read when the walltime ends from here (scatter --drain-before).
+      await saveRecord({ ...record, nodeNames: job.nodes, ...(job.startedAt ? { startedAt: job.startedAt.toISOString() } : {}), ...(end ? { endsAt: end.toISOString() } : {}) });
       process.stdout.write(`ready: job ${job.id} (${flags.scheduler}), ${healthy.length}/${expected} server(s) healthy (${endpoints.length} listed); hostfile ${local}${end ? `; walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}\n`);
       if (flags.watch) await watch(scheduler, job.id, flags, stop);
     } catch (err) {
@@ -180,7 +183,7 @@ async function watch(scheduler: Scheduler, id: string, flags: LaunchFlags, stop:
     const left = end ? (end.getTime() - Date.now()) / 1000 : Infinity;
     if (!warned && left <= flags.warnBefore * 60) {
       warned = true;
-      say(`warning: job ${id} reaches its walltime in ${humanDuration(left)}: drain the run now (finish what is in flight), or resume it on the next job with --resume`);
+      say(`warning: job ${id} reaches its walltime in ${humanDuration(left)}: drain its runs now (swarm drain --job ${id}: what is in flight finishes, nothing new is sent), and complete them on the next job with --resume`);
     }
     try {
       await sleep(flags.interval * 1000, undefined, { signal: stop.signal });
