@@ -3,7 +3,9 @@ import { posix, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import {
+  defaultJobName,
   endpointId,
+  readyRecord,
   humanDuration,
   isFinished,
   parseDuration,
@@ -94,7 +96,7 @@ export function launchCommand(): Command {
       throw new CliError(`--template ${templatePath}: cannot read it (${err.code ?? err.message})`);
     });
     if (flags.jobDir && !posix.isAbsolute(flags.jobDir)) throw new CliError(`--job-dir ${flags.jobDir}: must be absolute`);
-    const name = flags.jobName ?? `swarm-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+    const name = flags.jobName ?? defaultJobName();
     const stop = claimStop();
     const opened = await openJobHost(flags);
     const scheduler = opened.scheduler(flags.scheduler);
@@ -148,7 +150,7 @@ export function launchCommand(): Command {
       ready = true;
       const end = walltimeEnd(job);
       // Runs on this hostfile read when the walltime ends from here (scatter --drain-before).
-      await saveRecord({ ...record, nodeNames: job.nodes, ...(job.startedAt ? { startedAt: job.startedAt.toISOString() } : {}), ...(end ? { endsAt: end.toISOString() } : {}) });
+      await saveRecord(readyRecord(record, job));
       process.stdout.write(`ready: job ${job.id} (${flags.scheduler}), ${healthy.length}/${expected} server(s) healthy (${endpoints.length} listed); hostfile ${local}${end ? `; walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}\n`);
       if (flags.watch) await watch(scheduler, job.id, flags, stop);
     } catch (err) {
