@@ -1,27 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Scheduler, localHost } from '../src/core/index.ts';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, tempDir, waitFor, writeText, ROOT } from './helpers/cli.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
-import { slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
-
-/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
-async function freePorts(n: number): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer().once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
-    if (ok) return base;
-  }
-}
+import { freePorts, slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
 
 const refused = (port: number) =>
   new Promise<boolean>((resolve) => {

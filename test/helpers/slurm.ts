@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname, tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 
@@ -125,3 +126,19 @@ async function until(probe: () => boolean, timeoutMs: number, what: string): Pro
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
+export async function freePorts(n: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer().once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
+    if (ok) return base;
+  }
+}
+

@@ -23,7 +23,7 @@ import {
   type Submitted,
 } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
-import { describeJob } from '../job-format.ts';
+import { describeJob } from '../../core/index.ts';
 import { JOBS_FOLDER, openJobHost, saveRecord, type JobRecord } from '../job-records.ts';
 import { builtinTemplate, thisSwarm } from '../job-templates.ts';
 import { claimStop, exitCode, type Stop } from '../interrupt.ts';

@@ -253,6 +253,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
   return {
     hostfile: connection.source.label,
     endpoints,
+    ...(connection.source.job ? { job: connection.source.job } : {}),
     model: options.model ?? served,
     params: {
       batch: request.batch,
