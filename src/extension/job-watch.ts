@@ -76,11 +76,11 @@ export class JobWatch implements vscode.Disposable {
     this.announce();
   }
 
-  /** Asks the scheduler every `seconds`; once right away. */
-  startPolling(seconds: number, warnBeforeMinutes: number): void {
+  /** Asks the scheduler every `seconds`; once right away. `warnBefore` is read at each look (a setting). */
+  startPolling(seconds: number, warnBefore: () => number): void {
     clearInterval(this.timer);
     const tick = () => {
-      this.polling ??= this.poll(warnBeforeMinutes).finally(() => (this.polling = undefined));
+      this.polling ??= this.poll(warnBefore()).finally(() => (this.polling = undefined));
     };
     tick();
     this.timer = setInterval(tick, seconds * 1000);

@@ -91,6 +91,7 @@ export async function launch(services: Services, args: LaunchArgs = {}): Promise
     await saveJobRecord(root, record);
     await services.jobs.remember(record);
     services.jobs.attach(record, scheduler);
+    void vscode.commands.executeCommand('swarmLab.endpoints.focus'); // the job's row heads the view
     services.log.info(`submitted job ${record.id} to ${form.scheduler} on ${host.label}: ${form.nodes} node(s) × ${form.serversPerNode} ${form.engine} server(s), walltime ${humanDuration(walltimeSeconds)}; script ${submitted.scriptPath}`);
     return await follow(services, record, scheduler, login);
   } catch (err) {
@@ -142,7 +143,7 @@ async function follow(services: Services, record: JobRecord, scheduler: Schedule
       const done = readyRecord(record, job);
       await saveJobRecord(root, done);
       services.jobs.attach(done, scheduler, job);
-      services.jobs.startPolling(s.launch.pollInterval, s.launch.warnBefore);
+      services.jobs.startPolling(s.launch.pollInterval, () => settings().launch.warnBefore);
       const end = walltimeEnd(job);
       const said = `Swarm: job ${job.id} ready: ${healthy}/${expected} server(s) healthy${end ? `, walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}.`;
       services.log.info(said);
@@ -223,7 +224,7 @@ export async function attachJob(services: Services, name?: string): Promise<bool
     if (!listed) return (await follow(services, record, scheduler, login)) !== undefined;
     const endpoints = hostfileFromText(listed, readyFile).endpoints;
     await connectJob(services, record, state, endpoints, login, () => undefined);
-    services.jobs.startPolling(s.launch.pollInterval, s.launch.warnBefore);
+    services.jobs.startPolling(s.launch.pollInterval, () => settings().launch.warnBefore);
     services.log.info(`re-attached job ${record.id}: ${describeJob(state)}`);
     return true;
   } catch (err) {
