@@ -6,6 +6,8 @@ import { humanDuration } from '../core/scheduler/walltime.ts';
 
 /** The workspace's remembered jobs (their names under .swarm/jobs), re-attached after a restart. */
 const REMEMBERED = 'swarmLab.launchedJobs';
+/** …and those already warned of their walltime: a reloaded window does not warn again. */
+const WARNED = 'swarmLab.warnedJobs';
 
 /** The job this window follows: its record, and what its scheduler said last. */
 export interface WatchedJob {
@@ -59,12 +61,13 @@ export class JobWatch implements vscode.Disposable {
 
   async forget(name: string): Promise<void> {
     await this.memento.update(REMEMBERED, this.remembered().filter((n) => n !== name));
+    await this.memento.update(WARNED, this.memento.get<string[]>(WARNED, []).filter((n) => n !== name));
   }
 
   /** Follows `record`'s job from now on (one at a time); `state` is what its scheduler said last, if known. */
   attach(record: JobRecord, scheduler: Scheduler, state?: JobState): void {
     this.detach();
-    this.current = { record, scheduler, state, error: null, gone: false, warned: false };
+    this.current = { record, scheduler, state, error: null, gone: false, warned: this.memento.get<string[]>(WARNED, []).includes(record.name) };
     this.announce();
   }
 
@@ -117,6 +120,7 @@ export class JobWatch implements vscode.Disposable {
     const left = this.walltimeLeft();
     if (job.warned || left === undefined || left > warnBeforeMinutes * 60) return;
     job.warned = true;
+    void this.memento.update(WARNED, [...this.memento.get<string[]>(WARNED, []), job.record.name]);
     const id = job.record.id;
     void vscode.window
       .showWarningMessage(
@@ -126,7 +130,8 @@ export class JobWatch implements vscode.Disposable {
       )
       .then((pick) => {
         if (pick === 'Drain Run') void vscode.commands.executeCommand('swarmLab.drainRun');
-        if (pick === 'Cancel Job') void vscode.commands.executeCommand('swarmLab.cancelJob');
+        // Picked on the warning itself: no second question.
+        if (pick === 'Cancel Job') void vscode.commands.executeCommand('swarmLab.cancelJob', { confirmed: true });
       });
   }
 
