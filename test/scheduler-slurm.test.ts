@@ -109,6 +109,30 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
   });
 
+  it('scatter --drain-before on the job\'s hostfile drains by itself before the walltime: the rows in flight finish, the rest are drained; drain --job finds no run after', async () => {
+    const base = await freePorts(2);
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '2', '--interval', '0.3', '--job-name', 'drains'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const record = JSON.parse(await readFile(join(dir, '.swarm', 'jobs', 'drains', 'job.json'), 'utf8'));
+    assert.ok(record.endsAt && record.startedAt, 'the record has the walltime end once ready');
+    assert.deepEqual(record.nodeNames, [slurm.node]);
+    const prompts = await writeText(dir, 'many.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const out = join(dir, 'drained.jsonl');
+    // Drains 15 s after the job started, well before 10,000 prompts two at a time are through.
+    const r = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'drains', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--drain-before', '1.75', '--quiet'], { cwd: dir, timeoutMs: 90_000 });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^draining \\(job ${id} reaches its walltime at \\d\\d:\\d\\d:\\d\\d\\): the requests in flight finish`, 'm'));
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.equal(rows.length, 10_000);
+    const ok = rows.filter((row) => row.ok).length;
+    const drained = rows.filter((row) => row.status === 'cancelled' && /^drained: not sent/.test(row.error)).length;
+    assert.ok(ok > 0 && drained > 0 && ok + drained === 10_000, `${ok} ok, ${drained} drained`);
+    const none = await runCli(['drain', '--job', id], { cwd: dir });
+    assert.equal(none.stderr, `no run on job ${id} is going on from this folder: nothing to drain\n`);
+    assert.equal((await runCli(['cancel-job', id], { env: env(), cwd: dir })).code, 0);
+  });
+
   it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {
     const scheduler = new Scheduler('slurm', localHost({ ...process.env, ...slurm.env }));
     assert.equal(await scheduler.status('999999'), undefined);
