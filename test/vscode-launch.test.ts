@@ -112,7 +112,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       // Back on the form, with the walltime changed.
       const submit = page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'Submit' }).first();
       await submit.waitFor({ state: 'visible', timeout: 10_000 });
-      assert.match((await submit.textContent()) ?? '', /1 node\(s\) × 2 sim server\(s\), 4/);
+      assert.match((await submit.textContent()) ?? '', /1 node\(s\) × 2 sim server\(s\), walltime 4 min 00 s/);
       await screenshot(page, shot('1-form'));
       await quickPickSelect(page, /Submit/);
       const queued = await waitForNotification(page, /queued \(PENDING, (Resources|Priority)\), position 1 in debug/, { timeoutMs: 30_000 });

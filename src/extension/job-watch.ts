@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { isFinished, walltimeEnd, type JobState } from '../core/scheduler/job.ts';
+import { describeJob } from '../core/scheduler/job-format.ts';
 import type { JobRecord } from '../core/scheduler/records.ts';
 import type { Scheduler } from '../core/scheduler/scheduler.ts';
 import { humanDuration } from '../core/scheduler/walltime.ts';
@@ -98,6 +99,7 @@ export class JobWatch implements vscode.Disposable {
   private async poll(warnBeforeMinutes: number): Promise<void> {
     const job = this.current;
     if (!job) return;
+    const wasLive = this.live;
     try {
       const state = await job.scheduler.status(job.record.id);
       if (this.current !== job) return;
@@ -111,6 +113,8 @@ export class JobWatch implements vscode.Disposable {
     if (!this.live) {
       clearInterval(this.timer);
       await this.forget(job.record.name);
+      // Ended by the scheduler (walltime, a node lost, the servers failing), not by Cancel Job: said once.
+      if (wasLive && job.state?.phase !== 'cancelled') void vscode.window.showWarningMessage(`Swarm: job ${job.record.id} ended: ${job.state ? describeJob(job.state) : 'its scheduler no longer knows it'}.`);
     } else this.warnIfDue(job, warnBeforeMinutes);
     this.announce();
   }

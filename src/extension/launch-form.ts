@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { parseDuration } from '../core/scheduler/walltime.ts';
+import { humanDuration, parseDuration } from '../core/scheduler/walltime.ts';
 import type { Settings } from './settings.ts';
 
 /** What "Swarm: Launch Swarm…" asks: the values a job template is filled from. */
@@ -61,7 +61,7 @@ export async function launchForm(initial: LaunchForm, where: string): Promise<La
   const form = { ...initial };
   for (;;) {
     const rows: Array<vscode.QuickPickItem & { field?: Field }> = [
-      { label: SUBMIT, description: `${form.nodes} node(s) × ${form.serversPerNode} ${form.engine} server(s), ${form.walltime}`, detail: `submits through ${where}, waits for the servers, then connects` },
+      { label: SUBMIT, description: `${form.nodes} node(s) × ${form.serversPerNode} ${form.engine} server(s), walltime ${humanDuration(parseDuration(form.walltime) ?? 0)}`, detail: `submits through ${where}, waits for the servers, then connects` },
       { label: '', kind: vscode.QuickPickItemKind.Separator },
       ...(Object.keys(FIELDS) as Field[]).map((field) => ({ field, label: FIELDS[field].label, description: String(form[field]) || '(default)', detail: FIELDS[field].help })),
     ];
