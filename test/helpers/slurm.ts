@@ -93,7 +93,8 @@ export class TestSlurm {
   /** Runs a Slurm client command against this cluster; its output, or '' when it failed. */
   client(command: string, args: readonly string[]): string {
     try {
-      return execFileSync(command, args, { encoding: 'utf8', env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // In the cluster's folder: `sbatch --wrap` writes its slurm-<id>.out where it runs, never into the checkout.
+      return execFileSync(command, args, { encoding: 'utf8', env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: this.dir });
     } catch {
       return '';
     }
