@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
@@ -53,6 +54,25 @@ describe('swarm drain: finish what is in flight, send nothing new, resume later'
     const all = jsonLines(await readFile(out, 'utf8'));
     assert.equal(all.length, 400);
     assert.ok(all.every((row, i) => row.ok && row.prompt === `prompt ${i + 1}`));
+  });
+
+  it('a stale or forged entry is never signalled: a live process that is not swarm, a garbage file; both are removed', async () => {
+    const active = join(dir, '.swarm', 'active');
+    await mkdir(active, { recursive: true });
+    // SIGUSR2 would end `sleep`: it must live on.
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await writeFile(join(active, `${other.pid}.json`), JSON.stringify({ pid: other.pid, argv: ['scatter'], startedAt: new Date().toISOString() }));
+      await writeFile(join(active, '4194999.json'), '\u0000garbage{');
+      const r = await runCli(['drain'], { cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, 'no run is going on from this folder: nothing to drain\n');
+      assert.equal(other.exitCode, null);
+      assert.equal(other.signalCode, null, 'the other process got no signal');
+      assert.deepEqual(await readdir(active), []);
+    } finally {
+      other.kill();
+    }
   });
 
   it('nothing going: says so, exit 0; an unknown job and --drain-before off a launched job are bad input', async () => {
