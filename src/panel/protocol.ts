@@ -142,6 +142,8 @@ export interface RunRecord {
   /** How the run ended, so a reopened run can say it was cancelled or why it failed. */
   cancelled?: boolean;
   error?: string | null;
+  /** Drained (a walltime about to end): what was in flight finished, the prompts not sent are cancelled. */
+  drained?: boolean;
   /** Absent in records saved before it existed. */
   context?: RunContext;
 }

@@ -106,8 +106,8 @@ function runsComparison(app: App, rc: RunsComparison) {
 }
 
 /** How a run ended, in one word (records from before runs kept it say done). */
-function ended(r: RunRecord): 'done' | 'cancelled' | 'failed' {
-  return r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+function ended(r: RunRecord): 'done' | 'cancelled' | 'drained' | 'failed' {
+  return r.cancelled ? 'cancelled' : r.drained ? 'drained' : r.error ? 'failed' : 'done';
 }
 
 /** What a run ran on: hostfile, endpoints, model, server version, parameters (absent in older records). */
