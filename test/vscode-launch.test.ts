@@ -172,9 +172,18 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       assert.match(record.record.context.job.template, /templates\/jobs\/slurm\.sh$/);
       // History says what each run ran on: here, the job.
       const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-      await app.locator('vscode-tab-header', { hasText: 'History' }).first().click();
       const context = app.locator('#history-table tbody tr .run-context').first();
-      await context.waitFor({ state: 'visible', timeout: 20_000 });
+      // A click while the panel still paints its 10,000 rows may be lost: clicked again until History shows.
+      const shown = await pollUntil(
+        async () => {
+          await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: 2_000 });
+          return context.isVisible();
+        },
+        Boolean,
+        30_000,
+        500,
+      );
+      assert.ok(shown, 'the History tab shows the run');
       assert.match((await context.textContent()) ?? '', new RegExp(`job ${id} · ${record.record.context.job.name} · slurm job ${id} on ${slurm.node} \\(slurm\\.sh\\) · 2 endpoints`));
       assert.equal(((await app.locator('#history-table tbody tr .run-ended').first().textContent()) ?? '').trim(), 'drained');
       await screenshot(page, shot('5b-history'));
