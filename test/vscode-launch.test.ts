@@ -173,19 +173,22 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       // History says what each run ran on: here, the job.
       const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
       const context = app.locator('#history-table tbody tr .run-context').first();
-      // A click while the panel still paints its 10,000 rows may be lost: clicked again until History shows.
-      const shown = await pollUntil(
-        async () => {
-          await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: 2_000 });
-          return context.isVisible();
-        },
-        Boolean,
-        30_000,
-        500,
-      );
-      assert.ok(shown, 'the History tab shows the run');
+      // The panel shows the finished run (its Results) once it has it; a click before that, or while it
+      // paints 10,000 rows, may be lost or undone: clicked again until History shows.
+      const showHistory = () =>
+        pollUntil(
+          async () => {
+            if (!(await context.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: 2_000 });
+            return context.isVisible();
+          },
+          Boolean,
+          30_000,
+          500,
+        );
+      assert.ok(await showHistory(), 'the History tab shows the run');
       assert.match((await context.textContent()) ?? '', new RegExp(`job ${id} · ${record.record.context.job.name} · slurm job ${id} on ${slurm.node} \\(slurm\\.sh\\) · 2 endpoints`));
       assert.equal(((await app.locator('#history-table tbody tr .run-ended').first().textContent()) ?? '').trim(), 'drained');
+      assert.ok(await showHistory(), 'History still shows');
       await screenshot(page, shot('5b-history'));
     }));
 
