@@ -1,27 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Scheduler, localHost } from '../src/core/index.ts';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, tempDir, waitFor, writeText, ROOT } from './helpers/cli.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
-import { slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
-
-/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
-async function freePorts(n: number): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer().once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
-    if (ok) return base;
-  }
-}
+import { freePorts, slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
 
 const refused = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -120,8 +105,32 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^ready: job \d+ \(slurm\), 1\/1 server\(s\) healthy.*walltime left \d+ s$/m);
-    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain the run now/m);
+    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain its runs now \(swarm drain --job \d+/m);
     assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
+  });
+
+  it('scatter --drain-before on the job\'s hostfile drains by itself before the walltime: the rows in flight finish, the rest are drained; drain --job finds no run after', async () => {
+    const base = await freePorts(2);
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '2', '--interval', '0.3', '--job-name', 'drains'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const record = JSON.parse(await readFile(join(dir, '.swarm', 'jobs', 'drains', 'job.json'), 'utf8'));
+    assert.ok(record.endsAt && record.startedAt, 'the record has the walltime end once ready');
+    assert.deepEqual(record.nodeNames, [slurm.node]);
+    const prompts = await writeText(dir, 'many.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const out = join(dir, 'drained.jsonl');
+    // Drains 15 s after the job started, well before 10,000 prompts two at a time are through.
+    const r = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'drains', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--drain-before', '1.75', '--quiet'], { cwd: dir, timeoutMs: 90_000 });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^draining \\(job ${id} reaches its walltime at \\d\\d:\\d\\d:\\d\\d\\): the requests in flight finish`, 'm'));
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.equal(rows.length, 10_000);
+    const ok = rows.filter((row) => row.ok).length;
+    const drained = rows.filter((row) => row.status === 'cancelled' && /^drained: not sent/.test(row.error)).length;
+    assert.ok(ok > 0 && drained > 0 && ok + drained === 10_000, `${ok} ok, ${drained} drained`);
+    const none = await runCli(['drain', '--job', id], { cwd: dir });
+    assert.equal(none.stderr, `no run on job ${id} is going on from this folder: nothing to drain\n`);
+    assert.equal((await runCli(['cancel-job', id], { env: env(), cwd: dir })).code, 0);
   });
 
   it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {

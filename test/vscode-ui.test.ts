@@ -312,7 +312,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       const welcome = endpointsWelcome(page);
       await welcome.waitFor({ state: 'visible', timeout: 10_000 });
       assert.match(((await welcome.locator('p').first().textContent()) ?? '').trim(), /^No swarm connected\.$/);
-      assert.deepEqual(await welcomeButtons(page), ['Connect a hostfile', 'Start local simulator']);
+      assert.deepEqual(await welcomeButtons(page), ['Connect a hostfile', 'Launch a swarm on the scheduler', 'Start local simulator']);
       await runCommand(page, 'Notifications: Clear All Notifications');
       await screenshot(page, shot('4-welcome'));
       await welcome.locator('.monaco-button', { hasText: /^\s*Start local simulator\s*$/ }).click();
@@ -398,7 +398,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       assert.deepEqual(left, [], 'no live ssh to the login host after Disconnect');
       await showActivity(p, 'Swarm');
       await endpointsWelcome(p).waitFor({ state: 'visible', timeout: 10_000 });
-      assert.deepEqual(await welcomeButtons(p), ['Connect a hostfile', 'Start local simulator']);
+      assert.deepEqual(await welcomeButtons(p), ['Connect a hostfile', 'Launch a swarm on the scheduler', 'Start local simulator']);
       assert.equal(sshd.logins() - logins, 1, 'still one login');
       await screenshot(p, shot('5-ssh-disconnected-light'));
     }));

@@ -1,45 +1,14 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { localHost, Scheduler, sshHost, type JobHost, type SchedulerKind, type ServerEngine, type SshLogin } from '../core/index.ts';
+import { localHost, readJobRecords, saveJobRecord, Scheduler, sshHost, type JobHost, type JobRecord, type SchedulerKind, type SshLogin } from '../core/index.ts';
 import { onExit } from './interrupt.ts';
 import { sshLogin, type ReachFlags } from './swarm.ts';
 
-/** Where `swarm launch` keeps what it launched, per job: the record, and (local jobs) the job's own files. */
-export const JOBS_FOLDER = join('.swarm', 'jobs');
+export { JOBS_FOLDER, jobOfHostfile, type JobRecord } from '../core/index.ts';
 
-/** A launched job, as `swarm jobs` and `swarm cancel-job` find it again (and a run's context names it). */
-export interface JobRecord {
-  id: string;
-  scheduler: SchedulerKind;
-  name: string;
-  /** The login it was submitted through; absent: this machine. */
-  via?: string;
-  jobDir: string;
-  scriptPath: string;
-  hostfile: string;
-  template: string;
-  nodes: number;
-  serversPerNode: number;
-  model: string;
-  engine: ServerEngine;
-  walltimeSeconds: number;
-  submittedAt: string;
-}
+/** Saves a job's record under this folder's .swarm/jobs. */
+export const saveRecord = (record: JobRecord): Promise<string> => saveJobRecord('.', record);
 
-export async function saveRecord(record: JobRecord): Promise<string> {
-  const folder = join(JOBS_FOLDER, record.name);
-  await mkdir(folder, { recursive: true });
-  const path = join(folder, 'job.json');
-  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`);
-  return path;
-}
-
-/** Every record under .swarm/jobs, oldest first; unreadable ones are skipped (a folder left half-written). */
-export async function readRecords(): Promise<JobRecord[]> {
-  const names = await readdir(JOBS_FOLDER).catch(() => [] as string[]);
-  const records = await Promise.all(names.map((n) => readFile(join(JOBS_FOLDER, n, 'job.json'), 'utf8').then((t) => JSON.parse(t) as JobRecord, () => undefined)));
-  return records.filter((r): r is JobRecord => r !== undefined).sort((a, b) => a.submittedAt.localeCompare(b.submittedAt));
-}
+/** Every job launched from this folder (by the CLI or the editor), oldest first. */
+export const readRecords = (): Promise<JobRecord[]> => readJobRecords('.');
 
 /** Where the scheduler's commands run: this machine, or the login node over one SSH login (closed by `close`). */
 export interface OpenedHost {

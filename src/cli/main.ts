@@ -5,6 +5,7 @@ import { broadcastCommand } from './commands/broadcast.ts';
 import { cancelJobCommand } from './commands/cancel-job.ts';
 import { pipelineCommand } from './commands/pipeline.ts';
 import { demoCommand } from './commands/demo.ts';
+import { drainCommand } from './commands/drain.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
 import { jobsCommand } from './commands/jobs.ts';
@@ -40,7 +41,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

@@ -39,7 +39,7 @@ export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Prom
   const stop = claimStop();
   const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
   if (!swarm) return;
-  const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop);
+  const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop, flags.hostfile ? { hostfile: flags.hostfile } : {});
   await swarm.close();
   if (flags.out) await writeRows(report.results, flags.out, lock, stop);
   for (const line of failureLines(report.results, p.place)) process.stderr.write(`${line}\n`);

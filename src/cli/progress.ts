@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Run, RunReport } from '../core/index.ts';
+import { DRAIN_SIGNAL, registerRun } from './active-runs.ts';
 import { formatSummary, printable } from './format.ts';
 import { stoppingLine, type Stop } from './interrupt.ts';
 import { reportRun } from './run-status.ts';
@@ -52,21 +53,46 @@ export function showProgress(run: Run<unknown>, label: string, bar: boolean): ()
   };
 }
 
+export interface WatchOptions {
+  /** The hostfile the run is on, for `swarm drain --job`. */
+  hostfile?: string;
+  /** Drain by itself at this time (a job's walltime about to end), saying why. */
+  drainAt?: { at: Date; why: string };
+}
+
+/** setTimeout's longest delay; a later drain time is past any walltime a scheduler grants. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Runs `run` in the terminal: progress and warnings on stderr, a stop (Ctrl-C, stdout closed)
- * cancels it keeping finished results, the summary at the end unless quiet.
+ * cancels it keeping finished results, the summary at the end unless quiet. SIGUSR2 (`swarm drain`)
+ * or `drainAt` drains it: what is in flight finishes, nothing new is sent.
  */
-export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, stop: Stop): Promise<RunReport<T>> {
+export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, stop: Stop, options: WatchOptions = {}): Promise<RunReport<T>> {
   const stopBar = showProgress(run as Run<unknown>, label, !quiet);
   reportRun(run as Run<unknown>);
   const cancel = () => {
     if (stop.reason() === 'interrupt') process.stderr.write(`\n${stoppingLine(stop)}\n`);
     run.cancel();
   };
+  const drain = (why: string) => {
+    if (run.drained || run.cancelled) return;
+    process.stderr.write(`\ndraining (${why}): the requests in flight finish, nothing new is sent; the prompts not sent are kept as cancelled for --resume\n`);
+    run.drain();
+  };
+  const onDrainSignal = () => drain(`${DRAIN_SIGNAL}, swarm drain`);
+  // The handler first: a drain signal before it would end the process (SIGUSR2's default).
+  process.on(DRAIN_SIGNAL, onDrainSignal);
+  const unregister = registerRun(options.hostfile);
+  const delay = options.drainAt ? options.drainAt.at.getTime() - Date.now() : Infinity;
+  const timer = delay <= LONGEST_TIMER_MS ? setTimeout(() => drain(options.drainAt!.why), Math.max(0, delay)) : undefined;
   if (stop.signal.aborted) cancel();
   else stop.signal.addEventListener('abort', cancel, { once: true });
   const report = await run.done;
   stop.signal.removeEventListener('abort', cancel);
+  clearTimeout(timer);
+  unregister();
+  process.off(DRAIN_SIGNAL, onDrainSignal);
   stopBar();
   if (!quiet) process.stderr.write(`${formatSummary(report.summary, report.results)}\n`);
   return report;

@@ -5,7 +5,7 @@ import type { GenerationOptions } from './options.ts';
 import type { Member, Selection, SendCall, SendSink, SentTimes, Shape, SwarmPool } from './pool.ts';
 import type { Answer, Usage } from './request-shapes.ts';
 import { retryDelay } from './retry.ts';
-import { answeredResult, failedResult, type PromptResult } from './result.ts';
+import { answeredResult, DRAINED, failedResult, type PromptResult } from './result.ts';
 import type { RunContext, Slot } from './run.ts';
 import { readLoad, type EndpointLoad } from './load.ts';
 import { OVERLOAD_FACTOR, prefixSlot, routeScore, SCRAPED, type RouteStrategy } from './routing.ts';
@@ -201,7 +201,12 @@ class Dispatcher {
       this.finish();
       return;
     }
+    if (plan.ctx.drain.aborted) {
+      this.drained();
+      return;
+    }
     plan.ctx.signal.addEventListener('abort', () => this.cancel(), { once: true });
+    plan.ctx.drain.addEventListener('abort', () => this.drained(), { once: true });
     this.watch = setInterval(() => this.patrol(), WATCH_MS);
     if (SCRAPED.has(this.route)) this.scrape();
     else this.pump();
@@ -332,6 +337,7 @@ class Dispatcher {
 
   /** Starts groups while the pool's concurrency allows. */
   private pump(): void {
+    if (this.ctx.drain.aborted) return this.drained();
     this.release();
     const limit = this.plan.pool.options.concurrency;
     while (!this.finished && this.active.size < limit) {
@@ -605,6 +611,8 @@ class Dispatcher {
     this.hedging.delete(flight);
     this.load.set(flight.member.slot, this.load.get(flight.member.slot)! - flight.group.slots.length);
     this.inFlight -= flight.group.slots.length;
+    // Drained: the last request through ends the dispatch, also when its prompts wait for a retry that will not come.
+    if (!this.active.size && this.ctx.drain.aborted) queueMicrotask(() => this.drained());
     if (this.finished && !this.active.size) {
       clearTimeout(this.grace);
       this.resolve(this.results ?? []);
@@ -698,6 +706,16 @@ class Dispatcher {
   private failGroup(group: Group, error: string): void {
     const at = this.plan.ctx.now();
     for (const slot of group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'failed', error, at, null, this.attemptsOf(slot)));
+  }
+
+  /**
+   * Drained: nothing new is sent (pump stops here); once the requests in flight are through, the
+   * prompts never sent — queued, waiting for a retry, failed over — are settled as cancelled (DRAINED).
+   */
+  private drained(): void {
+    if (this.finished || this.active.size) return;
+    const at = this.ctx.now();
+    for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', DRAINED, at, null, this.attemptsOf(slot)));
   }
 
   /**

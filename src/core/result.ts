@@ -77,6 +77,9 @@ export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): 
   return prompts.map((p) => (typeof p === 'string' ? { prompt: p } : p));
 }
 
+/** The error of a prompt a drained run never sent: resumable, not the prompt's fault. */
+export const DRAINED = 'drained: not sent (the run was drained; --resume sends it)';
+
 /** A result for a prompt that got no answer: it failed (`sentMs`: its last request's send, when one was sent), or the run was cancelled first. */
 export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0, sentMs: number | null = null): PromptResult {
   const result: PromptResult = {

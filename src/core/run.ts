@@ -2,7 +2,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
 import type { Usage } from './request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
-import { failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
+import { DRAINED, failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
 import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
 
 export interface RunProgress {
@@ -31,6 +31,11 @@ export type { Slot } from './result.ts';
 
 /** What a pattern gets from its run: the cancel signal, a clock, and the one way to report results. */
 export interface RunContext extends CallContext, Clock {
+  /**
+   * Aborted when the run is drained: dispatches send nothing new, let their requests in flight finish,
+   * and settle the prompts they never sent as cancelled (drained), for `--resume` on the next swarm.
+   */
+  drain: AbortSignal;
   /** Takes on prompts (results are owed for each) and returns their slots. */
   reserve(prompts: readonly PromptInput[], level?: number): Slot[];
   settle(result: PromptResult): void;
@@ -50,7 +55,10 @@ export interface RunReport<T> {
   /** Why the run stopped short, if it did; every owed result is then failed or cancelled. */
   error: string | null;
   cancelled: boolean;
+  /** Drained: what was in flight finished, the prompts never sent are cancelled (DRAINED). */
+  drained: boolean;
 }
+
 
 export interface RunMeta {
   pattern: string;
@@ -72,6 +80,7 @@ export class Run<T = void> {
   readonly done: Promise<RunReport<T>>;
   private readonly events = new EventEmitter();
   private readonly abort = new AbortController();
+  private readonly draining = new AbortController();
   /** Slots still owed a result (settled ones are dropped unless results are kept). */
   private readonly slots: Array<Slot | undefined> = [];
   private readonly results: Array<PromptResult | undefined> = [];
@@ -88,7 +97,7 @@ export class Run<T = void> {
   ) {
     this.summary = new SummaryBuilder(meta);
     // Every request of the run listens to its signal (one per endpoint lookup, one per request in flight).
-    setMaxListeners(0, this.abort.signal);
+    setMaxListeners(0, this.abort.signal, this.draining.signal);
     this.done = new Promise((resolve) => setImmediate(() => resolve(this.execute(job))));
   }
 
@@ -111,6 +120,18 @@ export class Run<T = void> {
   /** Stops sending; in-flight requests are aborted. Finished results are kept, the rest become `cancelled`. */
   cancel(): void {
     this.abort.abort();
+  }
+
+  /**
+   * Finishes what is in flight and sends nothing new (a walltime about to end): the run ends once its
+   * requests in flight are through; the prompts not sent end `cancelled` (DRAINED), finished results kept.
+   */
+  drain(): void {
+    this.draining.abort();
+  }
+
+  get drained(): boolean {
+    return this.draining.signal.aborted && !this.cancelled;
   }
 
   get cancelled(): boolean {
@@ -137,9 +158,10 @@ export class Run<T = void> {
     }
     // Every prompt taken on gets exactly one result, whatever stopped the job.
     const cancelled = this.cancelled;
+    const drained = this.drained;
     for (const slot of this.slots) {
       if (!slot || this.isSettled(slot.index)) continue;
-      this.settle(failedResult(slot, cancelled ? 'cancelled' : 'failed', cancelled ? 'cancelled' : (error ?? 'not sent'), performance.now() - this.t0));
+      this.settle(failedResult(slot, cancelled || drained ? 'cancelled' : 'failed', cancelled ? 'cancelled' : drained ? DRAINED : (error ?? 'not sent'), performance.now() - this.t0));
     }
     const wallMs = performance.now() - this.t0;
     return {
@@ -148,6 +170,7 @@ export class Run<T = void> {
       outcome,
       error: this.cancelled && !error ? 'cancelled' : error,
       cancelled: this.cancelled,
+      drained,
     };
   }
 
@@ -155,6 +178,7 @@ export class Run<T = void> {
     const signal = this.abort.signal;
     return {
       signal,
+      drain: this.draining.signal,
       now: () => micros(performance.now() - this.t0),
       since: (t) => micros(t - this.t0),
       reserve: (prompts, level) => {

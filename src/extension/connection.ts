@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Endpoint } from '../core/endpoint.ts';
+import type { RunJob } from '../panel/protocol.ts';
 import { recordHealth } from '../core/endpoint-health.ts';
 import { viewStatus, type EndpointStatus } from '../core/endpoint-status.ts';
 import { checkHealth, type EndpointHealthReport } from '../core/health.ts';
@@ -47,6 +48,8 @@ interface Probe {
 export interface SwarmSource {
   label: string;
   uri?: vscode.Uri;
+  /** The launched job whose servers these are (its id, nodes, scheduler, template go with every run's context). */
+  job?: RunJob;
 }
 
 /**

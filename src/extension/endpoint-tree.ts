@@ -1,12 +1,15 @@
 import * as vscode from 'vscode';
 import { failureRate, STATUS_ORDER, type EndpointStatus } from '../core/endpoint-status.ts';
 import type { EndpointView, SwarmConnection } from './connection.ts';
+import { describeJob } from '../core/scheduler/job-format.ts';
+import { isFinished } from '../core/scheduler/job.ts';
+import { jobPhrase, type JobWatch, type WatchedJob } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { STATUS_LABELS } from './status-labels.ts';
 import { throttle, type Throttled } from './throttle.ts';
 import { naturalOrder } from '../core/natural-order.ts';
 
-type Node = { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
+type Node = { kind: 'job'; job: WatchedJob } | { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
 
 export type EndpointSort = 'hostfile' | 'name' | 'status' | 'failure-rate';
 
@@ -35,11 +38,16 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private connection: SwarmConnection | undefined;
   private subscription: vscode.Disposable | undefined;
   private readonly runsSubscription: vscode.Disposable;
+  private readonly jobsSubscription: vscode.Disposable;
   private readonly countsChanged: Throttled;
   private unhealthyOnly = false;
   private order: EndpointSort = 'hostfile';
 
-  constructor(runs: RunTracker) {
+  constructor(
+    runs: RunTracker,
+    private readonly jobs: JobWatch,
+  ) {
+    this.jobsSubscription = jobs.onDidChange(() => this.changed.fire(undefined));
     // Failure counts grow during a run without a status change: redrawn once a second at most (status changes at once).
     this.countsChanged = throttle(() => this.changed.fire(undefined), 1000);
     this.runsSubscription = runs.onDidChange(() => this.connection && this.countsChanged.call());
@@ -80,19 +88,23 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   getChildren(node?: Node): Node[] {
     if (node?.kind === 'group') return node.members.map((view) => ({ kind: 'endpoint', view }));
-    if (node || !this.connection) return [];
+    if (node) return [];
+    // The launched job heads the view, also while it is queued and nothing is connected yet.
+    const job: Node[] = this.jobs.job ? [{ kind: 'job', job: this.jobs.job }] : [];
+    if (!this.connection) return job;
     const all = this.connection.snapshot;
     const views = sorted(this.unhealthyOnly ? all.filter((v) => v.status !== 'up') : all, this.order);
     const summary: Node = { kind: 'summary', ...summarize(all, this.unhealthyOnly ? views.length : null) };
     const roles = [...new Set(views.map((v) => v.endpoint.tags.role).filter((r): r is string => Boolean(r)))];
-    if (!roles.length) return [summary, ...views.map((view): Node => ({ kind: 'endpoint', view }))];
+    if (!roles.length) return [...job, summary, ...views.map((view): Node => ({ kind: 'endpoint', view }))];
     const groups: Node[] = roles.map((role) => ({ kind: 'group', role, members: views.filter((v) => v.endpoint.tags.role === role) }));
     const untagged = views.filter((v) => !v.endpoint.tags.role);
     if (untagged.length) groups.push({ kind: 'group', role: '(no role)', members: untagged });
-    return [summary, ...groups];
+    return [...job, summary, ...groups];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'job') return jobItem(node.job, this.jobs);
     if (node.kind === 'summary') {
       const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
       item.id = 'summary';
@@ -129,9 +141,41 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   dispose(): void {
     this.subscription?.dispose();
     this.runsSubscription.dispose();
+    this.jobsSubscription.dispose();
     this.countsChanged.cancel();
     this.changed.dispose();
   }
+}
+
+const JOB_ICONS: Record<string, [string, string]> = {
+  queued: ['watch', 'charts.yellow'],
+  held: ['debug-pause', 'charts.yellow'],
+  starting: ['loading~spin', 'charts.yellow'],
+  running: ['server-process', 'testing.iconPassed'],
+  ending: ['loading~spin', 'charts.yellow'],
+};
+
+/** The job row: `job 12 running · 4 min 10 s left`, its nodes and servers after, the scheduler's whole word on hover. */
+function jobItem(job: WatchedJob, jobs: JobWatch): vscode.TreeItem {
+  const phase = job.state?.phase;
+  const item = new vscode.TreeItem(jobPhrase(job, jobs.walltimeLeft()), vscode.TreeItemCollapsibleState.None);
+  item.id = `job:${job.record.id}`;
+  const [icon, color] = (phase && JOB_ICONS[phase]) ?? (phase && isFinished(phase) ? ['circle-slash', 'disabledForeground'] : ['cloud-upload', 'charts.blue']);
+  item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
+  const nodes = job.state?.nodes ?? [];
+  item.description = [job.record.scheduler, nodes.length ? (nodes.length > 2 ? `${nodes.length} nodes` : nodes.join(', ')) : `${job.record.nodes} node(s) asked`, `${job.record.nodes * job.record.serversPerNode} ${job.record.engine} server(s)`].join(' · ');
+  item.tooltip = [
+    `Job ${job.record.id} (${job.record.name}) on ${job.record.scheduler}${job.record.via ? ` through ${job.record.via}` : ''}`,
+    job.state ? describeJob(job.state) : 'submitted; no state yet',
+    job.error ? `Last look failed: ${job.error}` : '',
+    `Template: ${job.record.template}`,
+    `Script: ${job.record.scriptPath}`,
+    `Hostfile: ${job.record.hostfile}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+  item.contextValue = jobs.live ? 'job.live' : 'job.ended';
+  return item;
 }
 
 /** `18 healthy · 1 degraded · 1 down` (statuses with none left out; healthy, degraded and down always said). */

@@ -3,7 +3,9 @@ import type { HostMessage } from '../panel/protocol.ts';
 import { PromptSetCodeLens } from './codelens.ts';
 import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts';
 import type { EndpointView } from './connection.ts';
+import type { LaunchArgs } from './commands/launch.ts';
 import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
+import { JobWatch } from './job-watch.ts';
 import { publishHostfileContext } from './hostfiles.ts';
 import { LazyPanel } from './lazy-panel.ts';
 import { registerPanelSerializer } from './panel/panel-serializer.ts';
@@ -22,6 +24,8 @@ export interface SwarmLabApi {
     endpoints: EndpointView[];
     running: boolean;
     statusBar: SwarmStatusBar['state'];
+    /** The launched job followed: its id, phase, nodes and walltime left (seconds). */
+    job: { id: string; name: string; phase: string | null; nodes: string[]; walltimeLeft: number | null; live: boolean } | null;
     /** The Endpoints view's rows as shown (summary row first), and its sort. */
     tree: { rows: EndpointTree['rows']; sort: EndpointSort };
   };
@@ -48,10 +52,11 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const keys = new ApiKeyStore(context.secrets);
   const session = new Session(keys, log);
   const runs = new RunTracker();
-  const services: Services = { context, log, keys, session, runs };
+  const jobs = new JobWatch(context.workspaceState);
+  const services: Services = { context, log, keys, session, runs, jobs };
   const panel = new LazyPanel(services);
-  const tree = new EndpointTree(runs);
-  const statusBar = new SwarmStatusBar(runs);
+  const tree = new EndpointTree(runs, jobs);
+  const statusBar = new SwarmStatusBar(runs, jobs);
   session.onDidChange((c) => {
     tree.show(c);
     statusBar.show(c);
@@ -63,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     log,
     session,
     runs,
+    jobs,
     tree,
     statusBar,
     panel,
@@ -90,6 +96,10 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     command('swarmLab.setApiKey', (value?: string, name?: string) => setApiKey(services, value, name)),
     command('swarmLab.showLog', () => log.show()),
     command('swarmLab.cancelRun', () => runs.cancel()),
+    command('swarmLab.launch', async (args?: LaunchArgs) => (await onDemand()).launch(services, args)),
+    command('swarmLab.drainRun', async () => (await onDemand()).drainRun(services)),
+    command('swarmLab.cancelJob', async (args?: { confirmed?: boolean }) => (await onDemand()).cancelJob(services, args && 'confirmed' in args ? args : {})),
+    command('swarmLab.attachJob', async (name?: string) => (await onDemand()).attachJob(services, typeof name === 'string' ? name : undefined)),
     command('swarmLab.copyUrl', async (row?: { view: EndpointView }) => (await onDemand()).copyUrl(row)),
     command('swarmLab.openMetrics', async (row?: { view: EndpointView }) => (await onDemand()).openMetrics(services, row)),
     command('swarmLab.toggleExclude', async (row?: { view: EndpointView }) => (await onDemand()).toggleExclude(services, row)),
@@ -98,6 +108,8 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   );
   void publishHostfileContext();
   void vscode.commands.executeCommand('setContext', 'swarmLab.connected', false);
+  // A job launched before the window reloaded is followed again (loads the launch code only if there is one).
+  if (jobs.remembered().length) void onDemand().then((m) => m.restoreJobs(services));
 
   return {
     snapshot: () => ({
@@ -106,6 +118,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       endpoints: session.connection ? [...session.connection.snapshot] : [],
       running: Boolean(runs.running),
       statusBar: statusBar.state,
+      job: jobs.job ? { id: jobs.job.record.id, name: jobs.job.record.name, phase: jobs.job.state?.phase ?? null, nodes: jobs.job.state?.nodes ?? [], walltimeLeft: jobs.walltimeLeft() ?? null, live: jobs.live } : null,
       tree: { rows: tree.rows, sort: tree.sort },
     }),
     panel: {

@@ -5,6 +5,7 @@
  * reads nor runs it.
  */
 export { connect, connectRemote, disconnect, reconnect } from './commands/connect.ts';
+export { attachJob, cancelJob, drainRun, launch, restoreJobs } from './commands/launch.ts';
 export { copyUrl, openMetrics, toggleExclude } from './commands/endpoint-actions.ts';
 export { compare, scatter, treeReduceCommand } from './commands/run.ts';
 export { startSimulator } from './commands/simulator.ts';

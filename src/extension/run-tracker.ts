@@ -8,6 +8,8 @@ export interface FinishedRun {
   summary: RunSummary;
   error: string | null;
   cancelled: boolean;
+  /** Drained: its unsent prompts are cancelled, to resume on the next swarm. */
+  drained: boolean;
   seen: boolean;
   comparison?: string;
 }
@@ -55,7 +57,7 @@ export class RunTracker implements vscode.Disposable {
     void run.done.then((report) => {
       paced.cancel();
       if (this.current === entry) this.current = undefined;
-      this.last = { label, summary: report.summary, error: report.error, cancelled: report.cancelled, seen: false };
+      this.last = { label, summary: report.summary, error: report.error, cancelled: report.cancelled, drained: report.drained, seen: false };
       void vscode.commands.executeCommand('setContext', 'swarmLab.running', Boolean(this.current));
       this.changed.fire();
     });
@@ -66,6 +68,19 @@ export class RunTracker implements vscode.Disposable {
   setComparison(text: string): void {
     if (this.last) this.last.comparison = text;
     this.changed.fire();
+  }
+
+  /** Drains the run going: what is in flight finishes, nothing new is sent (false: none is going). */
+  drain(): boolean {
+    if (!this.current) return false;
+    this.current.run.drain();
+    this.changed.fire();
+    return true;
+  }
+
+  /** Whether the run going was drained (it ends once its requests in flight are through). */
+  get draining(): boolean {
+    return Boolean(this.current?.run.drained);
   }
 
   cancel(): boolean {

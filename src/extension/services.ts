@@ -1,4 +1,5 @@
 import type * as vscode from 'vscode';
+import type { JobWatch } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
 import type { ApiKeyStore } from './secrets.ts';
 import type { Session } from './session.ts';
@@ -10,4 +11,6 @@ export interface Services {
   keys: ApiKeyStore;
   session: Session;
   runs: RunTracker;
+  /** The launched job this window follows. */
+  jobs: JobWatch;
 }

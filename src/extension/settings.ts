@@ -18,6 +18,25 @@ export function settings() {
     sshMode: c.get<'auto' | 'forward' | 'socks'>('ssh.mode', 'auto'),
     hostfilePatterns: c.get<string[]>('hostfilePatterns', []),
     runsFolder: c.get<string>('runsFolder', '.swarm/runs'),
+    launch: {
+      scheduler: c.get<'slurm' | 'pbs'>('launch.scheduler', 'pbs'),
+      engine: c.get<'vllm' | 'sim' | 'sim-llama'>('launch.engine', 'vllm'),
+      nodes: c.get<number>('launch.nodes', 1),
+      serversPerNode: c.get<number>('launch.serversPerNode', 1),
+      tensorParallel: c.get<number>('launch.tensorParallel', 1),
+      model: c.get<string>('launch.model', ''),
+      walltime: c.get<string>('launch.walltime', '01:00:00'),
+      queue: c.get<string>('launch.queue', '').trim(),
+      account: c.get<string>('launch.account', '').trim(),
+      template: c.get<string>('launch.template', '').trim(),
+      vllmArgs: c.get<string>('launch.vllmArgs', '').trim(),
+      portBase: c.get<number>('launch.portBase', 8000),
+      swarmCommand: c.get<string>('launch.swarmCommand', 'swarm').trim(),
+      minHealthy: c.get<number>('launch.minHealthy', 100),
+      healthTimeout: c.get<number>('launch.healthTimeout', 120),
+      pollInterval: c.get<number>('launch.pollInterval', 10),
+      warnBefore: c.get<number>('launch.warnBefore', 10),
+    },
   };
 }
 

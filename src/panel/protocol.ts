@@ -105,6 +105,17 @@ export interface ArmShown {
 
 export type RunKind = 'single' | 'comparison';
 
+/** The scheduler job whose servers a run used (a swarm launched from the editor). */
+export interface RunJob {
+  id: string;
+  scheduler: 'slurm' | 'pbs';
+  name: string;
+  /** The nodes the scheduler gave it. */
+  nodes: string[];
+  /** The job-script template it was made from. */
+  template: string;
+}
+
 /** What a run ran on and with: saved with its record, so History can say why two runs differ. */
 export interface RunContext {
   /** The hostfile (or simulator) connected when the run started. */
@@ -114,6 +125,8 @@ export interface RunContext {
   model: string | null;
   /** What the endpoints' `GET /version` said (vLLM's version; several when they differ), once it answered. */
   serverVersion?: string;
+  /** The launched job the endpoints ran in, when they did. */
+  job?: RunJob;
   params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra' | 'route'>;
 }
 
@@ -129,6 +142,8 @@ export interface RunRecord {
   /** How the run ended, so a reopened run can say it was cancelled or why it failed. */
   cancelled?: boolean;
   error?: string | null;
+  /** Drained (a walltime about to end): what was in flight finished, the prompts not sent are cancelled. */
+  drained?: boolean;
   /** Absent in records saved before it existed. */
   context?: RunContext;
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname, tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 
@@ -92,7 +93,8 @@ export class TestSlurm {
   /** Runs a Slurm client command against this cluster; its output, or '' when it failed. */
   client(command: string, args: readonly string[]): string {
     try {
-      return execFileSync(command, args, { encoding: 'utf8', env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // In the cluster's folder: `sbatch --wrap` writes its slurm-<id>.out where it runs, never into the checkout.
+      return execFileSync(command, args, { encoding: 'utf8', env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: this.dir });
     } catch {
       return '';
     }
@@ -125,3 +127,19 @@ async function until(probe: () => boolean, timeoutMs: number, what: string): Pro
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
+export async function freePorts(n: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer().once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
+    if (ok) return base;
+  }
+}
+

@@ -106,8 +106,8 @@ function runsComparison(app: App, rc: RunsComparison) {
 }
 
 /** How a run ended, in one word (records from before runs kept it say done). */
-function ended(r: RunRecord): 'done' | 'cancelled' | 'failed' {
-  return r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+function ended(r: RunRecord): 'done' | 'cancelled' | 'drained' | 'failed' {
+  return r.cancelled ? 'cancelled' : r.drained ? 'drained' : r.error ? 'failed' : 'done';
 }
 
 /** What a run ran on: hostfile, endpoints, model, server version, parameters (absent in older records). */
@@ -133,7 +133,8 @@ export function contextText(r: RunRecord): string {
     .filter(Boolean)
     .join(', ');
   const server = c.serverVersion ? `vLLM ${c.serverVersion}` : '';
-  return [c.hostfile ?? '', `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', server, params].filter(Boolean).join(' · ');
+  const job = c.job ? `${c.job.scheduler} job ${c.job.id} on ${c.job.nodes.length > 3 ? `${c.job.nodes.length} nodes` : c.job.nodes.join(', ')} (${c.job.template.split('/').pop()})` : '';
+  return [c.hostfile ?? '', job, `${int(c.endpoints)} endpoint${c.endpoints === 1 ? '' : 's'}`, c.model ?? '', server, params].filter(Boolean).join(' · ');
 }
 
 export function historyView(app: App) {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { SchedulerError } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
-import { describeJob } from '../job-format.ts';
+import { describeJob } from '../../core/index.ts';
 import { openJobHost, readRecords } from '../job-records.ts';
 import { addReachOptions, type ReachFlags } from '../swarm.ts';
 

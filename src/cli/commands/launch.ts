@@ -3,7 +3,9 @@ import { posix, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import {
+  defaultJobName,
   endpointId,
+  readyRecord,
   humanDuration,
   isFinished,
   parseDuration,
@@ -21,8 +23,8 @@ import {
   type Submitted,
 } from '../../core/index.ts';
 import { CliError, EXIT } from '../exit.ts';
-import { describeJob } from '../job-format.ts';
-import { JOBS_FOLDER, openJobHost, saveRecord } from '../job-records.ts';
+import { describeJob } from '../../core/index.ts';
+import { JOBS_FOLDER, openJobHost, saveRecord, type JobRecord } from '../job-records.ts';
 import { builtinTemplate, thisSwarm } from '../job-templates.ts';
 import { claimStop, exitCode, type Stop } from '../interrupt.ts';
 import { int, num } from '../options.ts';
@@ -94,7 +96,7 @@ export function launchCommand(): Command {
       throw new CliError(`--template ${templatePath}: cannot read it (${err.code ?? err.message})`);
     });
     if (flags.jobDir && !posix.isAbsolute(flags.jobDir)) throw new CliError(`--job-dir ${flags.jobDir}: must be absolute`);
-    const name = flags.jobName ?? `swarm-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+    const name = flags.jobName ?? defaultJobName();
     const stop = claimStop();
     const opened = await openJobHost(flags);
     const scheduler = opened.scheduler(flags.scheduler);
@@ -124,7 +126,8 @@ export function launchCommand(): Command {
         throw err instanceof TemplateError || (err instanceof SchedulerError && err.refused) ? new CliError(err.message) : err;
       });
       const expected = flags.nodes * flags.serversPerNode;
-      await saveRecord({ id: submitted.id, scheduler: flags.scheduler, name, ...(flags.via ? { via: flags.via } : {}), jobDir, scriptPath: submitted.scriptPath, hostfile: submitted.hostfile, template: templatePath, nodes: flags.nodes, serversPerNode: flags.serversPerNode, model: params.model, engine: flags.engine, walltimeSeconds, submittedAt: new Date().toISOString() });
+      const record: JobRecord = { id: submitted.id, scheduler: flags.scheduler, name, ...(flags.via ? { via: flags.via } : {}), jobDir, scriptPath: submitted.scriptPath, hostfile: submitted.hostfile, template: templatePath, nodes: flags.nodes, serversPerNode: flags.serversPerNode, model: params.model, engine: flags.engine, walltimeSeconds, submittedAt: new Date().toISOString() };
+      await saveRecord(record);
       say(`submitted job ${submitted.id} to ${flags.scheduler} on ${opened.host.label}: ${flags.nodes} node(s) × ${flags.serversPerNode} ${flags.engine} server(s), walltime ${humanDuration(walltimeSeconds)}; script ${submitted.scriptPath}`);
       const { job, endpoints } = await waitForServers(scheduler, submitted, {
         expected,
@@ -146,6 +149,8 @@ export function launchCommand(): Command {
       await writeFile(local, writeHostfile(healthy));
       ready = true;
       const end = walltimeEnd(job);
+      // Runs on this hostfile read when the walltime ends from here (scatter --drain-before).
+      await saveRecord(readyRecord(record, job));
       process.stdout.write(`ready: job ${job.id} (${flags.scheduler}), ${healthy.length}/${expected} server(s) healthy (${endpoints.length} listed); hostfile ${local}${end ? `; walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}\n`);
       if (flags.watch) await watch(scheduler, job.id, flags, stop);
     } catch (err) {
@@ -180,7 +185,7 @@ async function watch(scheduler: Scheduler, id: string, flags: LaunchFlags, stop:
     const left = end ? (end.getTime() - Date.now()) / 1000 : Infinity;
     if (!warned && left <= flags.warnBefore * 60) {
       warned = true;
-      say(`warning: job ${id} reaches its walltime in ${humanDuration(left)}: drain the run now (finish what is in flight), or resume it on the next job with --resume`);
+      say(`warning: job ${id} reaches its walltime in ${humanDuration(left)}: drain its runs now (swarm drain --job ${id}: what is in flight finishes, nothing new is sent), and complete them on the next job with --resume`);
     }
     try {
       await sleep(flags.interval * 1000, undefined, { signal: stop.signal });

@@ -17,6 +17,8 @@ import {
 } from '../../core/index.ts';
 import { loadTemplateFile, TemplateFileError, type TemplatePath, type TemplateSetting } from '../../core/templating/index.ts';
 import { CliError } from '../exit.ts';
+import { jobOfHostfile } from '../job-records.ts';
+import { num } from '../options.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
@@ -35,6 +37,7 @@ interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFl
   retryFailed?: string;
   quiet?: boolean;
   template?: TemplateFlag;
+  drainBefore?: number;
 }
 
 export function scatterCommand(): Command {
@@ -53,7 +56,8 @@ export function scatterCommand(): Command {
     .option('--out <file>', 'results JSONL (default: stdout); rows reach it as they finish and it is in input order at the end')
     .option('--resume <file>', 'complete this results file: prompts that succeeded there (same index and prompt) are skipped')
     .option('--retry-failed <file>', 'send again only the failed and cancelled rows of this results file (its rows carry their prompts)')
-    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
+    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)')
+    .option('--drain-before <minutes>', 'on the hostfile of a job `swarm launch` started: drain this long before its walltime ends (what is in flight finishes, nothing new is sent; --resume completes the file on the next job)', num('--drain-before', 0, 100_000));
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
@@ -61,6 +65,7 @@ export function scatterCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
     if (flags.detach) return detach('scatter', flags);
+    const drainAt = await drainTime(flags);
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const sharded = await shardPlan(flags); // a shard writes its own file: --out and --resume now name it
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
@@ -95,13 +100,16 @@ export function scatterCommand(): Command {
         if (r.template) paths.set(r.template, (paths.get(r.template) ?? 0) + 1);
         rows.add(r);
       });
-      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop);
+      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop, { ...(flags.hostfile ? { hostfile: flags.hostfile } : {}), ...(drainAt ? { drainAt } : {}) });
       if (versions && !stop.reason()) context = serverContext(swarm.pool, await versions);
       await swarm.close();
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
-      if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+      if (report.drained) {
+        const again = out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
+        process.stderr.write(`drained: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) not sent; complete them with ${printable(again)}\n`);
+      } else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else {
       writer = newWriter();
       // (A shard whose endpoints come after the last prompt owns none: its file is empty, and whole.)
@@ -120,6 +128,15 @@ export function scatterCommand(): Command {
     if (context) await writeServerContext(out!, context).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
     process.exitCode = exitCode(stop, allOk);
   });
+}
+
+/** With --drain-before: when to drain, from the launched job's record beside the hostfile (bad input otherwise). */
+async function drainTime(flags: ScatterFlags): Promise<{ at: Date; why: string } | undefined> {
+  if (flags.drainBefore === undefined) return undefined;
+  const job = flags.hostfile ? await jobOfHostfile(flags.hostfile) : undefined;
+  if (!job?.endsAt) throw new CliError(`--drain-before: ${flags.hostfile ?? 'the hostfile'} is not the hostfile of a running job swarm launch started here (.swarm/jobs/<name>/hostfile.ready)`);
+  const end = new Date(job.endsAt);
+  return { at: new Date(end.getTime() - flags.drainBefore * 60_000), why: `job ${job.id} reaches its walltime at ${end.toLocaleTimeString('en-GB', { hour12: false })}` };
 }
 
 /** The batches' template setting; a template file is read now so a bad one stops the command before any request (exit 2). */

@@ -57,7 +57,7 @@ export function treeReduce(pool: SwarmPool, input: TreeReduceInput, options: Run
       levels.push(next);
       current = next.texts;
     }
-    if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : 'nothing survived the reduction: every answer failed or was blank');
+    if (!current.length) throw new Error(ctx.signal.aborted ? 'cancelled' : ctx.drain.aborted ? 'drained before one answer was left' : 'nothing survived the reduction: every answer failed or was blank');
     return { text: current[0]!, levels };
   });
 }

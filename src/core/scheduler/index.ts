@@ -9,3 +9,5 @@ export { expandHostlist } from './hostlist.ts';
 export { formatWalltime, humanDuration, parseDuration } from './walltime.ts';
 export { jobHostfile, renderTemplate, templateValues, TemplateError, type LaunchParams, type ServerEngine } from './template.ts';
 export { submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';
+export { defaultJobName, JOBS_FOLDER, jobFolder, jobOfHostfile, readJobRecords, readyRecord, saveJobRecord, type JobRecord } from './records.ts';
+export { describeJob } from './job-format.ts';

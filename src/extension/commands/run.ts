@@ -57,7 +57,13 @@ async function announce(services: Services, panel: PanelHost, launched: Launched
   const report = launched.report!;
   const s = report.summary;
   const what = `${s.ok.toLocaleString('en-US')}/${s.prompts.toLocaleString('en-US')} ok in ${(s.wallMs / 1000).toFixed(2)} s, ${s.httpRequests.toLocaleString('en-US')} HTTP requests`;
-  const text = report.cancelled ? `Swarm: cancelled — kept ${what}` : s.failed ? `Swarm: ${what}; ${s.failed} failed` : `Swarm: ${what}`;
+  const text = report.cancelled
+    ? `Swarm: cancelled — kept ${what}`
+    : report.drained
+      ? `Swarm: drained — kept ${what}; ${s.cancelled.toLocaleString('en-US')} not sent (a resume on the next swarm sends them)`
+      : s.failed
+        ? `Swarm: ${what}; ${s.failed} failed`
+        : `Swarm: ${what}`;
   // A toast that reports failures opens the log that has each one (the server's message per prompt).
   const pick = await (s.failed ? vscode.window.showWarningMessage(text, 'Show Log', 'Open Panel', 'Compare') : vscode.window.showInformationMessage(text, 'Open Panel', 'Compare'));
   if (pick === 'Show Log') services.log.show();

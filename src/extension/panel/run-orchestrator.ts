@@ -151,7 +151,8 @@ export class RunOrchestrator {
     if (launch.continued) report.summary = mergedSummary(recorder.rows, report.summary);
     const outcome = report.outcome as ReduceOutcome | undefined;
     const reduce = request.pattern === 'tree-reduce' && outcome ? treeReduceSteps(outcome, report.results, request.fanin ?? 50, Boolean(request.items?.length)) : prepared.view?.(report);
-    const saved: SavedRun = { record: this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error), request, ...(reduce ? { reduce } : {}) };
+    const record = this.record(recorder, report.summary.mode, report.summary, uri, report.cancelled, report.error);
+    const saved: SavedRun = { record: report.drained ? { ...record, drained: true } : record, request, ...(reduce ? { reduce } : {}) };
     return { saved, rows: recorder.rows, resultsUri: uri, cancelled: report.cancelled, report };
   }
 
@@ -253,6 +254,7 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
   return {
     hostfile: connection.source.label,
     endpoints,
+    ...(connection.source.job ? { job: connection.source.job } : {}),
     model: options.model ?? served,
     params: {
       batch: request.batch,

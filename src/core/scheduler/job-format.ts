@@ -1,4 +1,5 @@
-import { humanDuration, walltimeEnd, type JobState } from '../core/index.ts';
+import { walltimeEnd, type JobState } from './job.ts';
+import { humanDuration } from './walltime.ts';
 
 const clock = (d: Date) => d.toLocaleTimeString('en-GB', { hour12: false });
 
