@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ownerOf, shardEndpoints, shardFileOf, shardPrompts } from '../src/core/index.ts';
-import { BIN, ensureBuilt, finished, jsonLines, killAll, runCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
+import { BIN, ensureBuilt, finished, jsonLines, killAll, runCli, startSim, suiteSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
 
 const prompts = (n: number) => Array.from({ length: n }, (_, i) => `item ${i}`).join('\n');
@@ -53,43 +53,30 @@ describe('shards: the slicing', () => {
 });
 
 describe('shards by hand and swarm merge', () => {
-  let dir = '';
-  let cleanup: () => Promise<void>;
-  let sim: Sim;
-
-  before(async () => {
-    ensureBuilt();
-    ({ dir, cleanup } = await tempDir());
-    sim = await startSim(dir, 'hosts', 5);
-  });
-  after(async () => {
-    await killAll();
-    await sim.stop();
-    await cleanup();
-  });
+  const suite = suiteSim('hosts', 5);
 
   it('three shards (ranks from --shard, PMI_RANK and OMPI_COMM_WORLD_RANK) merge in input order; a missing or foreign shard is refused (exit 2), --incomplete merges what there is (exit 1)', async () => {
-    const p = await writeText(dir, 'p.txt', prompts(103));
-    const out = join(dir, 'res.jsonl');
-    const shard = (env: Record<string, string>, extra: string[] = []) => runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--out', out, '--shards', '3', '--quiet', ...extra], { env });
+    const p = await writeText(suite.dir, 'p.txt', prompts(103));
+    const out = join(suite.dir, 'res.jsonl');
+    const shard = (env: Record<string, string>, extra: string[] = []) => runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--out', out, '--shards', '3', '--quiet', ...extra], { env });
     const [a, b, c] = await Promise.all([shard({}, ['--shard', '0']), shard({ PMI_RANK: '1' }), shard({ OMPI_COMM_WORLD_RANK: '2' })]);
     for (const r of [a, b, c]) assert.equal(r!.code, 0, r!.stderr);
-    assert.deepEqual(readdirSync(dir).filter((f) => /^res\.shard-\d-of-3\.jsonl$/.test(f)).sort(), ['res.shard-0-of-3.jsonl', 'res.shard-1-of-3.jsonl', 'res.shard-2-of-3.jsonl']);
+    assert.deepEqual(readdirSync(suite.dir).filter((f) => /^res\.shard-\d-of-3\.jsonl$/.test(f)).sort(), ['res.shard-0-of-3.jsonl', 'res.shard-1-of-3.jsonl', 'res.shard-2-of-3.jsonl']);
 
     // Shard 1 alone is not the run.
-    const missing = await runCli(['merge', '--out', join(dir, 'm1.jsonl'), join(dir, 'res.shard-0-of-3.jsonl'), join(dir, 'res.shard-2-of-3.jsonl')]);
+    const missing = await runCli(['merge', '--out', join(suite.dir, 'm1.jsonl'), join(suite.dir, 'res.shard-0-of-3.jsonl'), join(suite.dir, 'res.shard-2-of-3.jsonl')]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /^merge: shard\(s\) 1 of 3 not given$/m);
-    assert.ok(!existsSync(join(dir, 'm1.jsonl')));
-    const partial = await runCli(['merge', '--incomplete', '--out', join(dir, 'm1.jsonl'), join(dir, 'res.shard-0-of-3.jsonl'), join(dir, 'res.shard-2-of-3.jsonl')]);
+    assert.ok(!existsSync(join(suite.dir, 'm1.jsonl')));
+    const partial = await runCli(['merge', '--incomplete', '--out', join(suite.dir, 'm1.jsonl'), join(suite.dir, 'res.shard-0-of-3.jsonl'), join(suite.dir, 'res.shard-2-of-3.jsonl')]);
     assert.equal(partial.code, 1, partial.stderr);
     assert.match(partial.stderr, /prompts have no row/);
 
     // A shard of other prompts is another run's.
-    const q = await writeText(dir, 'q.txt', prompts(103).replace('item 7', 'item seven'));
-    const other = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', q, '--out', join(dir, 'other.jsonl'), '--shards', '3', '--shard', '1', '--quiet']);
+    const q = await writeText(suite.dir, 'q.txt', prompts(103).replace('item 7', 'item seven'));
+    const other = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', q, '--out', join(suite.dir, 'other.jsonl'), '--shards', '3', '--shard', '1', '--quiet']);
     assert.equal(other.code, 0, other.stderr);
-    const foreign = await runCli(['merge', '--out', join(dir, 'm2.jsonl'), join(dir, 'res.shard-0-of-3.jsonl'), join(dir, 'other.shard-1-of-3.jsonl'), join(dir, 'res.shard-2-of-3.jsonl')]);
+    const foreign = await runCli(['merge', '--out', join(suite.dir, 'm2.jsonl'), join(suite.dir, 'res.shard-0-of-3.jsonl'), join(suite.dir, 'other.shard-1-of-3.jsonl'), join(suite.dir, 'res.shard-2-of-3.jsonl')]);
     assert.equal(foreign.code, 2);
     assert.match(foreign.stderr, /other\.shard-1-of-3\.jsonl is shard 1 of another run/);
 
@@ -97,15 +84,15 @@ describe('shards by hand and swarm merge', () => {
     const merged = await runCli(['merge', '--out', out]);
     assert.equal(merged.code, 0, merged.stderr);
     assert.match(merged.stderr, /^merged 3 shard\(s\): 103 rows in input order to /m);
-    assertMerged(await readFile(out, 'utf8'), 103, sim.endpoints);
+    assertMerged(await readFile(out, 'utf8'), 103, suite.sim.endpoints);
     // What answered each shard, together beside the merged file.
     const servers = JSON.parse(await readFile(`${out}.servers.json`, 'utf8')) as Array<{ endpoint: string }>;
-    assert.deepEqual(servers.map((s) => s.endpoint).sort(), [...sim.endpoints].sort());
+    assert.deepEqual(servers.map((s) => s.endpoint).sort(), [...suite.sim.endpoints].sort());
   });
 
   it('shard flags that cannot work are bad input', async () => {
-    const p = await writeText(dir, 'p2.txt', prompts(4));
-    const out = join(dir, 'bad.jsonl');
+    const p = await writeText(suite.dir, 'p2.txt', prompts(4));
+    const out = join(suite.dir, 'bad.jsonl');
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
       [['--shards', '2'], {}, /no shard rank: give --shard R, or start the shards with srun -n 2/],
       [['--shards', '6', '--shard', '0'], {}, /6 shards but 5 endpoint\(s\)/],
@@ -114,7 +101,7 @@ describe('shards by hand and swarm merge', () => {
       [['--shards', '2', '--shard', '0', '--sample', '2'], {}, /drop --slice and --sample/],
     ];
     for (const [flags, env, message] of cases) {
-      const r = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--out', out, ...flags], { env });
+      const r = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--out', out, ...flags], { env });
       assert.equal(r.code, 2, `${flags.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, message);
     }

@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
-import { ensureBuilt, killAll, startSim, tempDir } from './helpers/cli.ts';
+import { startSim, suiteDir } from './helpers/cli.ts';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-
-before(async () => {
-  ensureBuilt();
-  ({ dir, cleanup } = await tempDir());
-});
-
-after(async () => {
-  await killAll();
-  await cleanup();
-});
+const suite = suiteDir();
 
 test('swarm sim --vllm-version wires the profile; --error-format, --data-parallel and --answer-tokens reach the servers', async () => {
   const flags = ['--vllm-version', '0.11.0', '--reasoning', 'auto', '--error-format', 'flat', '--data-parallel', '2', '--reply', 'lorem', '--answer-tokens', '3'];
-  const sim = await startSim(dir, 'hosts', 1, flags);
+  const sim = await startSim(suite.dir, 'hosts', 1, flags);
   const origin = `http://${sim.endpoints[0]}`;
   const get = async (path: string): Promise<string> => (await request(origin + path)).body.text();
   const post = async (path: string, body: object): Promise<any> => (await request(origin + path, { method: 'POST', body: JSON.stringify(body) })).body.json();
@@ -35,7 +24,7 @@ test('swarm sim --vllm-version wires the profile; --error-format, --data-paralle
 
 test('swarm sim stopped by a signal exits with its code, as every command does (SIGINT 130, SIGTERM 143, SIGHUP 129)', async () => {
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
-    const sim = await startSim(dir, `hosts-${signal}`, 1);
+    const sim = await startSim(suite.dir, `hosts-${signal}`, 1);
     const exited = new Promise<number | null>((resolve) => sim.child.once('exit', (c) => resolve(c)));
     sim.child.kill(signal);
     assert.equal(await exited, code, signal);

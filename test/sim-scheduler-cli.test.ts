@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
-import { ensureBuilt, killAll, runCli, startSim, tempDir } from './helpers/cli.ts';
+import { runCli, startSim, suiteDir } from './helpers/cli.ts';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-
-before(async () => {
-  ensureBuilt();
-  ({ dir, cleanup } = await tempDir());
-});
-
-after(async () => {
-  await killAll();
-  await cleanup();
-});
+const suite = suiteDir();
 
 test('swarm sim --kv-cache-tokens, --max-num-batched-tokens and --no-enable-prefix-caching reach the vLLM scheduler model; a cache smaller than one sequence is bad input', async () => {
-  const sim = await startSim(dir, 'kv-hosts', 1, ['--kv-cache-tokens', '8192', '--max-num-batched-tokens', '512', '--no-enable-prefix-caching', '--slow-factor', '0']);
+  const sim = await startSim(suite.dir, 'kv-hosts', 1, ['--kv-cache-tokens', '8192', '--max-num-batched-tokens', '512', '--no-enable-prefix-caching', '--slow-factor', '0']);
   const origin = `http://${sim.endpoints[0]}`;
   const metrics = async (): Promise<string> => (await request(origin + '/metrics')).body.text();
   assert.match(await metrics(), /^vllm:cache_config_info\{[^}]*block_size="16",num_gpu_blocks="512"\} 1\.0$/m, 'the scheduler model, implied by --kv-cache-tokens');

@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -167,6 +168,32 @@ export async function killAll(): Promise<void> {
         }),
     ),
   );
+}
+
+/**
+ * A built CLI and a temp dir for the tests of this file (or of the describe block it is called in):
+ * made before them; every child still running is stopped and the dir removed after them.
+ */
+export function suiteDir(): { readonly dir: string } {
+  const suite = { dir: '', cleanup: async () => {} };
+  before(async () => {
+    ensureBuilt();
+    ({ dir: suite.dir, cleanup: suite.cleanup } = await tempDir());
+  });
+  after(async () => {
+    await killAll();
+    await suite.cleanup();
+  });
+  return suite;
+}
+
+/** As suiteDir, with `swarm sim --endpoints count …flags` started in it before the tests. */
+export function suiteSim(name: string, count: number, flags: readonly string[] = []): { readonly dir: string; readonly sim: Sim } {
+  const suite = suiteDir() as { dir: string; sim: Sim };
+  before(async () => {
+    suite.sim = await startSim(suite.dir, name, count, [...flags]);
+  });
+  return suite;
 }
 
 /** A fresh temp dir, removed by the returned cleanup. */
