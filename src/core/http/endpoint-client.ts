@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { Client, Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
 import { pathUnder } from './base-url.ts';
@@ -135,7 +136,7 @@ export class EndpointClient {
       const { res, sentAt, key } = await this.request(method, path, payload, timeoutMs, timeoutMs, signal, extras.meter, extras.countAs);
       const firstByteAt = performance.now();
       extras.onHeaders?.(firstByteAt);
-      const body = extras.maxBytes === undefined ? await res.body.text() : await capped(res.body, extras.maxBytes, path);
+      const body = await bodyText(res.body, extras.maxBytes ?? Infinity, path);
       if (refusing(path, res.statusCode)) this.refuse(httpFailure(res.statusCode, body), key);
       return { status: res.statusCode, body, sentAt, firstByteAt, retryAfter: res.headers['retry-after'] };
     } catch (err) {
@@ -250,7 +251,7 @@ function refusing(path: string, status: number): boolean {
 }
 
 /** A body read whole unless it grows past `maxBytes`: a server (or proxy) that sends a gigabyte for a few answers is failed, not held in memory. */
-async function capped(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number, path: string): Promise<string> {
+async function bodyText(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number, path: string): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body) {
@@ -261,5 +262,14 @@ async function capped(body: AsyncIterable<Buffer> & { destroy(): void }, maxByte
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  return decoded(Buffer.concat(chunks, total));
+}
+
+/**
+ * UTF-8 bytes as a string. ASCII (an English batch's JSON is) becomes a one-byte string by a plain
+ * copy: Node 20 decodes 1.5 MB of it as UTF-8 in ~11 ms, as latin1 in ~0.5 ms — a third of a
+ * 200,000-prompt run's client CPU was this decoding.
+ */
+function decoded(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
