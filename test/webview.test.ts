@@ -485,6 +485,33 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await assertClean(p);
   });
 
+  it('an unstreamed batch: the servers\' /metrics in the run bar (running, waiting, finished, tokens; who did not answer) and the bar follows the sequences they finished, until the answers come; at 400 px too', async () => {
+    const p = await panel('dark', { width: 400, height: 700 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('u1', 2000, 'unstreamed · 2,000 prompts'));
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 1000, results: [] });
+    assert.equal(await page.locator('#run-servers').count(), 0, 'no servers line before a reading');
+    const servers = { answered: 999, asked: 1000, running: 1812, waiting: 188, finished: 700, generationTokens: 45120, atMs: 2000 };
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 2000, results: [], servers });
+    const line = page.locator('#run-servers');
+    await line.waitFor();
+    assert.equal(((await line.textContent()) ?? '').replace(/\s+/g, ' ').trim(), 'servers: 1,812 running · 188 waiting · 700 finished · 45,120 tokens · 1 not answering');
+    assert.match((await line.getAttribute('title')) ?? '', /999 of 1,000 endpoints answered[\s\S]*vllm:num_requests_running[\s\S]*vllm:generation_tokens_total/);
+    const bar = () => page.locator('#run-status vscode-progress-bar').evaluate((b) => [(b as HTMLElement & { value: number }).value, b.getAttribute('aria-label')]);
+    assert.deepEqual(await bar(), [35, 'Run progress (sequences the servers finished)'], 'the bar at the servers\' 700 of 2,000');
+    assert.equal(await page.locator('#progress-done').textContent(), '0', 'the count stays the answers that came back');
+    await shot(page, 'run-servers-400');
+    // The answers come: the count leads again; the run ends and the line goes.
+    await host(page, { type: 'runProgress', runId: 'u1', done: 1500, ok: 1500, failed: 0, total: 2000, elapsedMs: 3000, results: [], servers: { ...servers, finished: 1600, running: 400, waiting: 0 } });
+    await page.locator('#progress-done', { hasText: '1,500' }).waitFor();
+    assert.deepEqual(await bar(), [80, 'Run progress (sequences the servers finished)']);
+    await host(page, finished('u1', { label: 'unstreamed · 2,000 prompts', summary: summary({ prompts: 2000, ok: 2000 }) }));
+    await page.locator('#run-status[data-state="done"]').waitFor();
+    assert.equal(await line.count(), 0, 'a finished run shows its answers, not the servers');
+    await assertClean(p);
+  });
+
   it('a streamed run: TTFT and TPOT per prompt, E2EL/TTFT/TPOT/ITL mean and percentiles; the Stream toggle asks for it', async () => {
     const p = await panel('dark', { width: 1280, height: 800 });
     const { page } = p;

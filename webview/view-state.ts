@@ -150,12 +150,12 @@ export function reduce(s: ViewState, a: Action): ViewState {
     }
     case 'armStarted':
       if (s.run?.id !== a.runId) return s;
-      return { ...s, run: { ...s.run, arm: a.arm, round: a.round, done: 0, ok: 0, failed: 0, elapsedMs: 0 }, store: freshStore(s.run.total, s.store.prompts) };
+      return { ...s, run: { ...s.run, arm: a.arm, round: a.round, done: 0, ok: 0, failed: 0, elapsedMs: 0, servers: undefined }, store: freshStore(s.run.total, s.store.prompts) };
     case 'runProgress': {
       if (s.run?.id !== a.runId) return s;
       s.store.add(a.results);
       s.store.setTotal(a.total);
-      return { ...s, run: { ...s.run, done: a.done, ok: a.ok, failed: a.failed, total: a.total, elapsedMs: a.elapsedMs } };
+      return { ...s, run: { ...s.run, done: a.done, ok: a.ok, failed: a.failed, total: a.total, elapsedMs: a.elapsedMs, ...(a.servers ? { servers: a.servers } : {}) } };
     }
     case 'armFinished': {
       const c = s.comparison;
