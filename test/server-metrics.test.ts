@@ -87,6 +87,8 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: 120_000
       const run = scatterGather(runPool, prompts(80), { maxTokens: 40, stream: false, extra: { ignore_eos: true } });
       let answered = 0;
       run.on('result', () => answered++);
+      const early = await until(() => readings.find((l) => l.finished === 0 && l.generationTokens > 0), 'a reading with tokens generated before any sequence finished', 30_000);
+      assert.ok(early.running > 0);
       const midway = await until(() => readings.find((l) => l.finished > 0 && l.running > 0), 'a reading with sequences finished and running', 30_000);
       assert.equal(answered, 0, 'no answer has come back yet: the lists are unstreamed');
       assert.deepEqual([midway.asked, midway.answered], [4, 2], 'the gone server and the one without vLLM metrics are left out');

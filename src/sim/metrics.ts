@@ -8,6 +8,8 @@ export interface EngineGauges {
   running: number;
   waiting: number;
   capacity: number;
+  /** Output tokens its running sequences generated so far (vLLM counts them every step, not at the end). */
+  generating?: number;
 }
 
 // vLLM's instrumentator leaves these out of http_requests_total.
@@ -90,7 +92,8 @@ export class Metrics {
     // The simulator models no KV-cache pressure, so nothing is ever preempted.
     family('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', [[model, 0]]);
     family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[model, this.promptTokens]]);
-    family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens]]);
+    const generating = engines.reduce((sum, g) => sum + (g.generating ?? 0), 0);
+    family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens + generating]]);
     family(
       'vllm:request_success_total',
       'counter',

@@ -181,7 +181,7 @@ export class SimServer {
 
   /** Each engine's sequences running and waiting, and its slots. */
   private gauges(): EngineGauges[] {
-    return this.backend?.gauges() ?? this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs }));
+    return this.backend?.gauges() ?? this.context.engines.map((e) => ({ running: e.running, waiting: e.waiting, capacity: this.options.maxNumSeqs, generating: e.generatingTokens() }));
   }
 
   private listen(port: number): Promise<void> {
