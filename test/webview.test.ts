@@ -536,6 +536,13 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     ]);
     assert.match(await page.locator('#run-figures').textContent() ?? '', /batched · streamed/);
     await shot(page, 'results-streamed-1280');
+    // One-token answers (or whole answers in one read): no ITL, and its cells say why; a gap under a millisecond keeps its digits.
+    await host(page, finished('s1', { summary: summary({ streamed: true, prompts: 4, ok: 4, failed: 0, e2el: stats(100), ttft: stats(40), tpot: { meanMs: 0.04, medianMs: 0.0026, p90Ms: 0.5, p99Ms: 0.0000004 }, itl: null }) }));
+    const itlRow = page.locator('#latency-table tbody tr[data-metric="ITL"]');
+    await page.waitForFunction(() => document.querySelector('#latency-table tbody tr[data-metric="ITL"] td')?.textContent.trim() === '—');
+    assert.match((await itlRow.locator('td').first().getAttribute('title')) ?? '', /No inter-token gap was measured/);
+    assert.deepEqual(await page.locator('#latency-table tbody tr[data-metric="TPOT"] td').allTextContents(), ['0.04 ms', '0.0026 ms', '0.5 ms', '< 0.001 ms']);
+    assert.equal(await page.locator('#latency-table tbody tr[data-metric="TPOT"] td').first().getAttribute('title'), '', 'a value needs no reason');
     await page.setViewportSize({ width: 630, height: 800 });
     await page.waitForFunction(() => !document.querySelector('#results-table .rt-th.c-ttft')?.checkVisibility());
     await shot(page, 'results-streamed-630');

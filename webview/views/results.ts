@@ -3,7 +3,7 @@ import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
-import { LATENCY_STATS, latencyMetrics, metricHelp, requestsByPathText } from '../lib/latency.ts';
+import { LATENCY_STATS, latencyMetrics, metricHelp, noneBecause, requestsByPathText } from '../lib/latency.ts';
 import { continueButtons } from './continue-buttons.ts';
 import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
@@ -55,7 +55,10 @@ function figures(app: App) {
         ${latencyMetrics(s).map(
           (m) => html`<tr data-metric=${m.label}>
             <th scope="row" title=${metricHelp(m.label)}>${m.label}</th>
-            ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
+            ${LATENCY_STATS.map(([, key]) => {
+              const v = m.pick(s)?.[key];
+              return html`<td class="num" title=${v === undefined || v === null || !Number.isFinite(v) ? noneBecause(m.label) : ''}>${ms(v)}</td>`;
+            })}
           </tr>`,
         )}
       </tbody>
