@@ -933,6 +933,8 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     const big = comparison(2, 4000, 1000);
     for (const r of big.rounds) if (r.arm === 'batched') r.summary.endpoints[417]!.failed = 4; // one flaky node
+    // Uneven load in the individual arm (2 to 6 prompts an endpoint), and one endpoint that took 12.
+    for (const r of big.rounds) if (r.arm === 'individual') r.summary.endpoints.forEach((e, k) => (e.prompts = k === 9 ? 12 : 2 + ((k * 7) % 5)));
     await host(page, comparisonStarted('c1000', 4000, '4,000 prompts on 1,000 endpoints', 2));
     for (const figures of big.rounds) await host(page, { type: 'armFinished', runId: 'c1000', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
     await host(page, finished('c1000', { label: '4,000 prompts on 1,000 endpoints', mode: 'compare', comparison: big }));
@@ -943,9 +945,17 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
       assert.ok(box && box.height < 300, `${chart}: ${box?.height} px high for 1,000 endpoints`);
     }
     assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /in flight over time/);
+    // The load: how many endpoints answered how many prompts (not 1,000 bars in a block), each arm's spread and its most loaded, named.
+    assert.match(await page.locator('swarm-chart[data-chart="load"]').getAttribute('aria-label') ?? '', /Endpoints by prompts answered, for each arm: 1000 endpoints/);
+    const loadLines = (await page.locator('#load-summary li').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+    assert.equal(loadLines.length, 2);
+    assert.equal(loadLines[0], 'batched: 1,000 endpoints, 4 prompts each', 'an even load says so');
+    assert.match(loadLines[1]!, /^individual: 1,000 endpoints, 2 – 12 prompts each \(median 4\); most: gpu10:8000 \(12\), gpu\d+:8000 \(6\), gpu\d+:8000 \(6\)$/);
     assert.equal(await page.locator('#compare-endpoints tbody tr').count(), 12, 'the endpoint table lists a few');
     assert.equal(await page.locator('#compare-endpoints tbody tr').first().getAttribute('data-endpoint'), 'gpu418:8000', 'the failing one first');
     await shot(page, 'compare-1000');
+    await page.locator('#load-summary').scrollIntoViewIfNeeded();
+    await shot(page, 'compare-1000-load');
     await page.locator('#all-endpoints').click();
     await page.waitForFunction(() => document.querySelectorAll('#compare-endpoints tbody tr').length === 1000);
     await assertClean(p);
