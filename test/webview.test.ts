@@ -1120,6 +1120,61 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     assert.match(individualSent, /cache_salt: salt-r1-individual/);
     assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'the switch stays on Results');
     await shot(page, 'compare-table-individual');
+
+    // Both arms prompt by prompt (promptfoo's providers side by side): each arm's kept round from the host (openRun per arm).
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="both"]').check();
+    await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.filter((m: PanelMessage) => m.type === 'request' && m.method === 'openRun').length === 2);
+    const opens = (await sentMessages(page)).filter((m): m is Extract<PanelMessage, { type: 'request'; method: 'openRun' }> => m.type === 'request' && m.method === 'openRun');
+    assert.deepEqual(opens.map((m) => m.params.arm).sort(), ['batched', 'individual']);
+    const savedRecord = { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter' as const, file: 'cmp-t.jsonl' };
+    const individualRows = rowsOf('individual', 1).map((r) =>
+      r.index === 2 ? { ...r, text: 'another answer 2' } : r.index === 3 ? { ...r, status: 'failed' as const, ok: false, text: '', error: 'HTTP 500: boom' } : r,
+    );
+    for (const m of opens) {
+      const arm = m.params.arm!;
+      await host(page, { type: 'reply', requestId: m.requestId, ok: true, value: { record: savedRecord, resultsJsonl: jsonl(arm === 'batched' ? rowsOf('batched', 1) : individualRows), comparison: kept, arm: { arm, round: 1 } } });
+    }
+    await page.locator('#arm-header[data-arm="both"]').waitFor();
+    assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Both arms, prompt by prompt: batched round 2, individual round 2/);
+    const armsTable = page.locator('#arms-table');
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '4');
+    const armRows = () =>
+      armsTable.locator('.vl-row:not([hidden])').evaluateAll((rows) =>
+        rows
+          .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+          .map((r) => Array.from<Element>(r.querySelector('.at-cells')!.children).map((c) => c.textContent!.trim()).join(' | ')),
+      );
+    assert.deepEqual(await armRows(), [
+      '1 | prompt 0 | answer 0 | 195 ms | answer 0 | 195 ms',
+      '2 | prompt 1 | answer 1 | 196 ms | answer 1 | 166 ms',
+      '3 | prompt 2 | answer 2 | 197 ms | another answer 2 | 137 ms',
+      '4 | prompt 3 | answer 3 | 198 ms | HTTP 500: boom | 108 ms',
+    ]);
+    assert.equal((await page.locator('#side-by-side-count').textContent())!.trim(), '1 of 4 prompts answered differently', 'a failed answer is not a different one');
+    assert.equal(await armsTable.locator('.vl-row.differ').count(), 1);
+    await shot(page, 'compare-side-by-side');
+    // Open a row: the prompt and both answers in full.
+    await armsTable.locator('.vl-row[data-prompt="3"]').click();
+    const open = armsTable.locator('.vl-row[aria-expanded="true"]');
+    await open.locator('.at-both').waitFor();
+    assert.deepEqual(await open.locator('.at-both .vl-label').allTextContents(), ['batched · ok', 'individual · failed']);
+    assert.deepEqual(await open.locator('.at-both .vl-meta').allTextContents(), ['198 ms · gpu02:8000', '108 ms · gpu02:8000']);
+    assert.deepEqual(await open.locator('.at-both pre').allTextContents(), ['answer 3', 'HTTP 500: boom']);
+    await page.locator('#only-differing').click();
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '1');
+    assert.match((await page.locator('#side-by-side-count').textContent())!, /1 shown/);
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.locator('#only-differing').click();
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '4');
+    assert.equal(await armsTable.locator('.at-head .c-prompt').isVisible(), false, 'at 400 px the prompt column gives way to the answers');
+    await shot(page, 'compare-side-by-side-400');
+    // Back to one arm.
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="batched"]').check();
+    await answer(page, 'openRun', { record: savedRecord, resultsJsonl: jsonl(rowsOf('batched', 1)), comparison: kept, arm: { arm: 'batched', round: 1 } });
+    await page.locator('#arm-header[data-arm="batched"]').waitFor();
+    await page.locator('#results-table').waitFor();
     await assertClean(p);
   });
 
