@@ -6,7 +6,7 @@
 import type { Arm } from '../../src/panel/protocol.ts';
 import type { ArmCell, ArmPair } from '../lib/arm-pairs.ts';
 import { ms, oneLine } from '../lib/format.ts';
-import { VirtualList } from './virtual-list.ts';
+import { el, VirtualList } from './virtual-list.ts';
 
 export interface ArmsTableData {
   pairs: readonly ArmPair[];
@@ -25,13 +25,6 @@ const COLUMNS: ReadonlyArray<[string, string]> = [
   ['individual', 'a-individual'],
   ['ms', 'l-individual'],
 ];
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 const answerText = (c: ArmCell | null) => (c ? oneLine(c.text) || (c.status === 'ok' ? '(empty)' : c.status) : '—');
 
