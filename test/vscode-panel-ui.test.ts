@@ -355,8 +355,13 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
 
   test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: 300_000 }, async (t) => {
     const page = wb!.page;
-    await runCommand(page, 'Swarm: Start Local Simulator');
-    await quickInputType(page, '1000');
+    // A first palette try can land before the extension's commands are listed: then once more.
+    for (let attempt = 1; ; attempt++) {
+      await runCommand(page, 'Swarm: Start Local Simulator');
+      const typed = await quickInputType(page, '1000').then(() => true, (err: Error) => (attempt < 3 ? false : Promise.reject(err)));
+      if (typed) break;
+      await page.keyboard.press('Escape');
+    }
     await statusBarItem(page, /Swarm 1000\/1000/, { timeoutMs: 120_000 });
     await runCommand(page, 'Notifications: Clear All Notifications');
     // The prompts' file in the first editor group, the panel in the second: both in view, so the webview is never hidden (and remade) mid-run.
@@ -391,7 +396,11 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       return w.__big;
     }`;
     type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean };
-    const poll = () => app.locator('#run-status').evaluate(watchBig) as Promise<Big>;
+    // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
+    const poll = async () => {
+      const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
+      return (await frame!.evaluate(`(${watchBig})()`)) as Big;
+    };
     await until(poll, (b) => Boolean(b), 'the watch in the webview');
     await runCommand(page, 'View: Focus First Editor Group');
     const sent = Date.now();

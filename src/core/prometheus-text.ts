@@ -11,24 +11,39 @@ export interface Sample {
   value: number;
 }
 
-const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+/** What ends a sample's name: its labels, a space, a tab, a carriage return. */
+const NAME_END = new Set([123, 32, 9, 13]);
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 
-export function parsePrometheusText(text: string): Sample[] {
+/**
+ * The samples of `text`; with `keep`, only those of the names it keeps (the rest are passed over
+ * at their name: a vLLM server's histogram buckets are most of its lines, and a swarm of 1,000 is
+ * read every few seconds).
+ */
+export function parsePrometheusText(text: string, keep?: (name: string) => boolean): Sample[] {
   const samples: Sample[] = [];
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const sample = parseLine(line);
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const sample = parseLine(text, start, end, keep);
     if (sample) samples.push(sample);
+    start = end + 1;
   }
   return samples;
 }
 
-function parseLine(line: string): Sample | null {
-  const name = NAME.exec(line)?.[0];
-  if (!name) return null;
-  let at = name.length;
+/** The sample on text[start, end), or null (a comment, a blank line, a name not kept, a line it cannot read). */
+function parseLine(text: string, start: number, end: number, keep: ((name: string) => boolean) | undefined): Sample | null {
+  while (start < end && (text.charCodeAt(start) === 32 || text.charCodeAt(start) === 9)) start++;
+  if (start >= end || text.charCodeAt(start) === 35 /* # */) return null;
+  // The name ends at its labels or its value; it is checked whole only if kept.
+  let at = start;
+  while (at < end && !NAME_END.has(text.charCodeAt(at))) at++;
+  const name = text.slice(start, at);
+  if ((keep && !keep(name)) || !NAME.test(name)) return null;
+  const line = text.slice(at, end);
+  at = 0;
   const labels: Record<string, string> = {};
   if (line[at] === '{') {
     at = parseLabels(line, at + 1, labels);

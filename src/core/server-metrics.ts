@@ -16,6 +16,10 @@ export interface VllmMetrics {
   promptTokens: number;
 }
 
+/** The metrics read; every other sample is passed over at its name. */
+const READ = new Set(['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'vllm:request_success_total', 'vllm:generation_tokens_total', 'vllm:prompt_tokens_total']);
+const wanted = (name: string) => READ.has(name);
+
 /** A `/metrics` body no bigger than this is read; a bigger one is not a vLLM server's. */
 const MAX_METRICS_BYTES = 4 * 1024 * 1024;
 
@@ -28,8 +32,8 @@ const MAX_METRICS_BYTES = 4 * 1024 * 1024;
 export function readVllmMetrics(text: string): VllmMetrics | null {
   const sums = new Map<string, number>();
   const maxima = new Map<string, number>();
-  for (const { name, value } of parsePrometheusText(text)) {
-    if (!name.startsWith('vllm:') || Number.isNaN(value)) continue;
+  for (const { name, value } of parsePrometheusText(text, wanted)) {
+    if (Number.isNaN(value)) continue;
     sums.set(name, (sums.get(name) ?? 0) + value);
     maxima.set(name, Math.max(maxima.get(name) ?? -Infinity, value));
   }
@@ -62,7 +66,7 @@ export interface ServerLoad {
   /** Sequences in model execution batches, and queued, now. */
   running: number;
   waiting: number;
-  /** Counters' growth since the watch began: engine requests finished (one per prompt of a list), tokens generated. */
+  /** Counters' growth since the first reading (one interval after the watch began): engine requests finished (one per prompt of a list), tokens generated. */
   finished: number;
   generationTokens: number;
   /** Milliseconds since the watch began. */
@@ -70,7 +74,10 @@ export interface ServerLoad {
 }
 
 export interface ServerLoadOptions {
-  /** Between the start of one reading and the next; a reading still going skips the next tick. */
+  /**
+   * Between the start of one reading and the next, at least; a reading that took `d` is followed by
+   * a pause of at least 3 × `d`, so reading a big or busy swarm takes at most a quarter of the time.
+   */
   intervalMs?: number;
   /** Scrapes in flight at once, across the swarm. */
   concurrency?: number;
@@ -85,14 +92,17 @@ export interface ServerLoadWatch {
 }
 
 const DEFAULTS: Required<ServerLoadOptions> = { intervalMs: 2_000, concurrency: 32, timeoutMs: 2_000 };
+/** After a reading that took d, the next waits at least this × d. */
+const PAUSE_PER_READ = 3;
 
 /**
- * Reads every endpoint's `/metrics` now and every `intervalMs` until stopped, and hands on the
+ * Reads every endpoint's `/metrics` after `intervalMs` and every `intervalMs` after that until stopped, and hands on the
  * swarm's sum each time: what the servers have in flight and how far their counters moved, for a
  * view of a run whose answers come back only at its end (an unstreamed batch). It never holds the
- * run: scrapes go at most `concurrency` at a time, each with its own deadline, a reading still going
- * skips the next tick, and a server that does not answer is left out of that reading. The counters'
- * growth is per server from its first reading (a server restarted meanwhile starts again from 0).
+ * run: scrapes go at most `concurrency` at a time, each with its own deadline, the next reading
+ * starts only after this one ended (and a pause of three times its length), and a server that does
+ * not answer is left out of that reading. The counters' growth is per server from its first reading
+ * (a server restarted meanwhile starts again from 0).
  * Its requests are not a run's: no meter counts them, as none would if nobody watched.
  */
 export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => void, options: ServerLoadOptions = {}): ServerLoadWatch {
@@ -104,7 +114,6 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
   const limit = pLimit(concurrency);
   const startedAt = performance.now();
   let latest: ServerLoad | null = null;
-  let reading = false;
 
   /** A server's counters since its first reading; a counter that went down says it restarted (counting from 0 again). */
   const since = (slot: number, m: VllmMetrics): { finished: number; generationTokens: number } => {
@@ -114,38 +123,37 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
     return { finished: m.finished - base.finished, generationTokens: m.generationTokens - base.generationTokens };
   };
 
+  let timer: NodeJS.Timeout | undefined;
   const read = async (): Promise<void> => {
-    if (reading) return;
-    reading = true;
-    try {
-      const readings = await Promise.all(slots.map((slot) => limit(async () => [slot, stopped.aborted ? null : await scrapeVllmMetrics(pool, slot, timeoutMs, stopped)] as const)));
-      if (stopped.aborted) return;
-      const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, atMs: performance.now() - startedAt };
-      for (const [slot, m] of readings) {
-        if (!m) continue;
-        load.answered++;
-        load.running += m.running;
-        load.waiting += m.waiting;
-        const moved = since(slot, m);
-        load.finished += moved.finished;
-        load.generationTokens += moved.generationTokens;
-      }
-      latest = load;
-      onLoad(load);
-    } finally {
-      reading = false;
+    const began = performance.now();
+    const readings = await Promise.all(slots.map((slot) => limit(async () => [slot, stopped.aborted ? null : await scrapeVllmMetrics(pool, slot, timeoutMs, stopped)] as const)));
+    if (stopped.aborted) return;
+    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, atMs: performance.now() - startedAt };
+    for (const [slot, m] of readings) {
+      if (!m) continue;
+      load.answered++;
+      load.running += m.running;
+      load.waiting += m.waiting;
+      const moved = since(slot, m);
+      load.finished += moved.finished;
+      load.generationTokens += moved.generationTokens;
     }
+    latest = load;
+    onLoad(load);
+    const took = performance.now() - began;
+    timer = setTimeout(() => void read(), Math.max(intervalMs - took, PAUSE_PER_READ * took));
+    timer.unref?.();
   };
 
-  void read();
-  const timer = setInterval(() => void read(), intervalMs);
+  // The first reading after one interval: a short run is never read at all, and a long one is not read while it starts.
+  timer = setTimeout(() => void read(), intervalMs);
   timer.unref?.();
   return {
     get latest() {
       return latest;
     },
     stop() {
-      clearInterval(timer);
+      clearTimeout(timer);
       stopped.abort(new Error('the watch stopped'));
       limit.clearQueue();
     },

@@ -77,11 +77,14 @@ export class Metrics {
     };
     const perEngine = (value: (g: EngineGauges) => number): Array<[Labels, number]> =>
       engines.map((g, i) => [{ engine: String(i), model_name: this.model }, value(g)]);
+    // The model's labels written once: a swarm of 1,000 simulated servers is scraped every few seconds, and buckets are most lines.
+    const modelLabels = labelText(model);
+    const bucketPrefix = modelLabels.slice(0, -1);
     const histogram = (name: string, help: string, h: Histogram): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
       const { buckets, sum, count } = h.samples();
-      for (const [le, n] of buckets) lines.push(`${name}_bucket${labelText({ ...model, le })} ${numberText(n)}`);
-      lines.push(`${name}_count${labelText(model)} ${numberText(count)}`, `${name}_sum${labelText(model)} ${numberText(sum)}`);
+      for (const [le, n] of buckets) lines.push(`${name}_bucket${bucketPrefix},le="${le}"} ${numberText(n)}`);
+      lines.push(`${name}_count${modelLabels} ${numberText(count)}`, `${name}_sum${modelLabels} ${numberText(sum)}`);
     };
     family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', perEngine((g) => g.running));
     family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', perEngine((g) => g.waiting));
