@@ -185,7 +185,7 @@ export type RunMessage =
    * Throttled (a few per second, never one per token): new results since the last update. `servers`:
    * while an unstreamed batch runs (its answers come only at its end), the servers' own `/metrics`
    * summed over the run's endpoints — sequences running and waiting, and finished and tokens
-   * generated since the run began (on those servers, by anyone).
+   * generated since their first reading (on those servers, by anyone).
    */
   | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[]; servers?: ServerLoad }
   /** `figures` is null for an arm cancelled or failed before it finished. */
