@@ -404,8 +404,13 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await until(poll, (b) => Boolean(b), 'the watch in the webview');
     await runCommand(page, 'View: Focus First Editor Group');
     const sent = Date.now();
-    await runCommand(page, 'Swarm: Scatter Prompts');
-    await quickPickSelect(page, 'Batched');
+    for (let attempt = 1; ; attempt++) {
+      await runCommand(page, 'Swarm: Scatter Prompts');
+      const picked = await quickPickSelect(page, 'Batched').then(() => true, (err: Error) => (attempt < 3 ? false : Promise.reject(err)));
+      if (picked) break;
+      await page.keyboard.press('Escape');
+      await runCommand(page, 'View: Focus First Editor Group');
+    }
     const big = await until(poll, (b) => b.doneAt > 0, 'the panel to say the big run is done', 180_000).catch(async (err: Error) => {
       await screenshot(page, join(SHOTS, 'panel-1000-timeout.png'));
       throw err;
