@@ -67,3 +67,33 @@ test('--data-parallel K: gauges once per engine; the prompts of one list spread 
     await Promise.all(held);
   });
 });
+
+test('generation_tokens_total moves during an unstreamed batch, one token per engine step of each running sequence, and never goes back (a cancelled list keeps its tokens)', async () => {
+  await withServer({ ttftMs: 0, tpotMs: 20, maxNumSeqs: 4 }, async (_server, origin) => {
+    const tokens = async () => samples(await scrape(origin), 'vllm:generation_tokens_total')[0]![1];
+    const body = JSON.stringify({ prompt: ['a', 'b', 'c', 'd'], max_tokens: 50, ignore_eos: true });
+    const answer = request(origin + '/v1/completions', { method: 'POST', body });
+    const seen: number[] = [];
+    // Poll while the list runs (50 steps of 20 ms): the counter climbs before any sequence finished.
+    for (let t = Date.now(); Date.now() - t < 600; ) {
+      seen.push(await tokens());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const success = samples(await scrape(origin), 'vllm:request_success_total').reduce((n, [, v]) => n + v, 0);
+    assert.equal(success, 0, 'no sequence finished yet');
+    assert.ok(seen.at(-1)! >= 4 * 20 && seen.at(-1)! < 4 * 50, `tokens mid-batch: ${seen.join(', ')}`);
+    assert.ok(seen.every((v, i) => i === 0 || v >= seen[i - 1]!), `never back: ${seen.join(', ')}`);
+    await (await answer).body.text();
+    assert.equal(await tokens(), 4 * 50, 'every token once the list is done');
+    // A list the client drops midway: its tokens stay counted.
+    const ac = new AbortController();
+    const dropped = request(origin + '/v1/completions', { method: 'POST', body, signal: ac.signal }).catch(() => null);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = await tokens();
+    ac.abort();
+    await dropped;
+    await new Promise((r) => setTimeout(r, 50));
+    const after = await tokens();
+    assert.ok(before > 200 && after >= before, `a dropped list keeps its tokens (${before} → ${after})`);
+  });
+});

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { scatterGather } from '../src/core/index.ts';
+import { StreamAnswers } from '../src/core/stream-answers.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -32,4 +33,29 @@ describe('streamed requests', () => {
       assert.equal(plain.summary.ttft, null, 'unstreamed runs measure no TTFT');
     });
   }
+
+  it('ITL: deltas of a choice read together share the gap since its read before (none are 0); those read with the first token have none', () => {
+    const gaps: number[] = [];
+    const answers = new StreamAnswers(2, 1, { onAnswer: () => {}, onGap: (ms) => gaps.push(ms) });
+    const delta = (index: number, text: string, finish?: string) => ({ choices: [{ index, text, ...(finish ? { finish_reason: finish } : {}) }] });
+    // Read at 100 ms: choice 0's first two tokens (TTFT's read), choice 1's first.
+    for (const e of [delta(0, 'a'), delta(0, 'b'), delta(1, 'x')]) answers.add(e, 100);
+    // Read at 130: choice 0's next three tokens, behind the client's 30 ms pause.
+    for (const e of [delta(0, 'c'), delta(0, 'd'), delta(0, 'e')]) answers.add(e, 130);
+    // Read at 140: one token each; then choice 0 ends in the same read as its last token.
+    answers.add(delta(1, 'y'), 140);
+    answers.add(delta(0, 'f'), 140);
+    answers.add(delta(0, '', 'stop'), 140);
+    answers.add(delta(1, 'z', 'stop'), 150);
+    answers.end();
+    assert.deepEqual(gaps, [10, 10, 10, 10, 40, 10], 'choice 0: 30 ms over its 3 deltas read at 130, then 10; choice 1: 40 ms, then 10');
+  });
+
+  it('ITL of a streamed batch whose client reads behind the server: its median near TPOT\'s, never 0', async () => {
+    // The simulator and the client share one event loop here, as the extension host's local simulator does: reads come in bursts.
+    const sim = await fx.sim(2, { ttftMs: 5, tpotMs: 4 });
+    const pool = fx.pool(sim.endpoints);
+    const s = (await scatterGather(pool, prompts(400), { maxTokens: 32, stream: true, extra: { ignore_eos: true } }).done).summary;
+    assert.ok(s.itl!.medianMs > 1 && s.itl!.medianMs >= s.tpot!.medianMs / 3 && s.itl!.medianMs <= s.tpot!.medianMs * 3, `ITL p50 ${s.itl!.medianMs} ms beside TPOT p50 ${s.tpot!.medianMs} ms`);
+  });
 });

@@ -485,6 +485,33 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await assertClean(p);
   });
 
+  it('an unstreamed batch: the servers\' /metrics in the run bar (running, waiting, finished, tokens; who did not answer) and the bar follows the sequences they finished, until the answers come; at 400 px too', async () => {
+    const p = await panel('dark', { width: 400, height: 700 });
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    await host(page, started('u1', 2000, 'unstreamed · 2,000 prompts'));
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 1000, results: [] });
+    assert.equal(await page.locator('#run-servers').count(), 0, 'no servers line before a reading');
+    const servers = { answered: 999, asked: 1000, running: 1812, waiting: 188, finished: 700, generationTokens: 45120, atMs: 2000 };
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 2000, results: [], servers });
+    const line = page.locator('#run-servers');
+    await line.waitFor();
+    assert.equal(((await line.textContent()) ?? '').replace(/\s+/g, ' ').trim(), 'servers: 1,812 running · 188 waiting · 700 finished · 45,120 tokens · 1 not answering');
+    assert.match((await line.getAttribute('title')) ?? '', /999 of 1,000 endpoints answered[\s\S]*vllm:num_requests_running[\s\S]*vllm:generation_tokens_total/);
+    const bar = () => page.locator('#run-status vscode-progress-bar').evaluate((b) => [(b as HTMLElement & { value: number }).value, b.getAttribute('aria-label')]);
+    assert.deepEqual(await bar(), [35, 'Run progress (sequences the servers finished)'], 'the bar at the servers\' 700 of 2,000');
+    assert.equal(await page.locator('#progress-done').textContent(), '0', 'the count stays the answers that came back');
+    await shot(page, 'run-servers-400');
+    // The answers come: the count leads again; the run ends and the line goes.
+    await host(page, { type: 'runProgress', runId: 'u1', done: 1500, ok: 1500, failed: 0, total: 2000, elapsedMs: 3000, results: [], servers: { ...servers, finished: 1600, running: 400, waiting: 0 } });
+    await page.locator('#progress-done', { hasText: '1,500' }).waitFor();
+    assert.deepEqual(await bar(), [80, 'Run progress (sequences the servers finished)']);
+    await host(page, finished('u1', { label: 'unstreamed · 2,000 prompts', summary: summary({ prompts: 2000, ok: 2000 }) }));
+    await page.locator('#run-status[data-state="done"]').waitFor();
+    assert.equal(await line.count(), 0, 'a finished run shows its answers, not the servers');
+    await assertClean(p);
+  });
+
   it('a streamed run: TTFT and TPOT per prompt, E2EL/TTFT/TPOT/ITL mean and percentiles; the Stream toggle asks for it', async () => {
     const p = await panel('dark', { width: 1280, height: 800 });
     const { page } = p;
@@ -509,6 +536,13 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     ]);
     assert.match(await page.locator('#run-figures').textContent() ?? '', /batched · streamed/);
     await shot(page, 'results-streamed-1280');
+    // One-token answers (or whole answers in one read): no ITL, and its cells say why; a gap under a millisecond keeps its digits.
+    await host(page, finished('s1', { summary: summary({ streamed: true, prompts: 4, ok: 4, failed: 0, e2el: stats(100), ttft: stats(40), tpot: { meanMs: 0.04, medianMs: 0.0026, p90Ms: 0.5, p99Ms: 0.0000004 }, itl: null }) }));
+    const itlRow = page.locator('#latency-table tbody tr[data-metric="ITL"]');
+    await page.waitForFunction(() => document.querySelector('#latency-table tbody tr[data-metric="ITL"] td')?.textContent.trim() === '—');
+    assert.match((await itlRow.locator('td').first().getAttribute('title')) ?? '', /No inter-token gap was measured/);
+    assert.deepEqual(await page.locator('#latency-table tbody tr[data-metric="TPOT"] td').allTextContents(), ['0.04 ms', '0.0026 ms', '0.5 ms', '< 0.001 ms']);
+    assert.equal(await page.locator('#latency-table tbody tr[data-metric="TPOT"] td').first().getAttribute('title'), '', 'a value needs no reason');
     await page.setViewportSize({ width: 630, height: 800 });
     await page.waitForFunction(() => !document.querySelector('#results-table .rt-th.c-ttft')?.checkVisibility());
     await shot(page, 'results-streamed-630');
@@ -899,6 +933,8 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await host(page, { type: 'init', state: initState() });
     const big = comparison(2, 4000, 1000);
     for (const r of big.rounds) if (r.arm === 'batched') r.summary.endpoints[417]!.failed = 4; // one flaky node
+    // Uneven load in the individual arm (2 to 6 prompts an endpoint), and one endpoint that took 12.
+    for (const r of big.rounds) if (r.arm === 'individual') r.summary.endpoints.forEach((e, k) => (e.prompts = k === 9 ? 12 : 2 + ((k * 7) % 5)));
     await host(page, comparisonStarted('c1000', 4000, '4,000 prompts on 1,000 endpoints', 2));
     for (const figures of big.rounds) await host(page, { type: 'armFinished', runId: 'c1000', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
     await host(page, finished('c1000', { label: '4,000 prompts on 1,000 endpoints', mode: 'compare', comparison: big }));
@@ -909,9 +945,17 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
       assert.ok(box && box.height < 300, `${chart}: ${box?.height} px high for 1,000 endpoints`);
     }
     assert.match(await page.locator('swarm-chart[data-chart="timeline-batched"]').getAttribute('aria-label') ?? '', /in flight over time/);
+    // The load: how many endpoints answered how many prompts (not 1,000 bars in a block), each arm's spread and its most loaded, named.
+    assert.match(await page.locator('swarm-chart[data-chart="load"]').getAttribute('aria-label') ?? '', /Endpoints by prompts answered, for each arm: 1000 endpoints/);
+    const loadLines = (await page.locator('#load-summary li').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+    assert.equal(loadLines.length, 2);
+    assert.equal(loadLines[0], 'batched: 1,000 endpoints, 4 prompts each', 'an even load says so');
+    assert.match(loadLines[1]!, /^individual: 1,000 endpoints, 2 – 12 prompts each \(median 4\); most: gpu10:8000 \(12\), gpu\d+:8000 \(6\), gpu\d+:8000 \(6\)$/);
     assert.equal(await page.locator('#compare-endpoints tbody tr').count(), 12, 'the endpoint table lists a few');
     assert.equal(await page.locator('#compare-endpoints tbody tr').first().getAttribute('data-endpoint'), 'gpu418:8000', 'the failing one first');
     await shot(page, 'compare-1000');
+    await page.locator('#load-summary').scrollIntoViewIfNeeded();
+    await shot(page, 'compare-1000-load');
     await page.locator('#all-endpoints').click();
     await page.waitForFunction(() => document.querySelectorAll('#compare-endpoints tbody tr').length === 1000);
     await assertClean(p);
@@ -1076,6 +1120,61 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     assert.match(individualSent, /cache_salt: salt-r1-individual/);
     assert.equal(await page.locator('vscode-tab-header[data-tab="results"]').getAttribute('aria-selected'), 'true', 'the switch stays on Results');
     await shot(page, 'compare-table-individual');
+
+    // Both arms prompt by prompt (promptfoo's providers side by side): each arm's kept round from the host (openRun per arm).
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="both"]').check();
+    await page.waitForFunction(() => (window as unknown as HostGlobal).__host.sent.filter((m: PanelMessage) => m.type === 'request' && m.method === 'openRun').length === 2);
+    const opens = (await sentMessages(page)).filter((m): m is Extract<PanelMessage, { type: 'request'; method: 'openRun' }> => m.type === 'request' && m.method === 'openRun');
+    assert.deepEqual(opens.map((m) => m.params.arm).sort(), ['batched', 'individual']);
+    const savedRecord = { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter' as const, file: 'cmp-t.jsonl' };
+    const individualRows = rowsOf('individual', 1).map((r) =>
+      r.index === 2 ? { ...r, text: 'another answer 2' } : r.index === 3 ? { ...r, status: 'failed' as const, ok: false, text: '', error: 'HTTP 500: boom' } : r,
+    );
+    for (const m of opens) {
+      const arm = m.params.arm!;
+      await host(page, { type: 'reply', requestId: m.requestId, ok: true, value: { record: savedRecord, resultsJsonl: jsonl(arm === 'batched' ? rowsOf('batched', 1) : individualRows), comparison: kept, arm: { arm, round: 1 } } });
+    }
+    await page.locator('#arm-header[data-arm="both"]').waitFor();
+    assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Both arms, prompt by prompt: batched round 2, individual round 2/);
+    const armsTable = page.locator('#arms-table');
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '4');
+    const armRows = () =>
+      armsTable.locator('.vl-row:not([hidden])').evaluateAll((rows) =>
+        rows
+          .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+          .map((r) => Array.from<Element>(r.querySelector('.at-cells')!.children).map((c) => c.textContent!.trim()).join(' | ')),
+      );
+    assert.deepEqual(await armRows(), [
+      '1 | prompt 0 | answer 0 | 195 ms | answer 0 | 195 ms',
+      '2 | prompt 1 | answer 1 | 196 ms | answer 1 | 166 ms',
+      '3 | prompt 2 | answer 2 | 197 ms | another answer 2 | 137 ms',
+      '4 | prompt 3 | answer 3 | 198 ms | HTTP 500: boom | 108 ms',
+    ]);
+    assert.equal((await page.locator('#side-by-side-count').textContent())!.trim(), '1 of 4 prompts answered differently', 'a failed answer is not a different one');
+    assert.equal(await armsTable.locator('.vl-row.differ').count(), 1);
+    await shot(page, 'compare-side-by-side');
+    // Open a row: the prompt and both answers in full.
+    await armsTable.locator('.vl-row[data-prompt="3"]').click();
+    const open = armsTable.locator('.vl-row[aria-expanded="true"]');
+    await open.locator('.at-both').waitFor();
+    assert.deepEqual(await open.locator('.at-both .vl-label').allTextContents(), ['batched · ok', 'individual · failed']);
+    assert.deepEqual(await open.locator('.at-both .vl-meta').allTextContents(), ['198 ms · gpu02:8000', '108 ms · gpu02:8000']);
+    assert.deepEqual(await open.locator('.at-both pre').allTextContents(), ['answer 3', 'HTTP 500: boom']);
+    await page.locator('#only-differing').click();
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '1');
+    assert.match((await page.locator('#side-by-side-count').textContent())!, /1 shown/);
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.locator('#only-differing').click();
+    await page.waitForFunction(() => document.querySelector('#arms-table')?.getAttribute('data-count') === '4');
+    assert.equal(await armsTable.locator('.at-head .c-prompt').isVisible(), false, 'at 400 px the prompt column gives way to the answers');
+    await shot(page, 'compare-side-by-side-400');
+    // Back to one arm.
+    await clearSent(page);
+    await page.locator('#arm-switch input[value="batched"]').check();
+    await answer(page, 'openRun', { record: savedRecord, resultsJsonl: jsonl(rowsOf('batched', 1)), comparison: kept, arm: { arm: 'batched', round: 1 } });
+    await page.locator('#arm-header[data-arm="batched"]').waitFor();
+    await page.locator('#results-table').waitFor();
     await assertClean(p);
   });
 

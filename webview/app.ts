@@ -4,12 +4,13 @@
  * (text bindings only); the big tables and the charts are custom elements that draw themselves.
  */
 import { render } from 'lit';
-import type { Arm, PromptRow, Requests } from '../src/panel/protocol.ts';
+import type { Arm, OpenedRun, PromptRow, Requests } from '../src/panel/protocol.ts';
 import { isHostMessage, loadState, post, request, saveState, settleReply } from './api.ts';
 import { readTheme, type Theme } from './charts/specs.ts';
 import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from './lib/import.ts';
-import type { ResultFilter } from './lib/results.ts';
+import { parseRows, type ResultFilter } from './lib/results.ts';
+import { pairArms } from './lib/arm-pairs.ts';
 import type { PanelApp } from './panel-app.ts';
 import { restoreState, SAVE_ROWS_MAX, smallEnough, type Tab, type UiState } from './state.ts';
 import { initialState, reduce, reopenId, type Action, type Notice, type ViewState } from './view-state.ts';
@@ -187,6 +188,15 @@ export class App implements PanelApp {
     if (!id) return;
     const run = await this.ask('openRun', { id, arm });
     if (run) this.dispatch({ type: 'opened', run, ifShowing: id });
+  }
+
+  async showBothArms(): Promise<void> {
+    const id = this.state.run?.id;
+    if (!id) return;
+    const [b, i] = await Promise.all([this.ask('openRun', { id, arm: 'batched' }), this.ask('openRun', { id, arm: 'individual' })]);
+    if (!b || !i) return;
+    const side = (o: OpenedRun) => ({ arm: o.arm ?? null, rows: parseRows(o.resultsJsonl) });
+    this.dispatch({ type: 'sideBySide', value: pairArms(id, side(b), side(i)) });
   }
 
   rerun(id: string): void {

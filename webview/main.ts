@@ -22,6 +22,7 @@ import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import './table/results-table.ts';
 import './table/prompt-list.ts';
+import './table/arms-table.ts';
 import './charts/chart.ts';
 import { App } from './app.ts';
 

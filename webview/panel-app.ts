@@ -35,6 +35,8 @@ export interface PanelApp {
   openRun(id: string): Promise<void>;
   /** The comparison on show, its other arm's rows (the kept round's, from its saved files). */
   showArm(arm: Arm): Promise<void>;
+  /** The comparison on show, both arms' kept rounds prompt by prompt. */
+  showBothArms(): Promise<void>;
   rerun(id: string): void;
   /** A new run of a saved run's failed (or cancelled) prompts, merged back (continueRun). */
   continueRun(id: string, only: 'failed' | 'remaining'): void;

@@ -2,7 +2,7 @@
  * What the panel keeps across reloads through `vscode.setState` (VS Code's webview serializer
  * hands it back): the tab, the composition, the filters, and the run on show when it is small.
  */
-import type { ArmRound, ComparisonView, Pattern, ReduceView, ResultRow, RunContext, RunKind, RunRecord } from '../src/panel/protocol.ts';
+import type { ArmRound, ComparisonView, Pattern, ReduceView, ResultRow, RunContext, RunKind, RunRecord, ServerLoad } from '../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 import { defaultCompose, type ComposeState } from './lib/compose.ts';
@@ -33,6 +33,8 @@ export interface RunView {
   failed: number;
   total: number;
   elapsedMs: number;
+  /** While an unstreamed batch runs: its servers' latest `/metrics` reading (the host's). */
+  servers?: ServerLoad;
   summary: RunSummary | null;
   error: string | null;
   cancelled: boolean;

@@ -11,6 +11,7 @@ type RunSummary = RunRecord['summary'];
 import type { ComposeState } from './lib/compose.ts';
 import type { ImportResult } from './lib/import.ts';
 import { noFilter, parseRows, ResultsStore, type ResultFilter } from './lib/results.ts';
+import type { SideBySide } from './lib/arm-pairs.ts';
 import type { ComparisonOf, RunView, Tab, UiState } from './state.ts';
 
 export interface Notice {
@@ -38,6 +39,8 @@ export interface ViewState {
   store: ResultsStore;
   reduce: ReduceOf;
   comparison: ComparisonOf | null;
+  /** A saved comparison's arms prompt by prompt, when asked for (Results' arm switch). */
+  sideBySide: SideBySide | null;
   runsComparison: RunsComparison | null;
   importDialog: ImportDialog | null;
   notice: Notice | null;
@@ -61,6 +64,8 @@ export type LocalAction =
   | { type: 'selectPrompt'; index: number }
   | { type: 'importDialog'; dialog: ImportDialog | null }
   | { type: 'runsComparison'; value: RunsComparison | null }
+  /** Both arms paired (null: back to one arm's rows); dropped if another run came on show meanwhile. */
+  | { type: 'sideBySide'; value: SideBySide | null }
   | { type: 'pick'; id: string; on: boolean }
   | { type: 'timelineRound'; round: number };
 
@@ -84,6 +89,7 @@ export function initialState(ui: UiState): ViewState {
     store,
     reduce: saved?.reduce ?? null,
     comparison: saved?.comparison ?? null,
+    sideBySide: null,
     runsComparison: null,
     importDialog: null,
     notice: null,
@@ -142,6 +148,7 @@ export function reduce(s: ViewState, a: Action): ViewState {
         store: freshStore(a.total, a.prompts),
         reduce: null,
         comparison,
+        sideBySide: null,
         stale: false,
         notice: s.notice?.kind === 'info' ? null : s.notice,
         composeVersion: adopt ? s.composeVersion + 1 : s.composeVersion,
@@ -150,12 +157,12 @@ export function reduce(s: ViewState, a: Action): ViewState {
     }
     case 'armStarted':
       if (s.run?.id !== a.runId) return s;
-      return { ...s, run: { ...s.run, arm: a.arm, round: a.round, done: 0, ok: 0, failed: 0, elapsedMs: 0 }, store: freshStore(s.run.total, s.store.prompts) };
+      return { ...s, run: { ...s.run, arm: a.arm, round: a.round, done: 0, ok: 0, failed: 0, elapsedMs: 0, servers: undefined }, store: freshStore(s.run.total, s.store.prompts) };
     case 'runProgress': {
       if (s.run?.id !== a.runId) return s;
       s.store.add(a.results);
       s.store.setTotal(a.total);
-      return { ...s, run: { ...s.run, done: a.done, ok: a.ok, failed: a.failed, total: a.total, elapsedMs: a.elapsedMs } };
+      return { ...s, run: { ...s.run, done: a.done, ok: a.ok, failed: a.failed, total: a.total, elapsedMs: a.elapsedMs, ...(a.servers ? { servers: a.servers } : {}) } };
     }
     case 'armFinished': {
       const c = s.comparison;
@@ -200,6 +207,8 @@ export function reduce(s: ViewState, a: Action): ViewState {
       return { ...s, importDialog: a.dialog };
     case 'runsComparison':
       return { ...s, runsComparison: a.value };
+    case 'sideBySide':
+      return a.value && a.value.runId !== s.run?.id ? s : { ...s, sideBySide: a.value };
     case 'pick': {
       const picked = s.ui.picked.filter((x) => x !== a.id);
       if (a.on) picked.push(a.id);
@@ -242,7 +251,7 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
   const comparison = o.comparison ? { runId: r.id, label: r.label, view: o.comparison } : s.comparison;
   // A comparison opens on its figures and charts, a tree-reduce on its tree, any other run on its responses.
   const tab = keepTab ? s.ui.tab : o.comparison ? 'compare' : o.reduce ? 'tree' : 'results';
-  return { ...s, run, store, reduce: o.reduce ?? null, comparison, stale: false, ui: { ...s.ui, tab, ...(same ? {} : { filter: noFilter() }) } };
+  return { ...s, run, store, reduce: o.reduce ?? null, comparison, sideBySide: null, stale: false, ui: { ...s.ui, tab, ...(same ? {} : { filter: noFilter() }) } };
 }
 
 function withHistory(s: ViewState, history: RunRecord[]): ViewState {

@@ -20,6 +20,8 @@ export { checkTreeReduce, treeReduce, type TreeReduceInput, type ReduceOutcome, 
 export * from './tunnels/index.ts';
 export * from './wait.ts';
 export * from './load.ts';
+export * from './server-metrics.ts';
+export * from './prometheus-text.ts';
 export { OrderedJsonlWriter, partialPathOf, ResultsFileError, type Continued, type KeptRow, type RowPlace, type WriterOptions } from './results-file.ts';
 export { lockResults, ResultsLockedError, type ResultsLock } from './results-lock.ts';
 export { planResume, planRetryFailed, readSavedRows, ResumeError, type ResumePlan, type SavedRow } from './results-resume.ts';

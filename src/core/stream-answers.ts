@@ -5,7 +5,7 @@ import { choiceCountMessage, readUsage, type Answer, type PromptTokens, type Usa
 export interface StreamSink {
   /** Prompt `p` of the request has every choice finished. */
   onAnswer(p: number, answer: Answer): void;
-  /** One inter-token latency, ms (vLLM bench's ITL). */
+  /** One inter-token latency, ms (vLLM bench's ITL), once per delta after a choice's first read. */
   onGap(ms: number): void;
 }
 
@@ -17,7 +17,11 @@ interface ChoiceState {
   /** The choice's own counts so far, from `continuous_usage_stats` (never a count of deltas: a delta may hold several tokens, or none). */
   counts: PromptTokens | null;
   firstAt: number;
+  /** When the read that brought its latest delta arrived. */
   lastAt: number;
+  /** The read before that one (NaN while its deltas came in the first read: those are TTFT's), and the deltas of the latest read. */
+  prevAt: number;
+  burst: number;
   finish: string | null;
 }
 
@@ -71,21 +75,41 @@ export class StreamAnswers {
     const piece = typeof raw.text === 'string' ? raw.text : typeof raw.delta?.content === 'string' ? raw.delta.content : '';
     const thought = raw.delta ? (raw.delta.reasoning ?? raw.delta.reasoning_content) : undefined;
     const produced = piece !== '' || (typeof thought === 'string' && thought !== '');
-    if (!c) c = this.choices[index] = { text: [], reasoning: null, produced: false, counts: null, firstAt: at, lastAt: at, finish: null };
+    if (!c) c = this.choices[index] = { text: [], reasoning: null, produced: false, counts: null, firstAt: at, lastAt: at, prevAt: NaN, burst: 0, finish: null };
     if (usage) c.counts = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     if (produced) {
-      if (c.produced) this.sink.onGap(at - c.lastAt);
-      else c.firstAt = at;
+      if (!c.produced) c.firstAt = at;
+      else if (at !== c.lastAt) {
+        this.gaps(c);
+        c.prevAt = c.lastAt;
+      }
+      c.burst++;
       c.produced = true;
       c.lastAt = at;
       if (piece) c.text.push(piece);
       if (typeof thought === 'string' && thought) (c.reasoning ??= []).push(thought);
     }
     if (typeof raw.finish_reason === 'string') {
+      this.gaps(c);
       c.finish = raw.finish_reason;
       this.finished++;
       if (this.n === 1) this.sink.onAnswer(index, answerOf([c]));
     }
+  }
+
+  /**
+   * The inter-token gaps of a choice's latest read: the time since its read before, shared by the
+   * deltas that read brought. A client that falls behind a fast server reads several deltas of a
+   * choice at once; a gap of 0 for each of them (and a long one for the first) would make ITL's
+   * median 0 and its tail the client's own pauses. Deltas that came with the first are in TTFT's
+   * read, with no gap before them to share.
+   */
+  private gaps(c: ChoiceState): void {
+    if (c.burst && !Number.isNaN(c.prevAt)) {
+      const gap = (c.lastAt - c.prevAt) / c.burst;
+      for (let k = 0; k < c.burst; k++) this.sink.onGap(gap);
+    }
+    c.burst = 0;
   }
 
   /** Every choice has its finish_reason. */

@@ -10,6 +10,7 @@
 import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
 import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
 import type { EndpointStatus } from '../core/endpoint-status.ts';
+import type { ServerLoad } from '../core/server-metrics.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;
 
@@ -195,8 +196,13 @@ export type RunMessage =
       comparison?: Omit<ComparisonView, 'rounds'>;
     }
   | { type: 'armStarted'; runId: string; arm: Arm; round: number }
-  /** Throttled (a few per second, never one per token): new results since the last update. */
-  | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[] }
+  /**
+   * Throttled (a few per second, never one per token): new results since the last update. `servers`:
+   * while an unstreamed batch runs (its answers come only at its end), the servers' own `/metrics`
+   * summed over the run's endpoints — sequences running and waiting, and finished and tokens
+   * generated since their first reading (on those servers, by anyone).
+   */
+  | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[]; servers?: ServerLoad }
   /** `figures` is null for an arm cancelled or failed before it finished. */
   | { type: 'armFinished'; runId: string; arm: Arm; round: number; figures: ArmRound | null; cancelled: boolean; error: string | null }
   /**
@@ -267,7 +273,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
 // levels, so they are recorded, saved and shown exactly as tree-reduce levels are.
 
 export type PortedPattern = 'fan-out-fan-in' | 'pipeline' | 'blackboard';
-export type { AggregateName, Aggregate, RouteStrategy };
+export type { AggregateName, Aggregate, RouteStrategy, ServerLoad };
 
 /** A pipeline stage as the panel edits it (`keep`: a regular expression an answer must match). */
 export interface StageParams {

@@ -10,6 +10,8 @@ export interface EngineGauges {
   capacity: number;
   /** 0..1; without it, running ÷ capacity (an engine with no modeled KV cache). */
   kvCacheUsage?: number;
+  /** Output tokens its running sequences generated so far (vLLM counts them every step, not at the end). */
+  generating?: number;
 }
 
 /** What the vLLM scheduler model counts, per engine (summed over a server's engines). */
@@ -91,11 +93,14 @@ export class Metrics {
     };
     const perEngine = (value: (g: EngineGauges) => number): Array<[Labels, number]> =>
       engines.map((g, i) => [{ engine: String(i), model_name: this.model }, value(g)]);
+    // The model's labels written once: a swarm of 1,000 simulated servers is scraped every few seconds, and buckets are most lines.
+    const modelLabels = labelText(model);
+    const bucketPrefix = modelLabels.slice(0, -1);
     const histogram = (name: string, help: string, h: Histogram): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
       const { buckets, sum, count } = h.samples();
-      for (const [le, n] of buckets) lines.push(`${name}_bucket${labelText({ ...model, le })} ${numberText(n)}`);
-      lines.push(`${name}_count${labelText(model)} ${numberText(count)}`, `${name}_sum${labelText(model)} ${numberText(sum)}`);
+      for (const [le, n] of buckets) lines.push(`${name}_bucket${bucketPrefix},le="${le}"} ${numberText(n)}`);
+      lines.push(`${name}_count${modelLabels} ${numberText(count)}`, `${name}_sum${modelLabels} ${numberText(sum)}`);
     };
     family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', perEngine((g) => g.running));
     family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', perEngine((g) => g.waiting));
@@ -116,7 +121,8 @@ export class Metrics {
       family('swarm_sim:modeled_busy_seconds_total', 'counter', 'Modeled time the engines spent in steps (not wall time).', [[model, total((c) => c.modeledMs) / 1000]]);
     }
     family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', [[model, this.promptTokens]]);
-    family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens]]);
+    const generating = engines.reduce((sum, g) => sum + (g.generating ?? 0), 0);
+    family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', [[model, this.generationTokens + generating]]);
     family(
       'vllm:request_success_total',
       'counter',

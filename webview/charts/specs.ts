@@ -6,7 +6,7 @@
 import uPlot from 'uplot';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
 import { ms } from '../lib/format.ts';
-import { ARMS, endpointRows, histogram, inFlight, timelineLanes, type Arm, type Bar } from '../lib/stats.ts';
+import { ARMS, histogram, inFlight, loadDistribution, timelineLanes, type Arm, type Bar, type EndpointRow } from '../lib/stats.ts';
 import type { ChartSpec } from './chart.ts';
 
 export interface Theme {
@@ -169,7 +169,7 @@ export function timelineSpec(round: ArmRound, shownAs: number, xMax: number, the
 
 /** Above this many endpoints the timeline is a density (requests in flight), not a lane per endpoint. */
 export const MAX_LANES = 32;
-/** Above this many endpoints the load chart sorts them by load instead of naming each. */
+/** Above this many endpoints the load chart draws their distribution instead of a bar each. */
 export const MAX_NAMED_ENDPOINTS = 24;
 
 /** One arm's round as a density: HTTP requests and prompts in flight over time, for swarms too big for lanes. */
@@ -236,16 +236,15 @@ export function latencySpec(c: ComparisonView, theme: Theme): ChartSpec {
   };
 }
 
-/** Prompts each endpoint answered per arm (median over rounds). */
-export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
-  const all = endpointRows(c);
-  // Many endpoints: sorted by load (the shape of the spread), each named only on hover.
-  const sorted = all.length > MAX_NAMED_ENDPOINTS;
-  const total = (r: (typeof all)[number]) => ARMS.reduce((n, a) => n + (r.arms[a]?.prompts ?? 0), 0);
-  const rows = sorted ? [...all].sort((a, b) => total(a) - total(b)) : all;
+/** Prompts each endpoint answered per arm (median over rounds, `rows` from endpointRows): a bar each, or over many endpoints their distribution. */
+export function loadSpec(rows: readonly EndpointRow[], theme: Theme): ChartSpec {
+  return rows.length > MAX_NAMED_ENDPOINTS ? loadDistributionSpec(rows, theme) : namedLoadSpec(rows, theme);
+}
+
+function namedLoadSpec(rows: readonly EndpointRow[], theme: Theme): ChartSpec {
   const names = rows.map((r) => r.endpoint);
   const xs = names.map((_, i) => i);
-  const rotate = !sorted && names.length > 6;
+  const rotate = names.length > 6;
   const longest = names.reduce((m, e) => Math.max(m, e.length), 4);
   return {
     key: `load:${names.join(',')}:${rows.map((r) => ARMS.map((a) => r.arms[a]?.prompts ?? 0).join('/')).join(',')}:${theme.key}`,
@@ -258,14 +257,12 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false, range: [-0.5, Math.max(0.5, names.length - 0.5)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [
-          sorted
-            ? axis(theme, { grid: { show: false }, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v + 1) : '')), label: `${names.length} endpoints, least to most loaded`, labelSize: 18 })
-            : axis(theme, {
-                grid: { show: false },
-                splits: () => xs,
-                values: () => names,
-                ...(rotate ? { rotate: -40, size: Math.min(140, 16 + longest * 5) } : {}),
-              }),
+          axis(theme, {
+            grid: { show: false },
+            splits: () => xs,
+            values: () => names,
+            ...(rotate ? { rotate: -40, size: Math.min(140, 16 + longest * 5) } : {}),
+          }),
           axis(theme, { size: 44, label: 'prompts', labelSize: 18 }),
         ],
         series: [{ label: 'endpoint', value: (_u, v) => (v === null ? '—' : (names[Math.round(v)] ?? '—')) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
@@ -275,3 +272,32 @@ export function loadSpec(c: ComparisonView, theme: Theme): ChartSpec {
   };
 }
 
+/** Many endpoints: how many answered each number of prompts, per arm (an even spread is one tall bar, a straggler a lone one far right). */
+function loadDistributionSpec(rows: readonly EndpointRow[], theme: Theme): ChartSpec {
+  const { lo, width, counts } = loadDistribution(rows);
+  const centers = lo.map((x) => x + (width - 1) / 2);
+  const binText = (v: number) => {
+    const i = Math.round((v - (width - 1) / 2 - (lo[0] ?? 0)) / width);
+    const from = lo[i];
+    return from === undefined ? '—' : width === 1 ? `${from} prompts` : `${from}–${from + width - 1} prompts`;
+  };
+  return {
+    key: `load-dist:${rows.length}:${lo[0]}:${width}:${ARMS.map((a) => counts[a].join(',')).join('/')}:${theme.key}`,
+    label: `Endpoints by prompts answered, for each arm: ${rows.length} endpoints`,
+    make: () => ({
+      opts: {
+        height: 200,
+        padding: [8, 12, 0, 4],
+        legend: { show: true, live: true },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false, range: [(centers[0] ?? 0) - width, (centers[centers.length - 1] ?? 1) + width] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [
+          axis(theme, { grid: { show: false }, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'prompts answered (median round)', labelSize: 18 }),
+          axis(theme, { size: 44, label: 'endpoints', labelSize: 18 }),
+        ],
+        series: [{ label: 'load', value: (_u, v) => (v === null ? '—' : binText(v)) }, barSeries(theme, 'batched', -1), barSeries(theme, 'individual', 1)],
+      },
+      data: [centers, counts.batched.length ? counts.batched.map((n) => n || null) : centers.map(() => null), counts.individual.length ? counts.individual.map((n) => n || null) : centers.map(() => null)],
+    }),
+  };
+}

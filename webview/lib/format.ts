@@ -7,6 +7,9 @@ export function ms(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '—';
   if (v >= 10_000) return `${(v / 1000).toFixed(1)} s`;
   if (v >= 1_000) return `${(v / 1000).toFixed(2)} s`;
+  // Below a millisecond, two significant digits: "0.0 ms" said nothing of a value of 0.04 ms.
+  if (v > 0 && v < 0.001) return '< 0.001 ms';
+  if (v > 0 && v < 1) return `${Number(v.toPrecision(2))} ms`;
   return `${v < 10 ? v.toFixed(1) : int(v)} ms`;
 }
 

@@ -19,7 +19,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   E2EL: "End-to-end latency: from sending a prompt's request to the last byte of its answer, as the client sees it (vLLM bench's E2EL). Per successful prompt.",
   TTFT: "Time to first token: from sending a prompt's request to the first streamed chunk of its answer (vLLM bench's TTFT). Streamed runs only.",
   TPOT: "Time per output token, after the first: (E2EL − TTFT) / (output tokens − 1), for each answer longer than one token (vLLM bench's TPOT). Streamed runs only.",
-  ITL: 'Inter-token latency: every gap between successive streamed chunks, over all answers (vLLM bench\'s ITL). A chunk may carry several tokens (the server\'s --stream-interval): then a gap spans them.',
+  ITL: 'Inter-token latency: the gaps between successive streamed deltas of an answer, over all answers (vLLM bench\'s ITL). Deltas read together (a client behind its server) share the gap since the read before; a delta may carry several tokens (the server\'s --stream-interval): then a gap spans them.',
   mean: 'The mean over the prompts (or gaps).',
   p50: 'The median: half took at most this long.',
   p90: '90 % took at most this long.',
@@ -49,6 +49,20 @@ export function metricHelp(label: string): string {
     .map((w) => METRIC_HELP[w] ?? METRIC_HELP[label] ?? '')
     .filter((t, i, all) => t && all.indexOf(t) === i)
     .join(' ');
+}
+
+/** Why a streamed run has no value for a latency metric (its cell shows —). */
+const NONE_BECAUSE: Readonly<Record<Metric, string>> = {
+  e2el: 'No prompt was answered.',
+  ttft: 'No prompt was answered, or the run was not streamed.',
+  tpot: 'No answer was longer than one token.',
+  itl: 'No inter-token gap was measured: every answer came whole in the read of its first token (one-token answers, or a server that sends a whole answer at once).',
+};
+
+/** The tooltip of a metric's cell with no value: why it has none. */
+export function noneBecause(label: string): string {
+  const key = METRICS.find(([l]) => l === label)?.[1];
+  return key ? NONE_BECAUSE[key] : '';
 }
 
 /** Requests by path, one a line, for the tooltip of an HTTP request count. */

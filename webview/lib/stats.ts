@@ -63,6 +63,8 @@ export interface EndpointRow {
 export function endpointRows(c: ComparisonView): EndpointRow[] {
   const names = new Set<string>();
   for (const r of c.rounds) for (const e of r.summary.endpoints) names.add(e.endpoint);
+  // Each round's endpoints by name: a lookup per endpoint and round, not a scan (1,000 endpoints).
+  const byName = new Map(c.rounds.map((r) => [r, new Map(r.summary.endpoints.map((e) => [e.endpoint, e]))]));
   return [...names]
     .sort(naturalOrder)
     .map((endpoint) => {
@@ -75,13 +77,58 @@ export function endpointRows(c: ComparisonView): EndpointRow[] {
         }
         const of = (pick: (e: { requests: number; prompts: number }) => number) =>
           spread(rounds.map((r) => {
-            const e = r.summary.endpoints.find((x) => x.endpoint === endpoint);
+            const e = byName.get(r)!.get(endpoint);
             return e ? pick(e) : 0;
           }))!.median;
         arms[arm] = { requests: of((e) => e.requests), prompts: of((e) => e.prompts) };
       }
       return { endpoint, arms };
     });
+}
+
+/** One arm's load over its endpoints: the spread and the most loaded. */
+export interface ArmLoad {
+  endpoints: number;
+  min: number;
+  median: number;
+  max: number;
+  /** The most loaded endpoints, most first (ties in endpoint order). */
+  top: Array<{ endpoint: string; prompts: number }>;
+}
+
+/**
+ * Endpoints by the prompts they answered (each its median over rounds), per arm: a distribution,
+ * which reads at 1,000 endpoints where a bar each is a solid block. Bins of whole prompts: one per
+ * count while the counts span at most `bins`, wider ones beyond.
+ */
+export function loadDistribution(rows: readonly EndpointRow[], bins = 24, topN = 3): { lo: number[]; width: number; counts: Record<Arm, number[]>; arms: Record<Arm, ArmLoad | null> } {
+  const values = { batched: [] as number[], individual: [] as number[] };
+  for (const r of rows) for (const arm of ARMS) if (r.arms[arm]) values[arm].push(r.arms[arm]!.prompts);
+  let min = Infinity;
+  let max = -Infinity;
+  for (const arm of ARMS) for (const v of values[arm]) (min = Math.min(min, v)), (max = Math.max(max, v));
+  const counts = { batched: [] as number[], individual: [] as number[] };
+  const arms = { batched: null, individual: null } as Record<Arm, ArmLoad | null>;
+  if (min > max) return { lo: [], width: 1, counts, arms };
+  const first = Math.floor(min);
+  const width = Math.max(1, Math.ceil((Math.floor(max) - first + 1) / bins));
+  const n = Math.floor((Math.floor(max) - first) / width) + 1;
+  const lo = Array.from({ length: n }, (_, i) => first + i * width);
+  for (const arm of ARMS) {
+    const v = values[arm];
+    if (!v.length) continue;
+    const c = new Array<number>(n).fill(0);
+    for (const x of v) c[Math.min(n - 1, Math.floor((Math.floor(x) - first) / width))]!++;
+    counts[arm] = c;
+    const sorted = [...v].sort((a, b) => a - b);
+    const top = rows
+      .filter((r) => r.arms[arm])
+      .map((r) => ({ endpoint: r.endpoint, prompts: r.arms[arm]!.prompts }))
+      .sort((a, b) => b.prompts - a.prompts)
+      .slice(0, topN);
+    arms[arm] = { endpoints: v.length, min: sorted[0]!, median: median(sorted), max: sorted[sorted.length - 1]!, top };
+  }
+  return { lo, width, counts, arms };
 }
 
 /** Shared bins for both arms' latencies: edges (n+1) and counts per arm (n). */

@@ -8,7 +8,7 @@ import { int, ms, oneLine } from '../lib/format.ts';
 import { metricHelp } from '../lib/latency.ts';
 import { listPosition, requestSentText, type SentContext } from '../lib/request-sent.ts';
 import { latencyMs, type ResultsStore, type SortKey } from '../lib/results.ts';
-import { VirtualList } from './virtual-list.ts';
+import { el, VirtualList } from './virtual-list.ts';
 
 export interface ResultsTableData {
   store: ResultsStore;
@@ -51,13 +51,6 @@ const COLUMNS: Array<[string, string, SortKey | null]> = [
 /** Columns the user may drag wider or narrower (Response takes what is left). */
 const RESIZABLE = new Set(['idx', 'prompt', 'ep', 'status', 'lat', 'ttft', 'tpot', 'tok']);
 const MIN_COLUMN_PX = 32;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function button(label: string, action: string, icon: string): HTMLElement {
   const b = document.createElement('vscode-button');

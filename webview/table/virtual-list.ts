@@ -6,6 +6,14 @@
  */
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect } from '@tanstack/virtual-core';
 
+/** An element with a class and text: what a table's cells are made of. */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
 export interface RowRenderer {
   /** A fresh row element (its cells), reused for other positions as the list scrolls. */
   create(): HTMLElement;

@@ -57,10 +57,28 @@ function comparisonCounts(app: App) {
   })}`;
 }
 
+/**
+ * While an unstreamed batch runs, no prompt is done until its list ends: the servers' own `/metrics`
+ * (summed over the run's endpoints) say how far they are. Counts on those servers, by anyone.
+ */
+function serversLine(r: RunView) {
+  const s = r.servers;
+  if (!r.running || !s) return nothing;
+  const title = `From the servers' /metrics (${int(s.answered)} of ${int(s.asked)} endpoints answered the last reading): sequences in model execution batches (vllm:num_requests_running) and queued (vllm:num_requests_waiting) now; sequences finished (vllm:request_success_total) and tokens generated (vllm:generation_tokens_total) since their first reading (a couple of seconds into the run), on these servers, by any client. A batch's answers come back only when its list ends.`;
+  return html`<div class="servers-line muted" id="run-servers" title=${title}>
+    servers: <span data-k="running">${int(s.running)}</span> running · <span data-k="waiting">${int(s.waiting)}</span> waiting ·
+    <span data-k="finished">${int(s.finished)}</span> finished · <span data-k="tokens">${int(s.generationTokens)}</span> tokens${s.answered < s.asked
+      ? html` · <span class="warning">${int(s.asked - s.answered)} not answering</span>`
+      : nothing}
+  </div>`;
+}
+
 function progress(app: App) {
   const r = app.state.run;
   if (!r) return html`<span class="muted" id="run-status">No run yet.</span>`;
-  const pct = r.total ? Math.min(100, (100 * r.done) / r.total) : 0;
+  // Nothing answered yet in an unstreamed batch: the bar follows the sequences its servers finished.
+  const moved = r.running && r.servers ? Math.max(r.done, Math.min(r.total, r.servers.finished)) : r.done;
+  const pct = r.total ? Math.min(100, (100 * moved) / r.total) : 0;
   // armStarted.round counts from 0, as the core's rounds do.
   const arm = r.running && r.arm ? ` · ${r.arm}, round ${(r.round ?? 0) + 1}/${r.rounds}` : '';
   // Finished, the run's figures are its summary's: the run bar, the Results figures and History say one value.
@@ -81,7 +99,8 @@ function progress(app: App) {
         <span class="run-state" title=${r.error ?? ''}>${said}</span></span
       >
     </div>
-    <vscode-progress-bar aria-label="Run progress" .value=${pct} max="100" ?indeterminate=${r.running && !r.total}></vscode-progress-bar>
+    ${serversLine(r)}
+    <vscode-progress-bar aria-label=${moved > r.done ? 'Run progress (sequences the servers finished)' : 'Run progress'} .value=${pct} max="100" ?indeterminate=${r.running && !r.total}></vscode-progress-bar>
   </div>`;
 }
 

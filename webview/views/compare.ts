@@ -4,9 +4,9 @@
  */
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
-import { densitySpec, latencySpec, loadSpec, MAX_LANES, timelineSpec } from '../charts/specs.ts';
+import { densitySpec, latencySpec, loadSpec, MAX_LANES, MAX_NAMED_ENDPOINTS, timelineSpec } from '../charts/specs.ts';
 import { figure, int } from '../lib/format.ts';
-import { ARMS, armLosses, endpointRows, figureRows, lossText, roundsOf, tooClose, verdict, type Arm, type FigureRow, type Spread } from '../lib/stats.ts';
+import { ARMS, armLosses, endpointRows, figureRows, loadDistribution, lossText, roundsOf, tooClose, verdict, type Arm, type EndpointRow, type FigureRow, type Spread } from '../lib/stats.ts';
 import { when } from '../lib/format.ts';
 import { metricHelp, requestsByPathText } from '../lib/latency.ts';
 import { armRequests } from '../../src/core/stats.ts';
@@ -34,6 +34,24 @@ function bestArm(row: FigureRow, lost: Record<Arm, number>): Arm | null {
   const other: Arm = best === 'batched' ? 'individual' : 'batched';
   const speed = !row.label.startsWith('prompts ');
   return speed && lost[best] > lost[other] ? null : best;
+}
+
+/** Under the load distribution: each arm's spread over the endpoints and its most loaded ones, named. */
+function loadSummary(eps: readonly EndpointRow[]) {
+  const { arms } = loadDistribution(eps);
+  return html`<ul class="load-summary" id="load-summary">
+    ${ARMS.map((a) => {
+      const l = arms[a];
+      return l
+        ? html`<li data-arm=${a}>
+            <span class="swatch arm-${a}" aria-hidden="true"></span>${a}: ${int(l.endpoints)} endpoints, ${l.min === l.max
+              ? html`${figure(l.min, 'count')} prompts each`
+              : html`${figure(l.min, 'count')} – ${figure(l.max, 'count')} prompts each (median ${figure(l.median, 'count')}); most:
+                  ${l.top.map((t, i) => html`${i ? ', ' : ''}<span class="endpoint" title=${t.endpoint}>${t.endpoint}</span> (${figure(t.prompts, 'count')})`)}`}
+          </li>`
+        : nothing;
+    })}
+  </ul>`;
 }
 
 export function compareView(app: App) {
@@ -175,8 +193,9 @@ export function compareView(app: App) {
         <swarm-chart class="chart" data-chart="latency" .spec=${latencySpec(c, app.theme)}></swarm-chart>
       </section>
       <section class="chart-block">
-        <h3>Load per endpoint (prompts, median)</h3>
-        <swarm-chart class="chart" data-chart="load" .spec=${loadSpec(c, app.theme)}></swarm-chart>
+        <h3>${eps.length > MAX_NAMED_ENDPOINTS ? 'Load over the endpoints (prompts, median round)' : 'Load per endpoint (prompts, median)'}</h3>
+        <swarm-chart class="chart" data-chart="load" .spec=${loadSpec(eps, app.theme)}></swarm-chart>
+        ${eps.length > MAX_NAMED_ENDPOINTS ? loadSummary(eps) : nothing}
       </section>
     </div>
   </div>`;

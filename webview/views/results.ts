@@ -3,10 +3,11 @@ import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
-import { LATENCY_STATS, latencyMetrics, metricHelp, requestsByPathText } from '../lib/latency.ts';
+import { LATENCY_STATS, latencyMetrics, metricHelp, noneBecause, requestsByPathText } from '../lib/latency.ts';
 import { continueButtons } from './continue-buttons.ts';
 import type { SentContext } from '../lib/request-sent.ts';
 import { isFiltered, type FilterMode } from '../lib/results.ts';
+import type { SideBySide } from '../lib/arm-pairs.ts';
 import type { ResultsTableActions } from '../table/results-table.ts';
 
 type Field = HTMLElement & { value: string };
@@ -55,7 +56,10 @@ function figures(app: App) {
         ${latencyMetrics(s).map(
           (m) => html`<tr data-metric=${m.label}>
             <th scope="row" title=${metricHelp(m.label)}>${m.label}</th>
-            ${LATENCY_STATS.map(([, key]) => html`<td class="num">${ms(m.pick(s)?.[key])}</td>`)}
+            ${LATENCY_STATS.map(([, key]) => {
+              const v = m.pick(s)?.[key];
+              return html`<td class="num" title=${v === undefined || v === null || !Number.isFinite(v) ? noneBecause(m.label) : ''}>${ms(v)}</td>`;
+            })}
           </tr>`,
         )}
       </tbody>
@@ -91,17 +95,56 @@ function armHeader(app: App) {
   const median = !run.running && kept?.[run.arm] === run.round && c!.view.rounds.filter((r) => r.arm === run.arm).length > 1;
   const other = run.arm === 'batched' ? 'individual' : 'batched';
   const canSwitch = run.saved && !run.running && (kept ? kept[other] !== undefined : true);
-  return html`<div class="arm-header toolbar" id="arm-header" data-arm=${run.arm} data-round=${run.round ?? 0}>
-    <h2 class="arm-title">Rows of the <b>${run.arm}</b> arm, round ${(run.round ?? 0) + 1} of ${int(run.rounds)}${median ? ' (its median round)' : ''}${run.running ? ' · live' : ''}</h2>
+  const both = app.state.sideBySide?.runId === run.id;
+  const pick = (choice: ArmChoice) => {
+    if (choice === 'both') return void app.showBothArms();
+    app.dispatch({ type: 'sideBySide', value: null });
+    if (choice !== run.arm) void app.showArm(choice);
+  };
+  return html`<div class="arm-header toolbar" id="arm-header" data-arm=${both ? 'both' : run.arm} data-round=${run.round ?? 0}>
+    <h2 class="arm-title">${both
+      ? html`Both arms, prompt by prompt: <b>batched</b> round ${roundText(app.state.sideBySide!.rounds.batched)}, <b>individual</b> round ${roundText(app.state.sideBySide!.rounds.individual)}`
+      : html`Rows of the <b>${run.arm}</b> arm, round ${(run.round ?? 0) + 1} of ${int(run.rounds)}${median ? ' (its median round)' : ''}${run.running ? ' · live' : ''}`}</h2>
     ${canSwitch
       ? html`<fieldset class="radios" id="arm-switch">
           <legend>Arm</legend>
-          ${(['batched', 'individual'] as const).map(
-            (a) => html`<label><input type="radio" name="arm" value=${a} .checked=${run.arm === a} @change=${() => void app.showArm(a)} />${a}</label>`,
+          ${ARM_CHOICES.map(
+            ([choice, label]) =>
+              html`<label><input type="radio" name="arm" value=${choice} .checked=${both ? choice === 'both' : run.arm === choice} @change=${() => pick(choice)} />${label}</label>`,
           )}
         </fieldset>`
       : nothing}
   </div>`;
+}
+
+type ArmChoice = 'batched' | 'individual' | 'both';
+const ARM_CHOICES: ReadonlyArray<[ArmChoice, string]> = [
+  ['batched', 'batched'],
+  ['individual', 'individual'],
+  ['both', 'side by side'],
+];
+
+const roundText = (a: { round: number } | null) => (a ? String(a.round + 1) : '—');
+
+/** Only the prompts whose answers differ between the arms (the side-by-side view's checkbox). */
+let onlyDiffering = false;
+
+/** Both arms of a saved comparison prompt by prompt (promptfoo's providers side by side). */
+function sideBySideView(app: App, side: SideBySide) {
+  const pairs = onlyDiffering ? side.pairs.filter((p) => p.differ) : side.pairs;
+  return html`<div class="toolbar" id="side-by-side-bar">
+      <vscode-checkbox
+        id="only-differing"
+        .checked=${onlyDiffering}
+        @change=${(e: Event) => {
+          onlyDiffering = (e.currentTarget as Check).checked;
+          app.invalidate();
+        }}
+        >Only prompts answered differently</vscode-checkbox
+      >
+      <span class="muted" id="side-by-side-count" role="status">${int(side.differing)} of ${int(side.pairs.length)} prompts answered differently${onlyDiffering ? ` · ${int(pairs.length)} shown` : ''}</span>
+    </div>
+    <swarm-arms-table id="arms-table" .tableData=${{ pairs, version: `${side.runId}:${onlyDiffering}:${pairs.length}` }}></swarm-arms-table>`;
 }
 
 /** The datalist's options, made again only when the run's set of endpoints changes. */
@@ -123,6 +166,8 @@ export function resultsView(app: App) {
   if (!app.state.run && !app.state.store.length) return html`<p class="empty" id="results-empty">No results yet: compose a run and press Run, or reopen one from History.</p>`;
   const run = app.state.run;
   const more = run && run.saved && !run.running ? continueButtons(app, run.id, continuable({ pattern: run.pattern, mode: run.kind === 'comparison' ? 'compare' : (run.summary?.mode ?? 'batched'), summary: run.summary })) : [];
+  const side = app.state.sideBySide;
+  if (side && run && side.runId === run.id) return html`<div class="results" id="results">${armHeader(app)} ${sideBySideView(app, side)}</div>`;
   return html`<div class="results" id="results">
     ${armHeader(app)} ${figures(app)}
     ${more.some((b) => b !== nothing) ? html`<div class="toolbar" id="continue-run">${more}</div>` : nothing}

@@ -161,14 +161,14 @@ export class EndpointClient {
         throw this.refusal();
       }
       onHeaders?.(times);
-      const complete = await readEvents(res.body, (data) => {
+      const complete = await readEvents(res.body, (data, at) => {
         let event: unknown;
         try {
           event = JSON.parse(data);
         } catch {
           throw new RequestFailure('protocol', `invalid JSON in the event stream of ${path}: ${data.slice(0, 120)}`);
         }
-        onEvent(event, performance.now());
+        onEvent(event, at);
       });
       return { ...times, done: complete };
     } catch (err) {

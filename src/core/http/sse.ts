@@ -1,13 +1,18 @@
 /**
  * Server-sent events as vLLM writes them: `data: <json>` lines, events separated by a blank line,
  * ending with `data: [DONE]`. Calls `onData` with each event's data (multi-line data joined with
- * `\n`); resolves true at `[DONE]`, false when the body ends without it (the server went away). Bytes are decoded as a stream, so a character split across chunks survives.
+ * `\n`) and the time (`performance.now()`) the chunk that completed it was read: events read
+ * together arrived together, however long parsing the ones before them took. Resolves true at
+ * `[DONE]`, false when the body ends without it (the server went away). Bytes are decoded as a
+ * stream, so a character split across chunks survives.
  */
-export async function readEvents(body: AsyncIterable<Buffer | Uint8Array | string>, onData: (data: string) => void): Promise<boolean> {
+export async function readEvents(body: AsyncIterable<Buffer | Uint8Array | string>, onData: (data: string, at: number) => void): Promise<boolean> {
   const decoder = new TextDecoder();
   let pending = '';
   let data: string[] = [];
+  let at = 0;
   for await (const chunk of body) {
+    at = performance.now();
     pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let nl = pending.indexOf('\n'); nl !== -1; nl = pending.indexOf('\n', start)) {
@@ -18,7 +23,7 @@ export async function readEvents(body: AsyncIterable<Buffer | Uint8Array | strin
           const joined = data.length === 1 ? data[0]! : data.join('\n');
           data = [];
           if (joined === '[DONE]') return true;
-          onData(joined);
+          onData(joined, at);
         }
       } else if (line.startsWith('data:')) {
         data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
@@ -29,7 +34,7 @@ export async function readEvents(body: AsyncIterable<Buffer | Uint8Array | strin
   }
   if (data.length) {
     if (data.join('\n') === '[DONE]') return true;
-    onData(data.join('\n'));
+    onData(data.join('\n'), at);
   }
   return false;
 }

@@ -1,5 +1,5 @@
 import type { Run } from '../../core/index.ts';
-import type { HostMessage, ResultRow } from '../../panel/protocol.ts';
+import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts';
 import { throttle, type Throttled } from '../throttle.ts';
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
@@ -17,6 +17,8 @@ export class LiveRows {
   private pending: ResultRow[];
   private readonly pace: Throttled;
   private readonly heartbeat: NodeJS.Timeout;
+  /** The servers' latest reading, when they are watched (an unstreamed batch). */
+  private servers: ServerLoad | undefined;
   /** Counts of the rows it started with (a continued run's kept rows). */
   private readonly base = { done: 0, ok: 0, failed: 0 };
 
@@ -47,6 +49,12 @@ export class LiveRows {
     this.pace.call();
   }
 
+  /** The servers' latest reading goes with the next progress message. */
+  serversRead(load: ServerLoad): void {
+    this.servers = load;
+    this.pace.call();
+  }
+
   /** Sends what is waiting now (before the arm's or the run's end is said). */
   drain(): void {
     clearInterval(this.heartbeat);
@@ -64,6 +72,6 @@ export class LiveRows {
   private send(results: ResultRow[]): void {
     const p = this.run.progress;
     const b = this.base;
-    this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results });
+    this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results, ...(this.servers ? { servers: this.servers } : {}) });
   }
 }

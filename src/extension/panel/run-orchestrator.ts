@@ -89,7 +89,7 @@ export class RunOrchestrator {
     const options: RunOptions = { ...runOptions(request), exclude: connection.excluded };
     const file = await resultsFile(this.services.context.globalStorageUri, request.compare ? 'compare' : request.pattern);
     const runId = basename(file.uri.fsPath, '.jsonl');
-    const eligible = eligibleEndpoints(connection, request.tags);
+    const eligible = eligibleEndpoints(connection, request.tags).length;
     const continued = launch.continued;
     if (continued) await copyFile(continued.from, file.uri.fsPath);
     const recorder = new RunRecorder(
@@ -145,6 +145,7 @@ export class RunOrchestrator {
     const run = prepared.make(routed(this.services.session.connection!.swarm, request), options);
     entry.cancel = () => run.cancel();
     recorder.follow(run, prepared.promptOf, uri.fsPath);
+    if (unstreamedBatch(request)) recorder.watchServers(this.runEndpoints(request));
     const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
     await recorder.settle();
     // A continued run's record describes its whole results file: the kept rows and its own.
@@ -175,6 +176,7 @@ export class RunOrchestrator {
         const title = `${launch.notify ?? label} — ${arm}, round ${round + 1}/${rounds}`;
         followed.push({ arm, round });
         recorder.follow(run, prepared.promptOf, roundFile({ arm, round }), { arm, round });
+        if (arm === 'batched' && unstreamedBatch(request)) recorder.watchServers(this.runEndpoints(request));
         report = launch.notify ? withRunProgress(this.services, run, title, total) : watchRun(this.services, run, title, total).done;
       },
       onArmDone: async (figures) => {
@@ -214,6 +216,13 @@ export class RunOrchestrator {
     return { saved, rows, resultsUri: uri, cancelled: comparison.cancelled, comparison };
   }
 
+  /** The endpoints a run may use (see eligibleEndpoints), as a pool of the connection's. */
+  private runEndpoints(request: RunRequest): SwarmPool {
+    const connection = this.services.session.connection!;
+    const ids = new Set(eligibleEndpoints(connection, request.tags).map((v) => v.id));
+    return connection.swarm.narrow(connection.swarm.endpoints.filter((e) => ids.has(e.id)).map((e) => e.slot));
+  }
+
   private record(recorder: RunRecorder, mode: RunRecord['mode'], summary: RunRecord['summary'], uri: vscode.Uri, cancelled: boolean, error: string | null): RunRecord {
     const s = recorder.started;
     return { id: s.runId, startedAt: s.startedAt, pattern: s.pattern, label: s.label, mode, summary, file: basename(uri.fsPath), cancelled, error: cancelled ? null : error, context: s.context };
@@ -245,8 +254,13 @@ function routed(pool: SwarmPool, request: RunRequest): SwarmPool {
 }
 
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
-function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>): number {
-  return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val)).length;
+function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>) {
+  return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val));
+}
+
+/** Batches whose answers come only at their end: the servers' /metrics then show the run moving. */
+function unstreamedBatch(request: RunRequest): boolean {
+  return request.batch && !request.stream && (request.pattern === 'scatter' || request.pattern === 'map');
 }
 
 function runContext(connection: SwarmConnection, request: RunRequest, options: RunOptions, endpoints: number): RunContext {

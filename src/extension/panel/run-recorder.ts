@@ -1,4 +1,4 @@
-import { OrderedJsonlWriter, type PromptResult, type Run } from '../../core/index.ts';
+import { OrderedJsonlWriter, watchServerLoad, type PromptResult, type Run, type ServerLoadWatch, type SwarmPool } from '../../core/index.ts';
 import type { ArmRound, HostMessage, ResultRow, RunMessage } from '../../panel/protocol.ts';
 import type { Continuation } from './run-continuation.ts';
 import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
@@ -16,6 +16,7 @@ export class RunRecorder {
   private readonly said: HostMessage[] = [];
   private live: LiveRows | undefined;
   private writer: OrderedJsonlWriter | undefined;
+  private servers: ServerLoadWatch | undefined;
 
   constructor(
     readonly started: Started,
@@ -51,8 +52,20 @@ export class RunRecorder {
     this.writer = writer;
   }
 
+  /**
+   * Reads `pool`'s servers' `/metrics` while the Run followed last goes, each reading to the panel
+   * with its progress: an unstreamed batch answers nothing until its end, and the servers say how
+   * far it got. Stops when that Run settles.
+   */
+  watchServers(pool: SwarmPool): void {
+    this.servers?.stop();
+    this.servers = watchServerLoad(pool, (load) => this.live?.serversRead(load));
+  }
+
   /** The Run followed last is over: its last rows go out and its file is closed. */
   async settle(): Promise<void> {
+    this.servers?.stop();
+    this.servers = undefined;
     this.live?.drain();
     await this.writer?.close();
     this.writer = undefined;

@@ -409,7 +409,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.ok(rows.every((r) => typeof r.completionTokens === 'number' && r.completionTokens > 0 && r.timings.firstTokenMs !== null), 'per-prompt tokens and first tokens, batched');
   });
 
-  it('a batched run as Compose makes it by default streams: progress moves prompt by prompt and a cancel at ~70 % keeps every finished answer; unstreamed, the clock still moves', async function () {
+  it('a batched run as Compose makes it by default streams: progress moves prompt by prompt and a cancel at ~70 % keeps every finished answer; unstreamed, the clock still moves and the servers\' /metrics say what runs', async function () {
     this.timeout(90_000);
     await connectTo(await sim(2, { ttftMs: 20, tpotMs: 40, answerTokens: 40, reply: 'lorem' }));
     await openReady();
@@ -437,6 +437,9 @@ describe('the Swarm Lab panel (extension side)', function () {
       return quiet.length >= 2 && quiet.at(-1)!.elapsedMs > quiet[0]!.elapsedMs && quiet;
     }, 'the clock to move with no prompt done', 30_000);
     assert.ok(ticks.at(-1)!.elapsedMs >= 900, 'a heartbeat about once a second');
+    // …and the servers' /metrics say what they are doing meanwhile: the 60 sequences on the run's 2 endpoints.
+    const busy = await until(() => progress().find((p) => p.done === 0 && p.servers && p.servers.running + p.servers.waiting === 60), 'the servers\' sequences in a progress message', 30_000);
+    assert.deepEqual([busy.servers!.asked, busy.servers!.answered], [2, 2]);
     await until(() => ofType(since(m), 'runFinished')[0], 'runFinished', 60_000);
   });
 
