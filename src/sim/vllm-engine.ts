@@ -201,7 +201,7 @@ export class VllmEngine implements SimEngine {
       }
       if (seq.state !== 'running') break;
       const fresh = need() > 0 ? this.pool.allocate(need())! : [];
-      seq.blocks.push(...fresh);
+      for (const block of fresh) seq.blocks.push(block); // a long prompt's blocks: no spread into a call
       out.push([seq, n]);
       budget -= n;
     }

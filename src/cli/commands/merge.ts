@@ -70,7 +70,7 @@ async function mergeServerContext(out: string, files: readonly string[]): Promis
     } catch {
       return; // a shard without one (stopped early, or cut): no partial context is written
     }
-    all.push(...context);
+    for (const endpoint of context) all.push(endpoint); // 10,000 endpoints a shard: no spread into a call
   }
   await writeServerContext(out, all).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
 }
