@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ensureBuilt, killAll, runCli, startSim, tempDir, type CliResult, type Sim } from './helpers/cli.ts';
+import { runCli, suiteSim, type CliResult } from './helpers/cli.ts';
 
 const STDERR_BOUND = 16 * 1024;
 
@@ -30,27 +30,14 @@ const FLAGS = ['--concurrency', '--timeout', '--max-tokens', '--temperature', '-
   '--max-num-seqs', '--timeout-per-sequence', '--tunnel-mode', '--socks', '--ssh-option', '--reconnect-timeout', '--bogus'];
 
 describe('swarm CLI properties', { timeout: 300_000 }, () => {
-  let dir = '';
-  let cleanup: () => Promise<void>;
-  let sim: Sim;
-
-  before(async () => {
-    ensureBuilt();
-    ({ dir, cleanup } = await tempDir());
-    sim = await startSim(dir, 'sim.hostfile', 2);
-  });
-  after(async () => {
-    await sim.stop();
-    await killAll();
-    await cleanup();
-  });
+  const suite = suiteSim('sim.hostfile', 2);
 
   it('random options to scatter: exit 0/1/2/130, no stack trace, bounded stderr', async () => {
-    const prompts = join(dir, 'p.txt');
+    const prompts = join(suite.dir, 'p.txt');
     await writeFile(prompts, 'one\ntwo\nthree\n');
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...FLAGS), value), { maxLength: 4 }), async (pairs) => {
-        const args = ['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--quiet', ...pairs.flat()];
+        const args = ['scatter', '--hostfile', suite.sim.hostfile, '--prompts', prompts, '--quiet', ...pairs.flat()];
         wellBehaved(await runCli(args, { timeoutMs: 30_000 }), JSON.stringify(pairs));
       }),
       { numRuns: 10 },
@@ -65,9 +52,9 @@ describe('swarm CLI properties', { timeout: 300_000 }, () => {
     );
     await fc.assert(
       fc.asyncProperty(file, fc.boolean(), async (bytes, jsonl) => {
-        const path = join(dir, jsonl ? 'prompts.jsonl' : 'prompts.txt');
+        const path = join(suite.dir, jsonl ? 'prompts.jsonl' : 'prompts.txt');
         await writeFile(path, bytes);
-        const r = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', path, '--max-tokens', '4', '--quiet'], { timeoutMs: 60_000 });
+        const r = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', path, '--max-tokens', '4', '--quiet'], { timeoutMs: 60_000 });
         wellBehaved(r, `${bytes.length} bytes, ${jsonl ? 'jsonl' : 'text'}: ${JSON.stringify(bytes.subarray(0, 60).toString('latin1'))}`);
         assert.notEqual(r.code, 130);
       }),
