@@ -251,7 +251,9 @@ test('a 10,000-prompt streamed batch costs CPU per chunk, not per timer', async 
     assert.equal(chunks, 10 * (1000 * 8 + 1));
     // 256 slots each busy 20 + 7 × 5 ms per sequence; server and client share this process (and the machine).
     assert.ok(wallMs >= (10_000 / 256) * 55 * 0.9, `${wallMs} ms`);
-    assert.ok(cpuMs < wallMs * 0.6, `${cpuMs} ms CPU in ${wallMs} ms`);
+    // A timer per sequence and token keeps the process busy the whole time (CPU ≈ wall); chunks written
+    // per engine step leave it idle between steps. 0.6 failed on a slow 2-core machine at 0.69 with the fix in.
+    assert.ok(cpuMs < wallMs * 0.85, `${cpuMs} ms CPU in ${wallMs} ms`);
     t.diagnostic(`10,000 streamed prompts × 8 tokens: ${Math.round(cpuMs)} ms CPU over ${Math.round(wallMs)} ms`);
   });
 });
