@@ -1,4 +1,4 @@
-import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type PromptResult, type ReducedOutcome } from '../../core/index.ts';
+import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type ReducedOutcome } from '../../core/index.ts';
 import type { RunRequest } from '../../panel/protocol.ts';
 import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps } from './pattern-steps.ts';
 import { clip, count, LaunchError, type Prepared } from './run-request-plan.ts';
@@ -24,7 +24,6 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => endpoints,
         make: (pool, o) => broadcast(pool, prompt, o),
-        promptOf,
         view: (report) => broadcastSteps(name, report.results, p.k),
       };
     }
@@ -38,7 +37,6 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => Math.min(workers ?? endpoints, endpoints) + 1,
         make: (pool, o) => fanOutFanIn(pool, { prompt, collectPrompt, ...(workers ? { workers } : {}) }, o),
-        promptOf,
         view: (report) => (report.outcome ? fanOutSteps(report.outcome as ReducedOutcome, report.results) : undefined),
       };
     }
@@ -56,7 +54,6 @@ export function preparePorted(request: RunRequest): Prepared {
         prompts: [],
         total: (endpoints) => specs.reduce((n, s) => n + Math.min(s.agents, endpoints), 0),
         make: (pool, o) => pipeline(pool, { stages, input, reuseAgents: !p.consecutive }, o),
-        promptOf,
         view: (report) => (report.outcome ? pipelineSteps(report.outcome as PipelineOutcome, report.results, aggregates) : undefined),
       };
     }
@@ -73,7 +70,6 @@ export function preparePorted(request: RunRequest): Prepared {
         // At most: each round asks every endpoint carrying a section's role once (fewer if it converges early).
         total: (endpoints) => rounds * endpoints,
         make: (pool, o) => blackboard(pool, session, o),
-        promptOf,
         view: (report) => (report.outcome ? blackboardSteps(report.outcome as BlackboardOutcome, report.results) : undefined),
       };
     }
@@ -88,7 +84,6 @@ export function isPorted(request: RunRequest): boolean {
 }
 
 /** Each step's prompt is made as the run goes (filled with the step before): the result carries it. */
-const promptOf = (r: PromptResult) => r.prompt;
 
 function regex(source: string, what: string): RegExp {
   try {

@@ -144,7 +144,7 @@ export class RunOrchestrator {
     const total = launch.continued?.todo.length ?? recorder.started.total; // what this run sends
     const run = prepared.make(routed(this.services.session.connection!.swarm, request), options);
     entry.cancel = () => run.cancel();
-    recorder.follow(run, prepared.promptOf, uri.fsPath);
+    recorder.follow(run, uri.fsPath);
     if (unstreamedBatch(request)) recorder.watchServers(this.runEndpoints(request));
     const report = await (launch.notify ? withRunProgress(this.services, run, launch.notify, total) : watchRun(this.services, run, label, total).done);
     await recorder.settle();
@@ -175,7 +175,7 @@ export class RunOrchestrator {
       onArm: (run, arm: Arm, round) => {
         const title = `${launch.notify ?? label} — ${arm}, round ${round + 1}/${rounds}`;
         followed.push({ arm, round });
-        recorder.follow(run, prepared.promptOf, roundFile({ arm, round }), { arm, round });
+        recorder.follow(run, roundFile({ arm, round }), { arm, round });
         if (arm === 'batched' && unstreamedBatch(request)) recorder.watchServers(this.runEndpoints(request));
         report = launch.notify ? withRunProgress(this.services, run, title, total) : watchRun(this.services, run, title, total).done;
       },

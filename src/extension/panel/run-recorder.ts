@@ -1,4 +1,4 @@
-import { OrderedJsonlWriter, watchServerLoad, type PromptResult, type Run, type ServerLoadWatch, type SwarmPool } from '../../core/index.ts';
+import { OrderedJsonlWriter, watchServerLoad, type Run, type ServerLoadWatch, type SwarmPool } from '../../core/index.ts';
 import type { ArmRound, HostMessage, ResultRow, RunMessage } from '../../panel/protocol.ts';
 import type { Continuation } from './run-continuation.ts';
 import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
@@ -38,15 +38,15 @@ export class RunRecorder {
   }
 
   /** Follows `run` (the whole run, or one arm): each result, with its prompt, to `file` (when given) and to the panel. */
-  follow(run: Run<unknown>, promptOf: (r: PromptResult) => string, file?: string, arm?: { arm: ArmRound['arm']; round: number }): void {
+  follow(run: Run<unknown>, file?: string, arm?: { arm: ArmRound['arm']; round: number }): void {
     if (arm) this.say({ type: 'armStarted', runId: this.runId, ...arm });
     const c = this.continued;
     const live = new LiveRows(this.runId, run, this.started.total, this.post, c?.kept);
     const writer = file ? new OrderedJsonlWriter({ path: file, ...(c ? { indexOf: (i: number) => c.todo[i]!, continued: c.continued } : {}) }) : undefined;
     run.on('result', (r) => {
-      const row = { ...r, prompt: promptOf(r) };
-      writer?.add(row); // the writer maps the index itself
-      live.add(c ? { ...row, index: c.todo[r.index]! } : row);
+      // The core's row as it is: the file is the one the CLI writes for the same run.
+      writer?.add(r); // the writer maps the index itself
+      live.add(c ? { ...r, index: c.todo[r.index]! } : r);
     });
     this.live = live;
     this.writer = writer;

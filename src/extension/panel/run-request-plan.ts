@@ -1,4 +1,4 @@
-import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type PromptResult, type Run, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
+import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type Run, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { fillTemplate } from '../../core/plan.ts';
 import type { PromptRow, ReduceView, RunRequest } from '../../panel/protocol.ts';
 import { generationOptions, settings } from '../settings.ts';
@@ -17,7 +17,6 @@ export interface Prepared {
   /** Prompts the run answers, known at launch, given how many endpoints it may use. */
   total(endpoints: number): number;
   make(pool: SwarmPool, options: RunOptions): Run<unknown>;
-  promptOf(result: PromptResult): string;
   /** A ported pattern's steps, from its finished run (tree-reduce's levels are the orchestrator's). */
   view?(report: RunReport<unknown>): ReduceView | undefined;
 }
@@ -56,7 +55,6 @@ export function prepare(request: RunRequest): Prepared {
         prompts,
         total: () => prompts.length,
         make: (pool, o) => scatterGather(pool, prompts, { ...o, batch: request.batch }),
-        promptOf: (r) => prompts[r.index]?.prompt ?? '',
       };
     }
     case 'map': {
@@ -69,14 +67,13 @@ export function prepare(request: RunRequest): Prepared {
         prompts,
         total: () => prompts.length,
         make: (pool, o) => mapGather(pool, items!, template!, { ...o, batch: request.batch }),
-        promptOf: (r) => prompts[r.index]?.prompt ?? '',
       };
     }
     case 'broadcast': {
       need(!request.compare, 'batched vs individual compares scatter and map runs');
       const prompt = request.prompt ?? '';
       need(prompt.trim(), 'broadcast needs a prompt');
-      return { label: `broadcast: ${clip(prompt)}`, prompts: [], total: (endpoints) => endpoints, make: (pool, o) => broadcast(pool, prompt, o), promptOf: () => prompt };
+      return { label: `broadcast: ${clip(prompt)}`, prompts: [], total: (endpoints) => endpoints, make: (pool, o) => broadcast(pool, prompt, o) };
     }
     case 'tree-reduce': {
       need(!request.compare, 'batched vs individual compares scatter and map runs');
@@ -89,13 +86,11 @@ export function prepare(request: RunRequest): Prepared {
       } catch (err) {
         throw new LaunchError((err as Error).message);
       }
-      const leaf = (r: PromptResult) => (items ? fillTemplate(prompt!, { item: String(items[r.index] ?? '') }) : prompt!);
       return {
         label: `tree-reduce of ${items ? count(items.length, 'item') : 'every endpoint'} (fan-in ${input.fanin ?? 50})`,
         prompts: [],
         total: (endpoints) => reduceTotal(items ? items.length : endpoints, input.fanin ?? 50),
         make: (pool, o) => treeReduce(pool, input, o),
-        promptOf: (r) => (r.level ? `(reduce level ${r.level}, group ${Number(r.input.group ?? 0) + 1}) ${input.reducePrompt}` : leaf(r)),
       };
     }
     default:

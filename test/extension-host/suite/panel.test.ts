@@ -289,6 +289,12 @@ describe('the Swarm Lab panel (extension side)', function () {
     const [trRecord, , mapRecord] = history;
     assert.deepEqual(JSON.parse(readFileSync(join(runsFolder(), `${mapRecord!.id}.run.json`), 'utf8')).request.items, []);
     assert.ok(existsSync(join(runsFolder(), `${trRecord!.id}.details.json`)));
+    // The panel's results file holds the core's rows, as `swarm reduce --out` writes them: each row the prompt that was sent.
+    const trRows = lines(trRecord!.file);
+    assert.deepEqual(trRows.filter((l) => !l.level).map((l) => l.prompt), ['leaf 1', 'leaf 2', 'leaf 3']);
+    const merged = trRows.filter((l) => l.level);
+    assert.equal(merged.length, 3);
+    for (const row of merged) assert.match(row.prompt, /^merge \S/, `a reduce row carries its filled reduce prompt, not a label: ${row.prompt}`);
     assert.deepEqual(((await request('openRun', { id: trRecord!.id })).value as OpenedRun).reduce, trDone.reduce);
     for (const record of [mapRecord!, trRecord!]) {
       const again = ofType(await rerunFromPanel(record.id), 'history').at(-1)!.history[0]!;
