@@ -584,7 +584,7 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
         sim.endpoints,
       );
       for (const r of reports) {
-        assert.equal(r.status, 'healthy');
+        assert.equal(r.status, 'up');
         assert.ok(r.models.some((m: { id: string }) => m.id === 'sim-model'));
       }
 
@@ -595,7 +595,7 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
       const closedReports = jsonLines(closed.stdout);
       assert.equal(closedReports.length, 3);
       assert.deepEqual(
-        closedReports.map((r) => r.status === 'healthy'),
+        closedReports.map((r) => r.status === 'up'),
         [true, true, false],
       );
       assert.equal(closedReports[2]!.endpoint, `127.0.0.1:${port}`);
@@ -603,7 +603,8 @@ describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
       assert.equal(unhealthy.code, 1, shown(unhealthy));
       const sickReports = jsonLines(unhealthy.stdout);
       assert.equal(sickReports.length, 1);
-      assert.notEqual(sickReports[0]!.status, 'healthy');
+      assert.equal(sickReports[0]!.status, 'degraded', 'a 503 /health: the pool\'s word for it, as the tree and the panel say');
+      assert.match(table.stdout.split('\n')[1]!, /\bhealthy\b/, 'the table shows the label every view shows');
     });
   });
 

@@ -56,16 +56,16 @@ describe('servers other than current vLLM', () => {
 
   it('counts a server without /health as healthy when /v1/models answers', async () => {
     const [report] = await checkHealth(fx.pool([plain.endpoint]));
-    assert.deepEqual([report!.status, report!.healthStatus, report!.models.map((m) => m.id)], ['healthy', null, ['plain']]);
+    assert.deepEqual([report!.status, report!.healthStatus, report!.models.map((m) => m.id)], ['up', null, ['plain']]);
     assert.ok(report!.latencyMs! >= 0);
   });
 
-  it('reports a 503 /health as unhealthy and a closed port as down', async () => {
+  it('reports a 503 /health as degraded and a closed port as down', async () => {
     const sick = await fx.sim(1, { healthStatus: 503 });
     const reports = await checkHealth(fx.pool([...sick.endpoints, plain.endpoint]));
-    assert.equal(reports[0]!.status, 'unhealthy');
+    assert.equal(reports[0]!.status, 'degraded');
     assert.equal(reports[0]!.healthStatus, 503);
-    assert.equal(reports[1]!.status, 'healthy', 'a healthy endpoint beside it is unaffected');
+    assert.equal(reports[1]!.status, 'up', 'a healthy endpoint beside it is unaffected');
     const gone = await fx.sim(1);
     const goneEndpoint = gone.endpoints[0]!;
     await gone.close();

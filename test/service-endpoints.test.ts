@@ -71,7 +71,7 @@ describe('a TLS service and plain servers in one pool', () => {
     assert.equal(gateway.refusals(), 0);
     assert.ok(sim.servers[0]!.stats().generationRequests > 0, 'the server behind the gateway generated');
     const health = await checkHealth(pool);
-    assert.deepEqual(health.map((h) => h.status), ['healthy', 'healthy']);
+    assert.deepEqual(health.map((h) => h.status), ['up', 'up']);
   });
 
   it('degrades where a service serves only the API: no /health, /tokenize, /metrics or /version', async () => {
@@ -83,7 +83,7 @@ describe('a TLS service and plain servers in one pool', () => {
     // The service (asked first) cannot render; the plain server still renders its own batches.
     assert.deepEqual(report.results.map((r) => r.template), ['none', 'skeleton', 'none', 'skeleton', 'none', 'skeleton']);
     const [health] = await checkHealth(pool);
-    assert.equal(health!.status, 'healthy', 'no /health: /v1/models says');
+    assert.equal(health!.status, 'up', 'no /health: /v1/models says');
     assert.equal(health!.healthStatus, null);
     assert.deepEqual(await pool.serverVersions(), ['0.15.0']);
   });

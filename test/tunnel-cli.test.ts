@@ -80,7 +80,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
   it('health --via reports each endpoint by its real name', async () => {
     const r = await runCli(['health', '--hostfile', sim.hostfile, ...ssh(), '--json']);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(jsonLines(r.stdout).map((x) => [x.endpoint, x.status]), sim.endpoints.map((e) => [e, 'healthy']));
+    assert.deepEqual(jsonLines(r.stdout).map((x) => [x.endpoint, x.status]), sim.endpoints.map((e) => [e, 'up']));
   });
 
   it('a bad local hostfile is bad input before any login: no one-time password spent on it', async () => {

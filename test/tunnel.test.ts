@@ -118,7 +118,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     pool.forget();
     const again = await scatterGather(pool, prompts(6), { batch: false, maxTokens: 5 }).done;
     assert.equal(again.summary.ok, 6, again.results.find((r) => !r.ok)?.error ?? '');
-    assert.deepEqual((await checkHealth(pool)).map((h) => h.status), ['healthy', 'healthy', 'healthy']);
+    assert.deepEqual((await checkHealth(pool)).map((h) => h.status), ['up', 'up', 'up']);
   });
 
   it('moves a forward to the next local port when its port is taken', async () => {
@@ -142,7 +142,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     const dead = { host: '127.0.0.1', port: await freeLocalPort(), tags: {} };
     const tunnel = await open([...sim.endpoints, dead], { mode: 'forward' });
     const health = await checkHealth(fx.pool([...sim.endpoints, dead], { routes: tunnel.routes }));
-    assert.deepEqual(health.map((h) => h.status), ['healthy', 'healthy', 'down']);
+    assert.deepEqual(health.map((h) => h.status), ['up', 'up', 'down']);
     assert.ok(await tunnel.alive(), 'the master survives a failed channel');
   });
 

@@ -15,7 +15,7 @@ const CHECKED = 'health check: ';
 export function recordHealth(pool: SwarmPool, reports: readonly EndpointHealthReport[]): void {
   reports.forEach((report, i) => {
     const state = pool.endpoints[i]!;
-    if (report.status === 'healthy') {
+    if (report.status === 'up') {
       const mayClear = state.status !== 'up' && (state.status !== 'degraded' || state.reason?.startsWith(CHECKED));
       if (!mayClear) return;
       if (state.status !== 'degraded') pool.forget([state.slot]);

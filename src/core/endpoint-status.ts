@@ -7,6 +7,17 @@ import type { EndpointHealth } from './pool.ts';
  */
 export type EndpointStatus = EndpointHealth | 'booting' | 'excluded';
 
+/** How every view names each status: the CLI's tables, the tree, the status bar, the log and the panel. */
+export const STATUS_LABELS: Record<EndpointStatus, string> = {
+  up: 'healthy',
+  booting: 'booting',
+  degraded: 'degraded',
+  down: 'down',
+  'tunnel-down': 'tunnel down',
+  unknown: 'checking…',
+  excluded: 'excluded',
+};
+
 /** Worst first: the order a "by status" sort and the summary row use. */
 export const STATUS_ORDER: readonly EndpointStatus[] = ['down', 'tunnel-down', 'degraded', 'booting', 'unknown', 'excluded', 'up'];
 

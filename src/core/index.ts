@@ -4,6 +4,7 @@ export * from './hostfile/index.ts';
 export { EndpointClient, type Route } from './http/endpoint-client.ts';
 export { RequestFailure, type FailureKind } from './http/failure.ts';
 export * from './health.ts';
+export * from './endpoint-status.ts';
 export * from './models.ts';
 export * from './options.ts';
 export { SwarmPool, SelectionError, type EndpointState, type EndpointHealth } from './pool.ts';

@@ -3,7 +3,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { endpointId, matchesTags, type Endpoint } from './endpoint.ts';
 import { directRoute } from './http/base-url.ts';
 import type { RequestSignal } from './http/abort.ts';
-import { EndpointClient, type StreamTimes } from './http/endpoint-client.ts';
+import { EndpointClient, type Exchange, type ExchangeExtras, type StreamTimes } from './http/endpoint-client.ts';
 import { RequestFailure } from './http/failure.ts';
 import { FALLBACK_MAX_MODEL_LEN, parseModelList, servedModels, sizeMaxTokens, type ServedModel } from './models.ts';
 import { checkExtra, DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
@@ -261,8 +261,18 @@ export class SwarmPool {
     }
   }
 
-  client(slot: number): EndpointClient {
-    return this.clients[slot]!;
+  /**
+   * A `GET` of one of a server's own routes (`/health`, `/v1/models`, `/metrics`) over the endpoint's
+   * route, with its deadline (and `extras`' meter and size cap). Health checks, load readings and the
+   * tree's "Open /metrics" ask through here: every request to the swarm leaves through the pool.
+   */
+  get(slot: number, path: string, timeoutMs: number, signal?: RequestSignal, extras?: ExchangeExtras): Promise<Exchange<string>> {
+    return this.clients[slot]!.send('GET', path, undefined, timeoutMs, signal, extras);
+  }
+
+  /** `get` of a JSON route: a non-2xx answer or a body that is not JSON fails as the client says. */
+  getJson<T>(slot: number, path: string, timeoutMs: number, signal?: RequestSignal, extras?: ExchangeExtras): Promise<Exchange<T>> {
+    return this.clients[slot]!.json<T>('GET', path, undefined, timeoutMs, signal, extras);
   }
 
   /**

@@ -51,7 +51,7 @@ export function readVllmMetrics(text: string): VllmMetrics | null {
 /** `GET /metrics` of one endpoint over its own route; null when it has none (not vLLM) or cannot be reached. */
 export async function scrapeVllmMetrics(pool: SwarmPool, slot: number, timeoutMs: number, signal?: RequestSignal, meter?: Meter): Promise<VllmMetrics | null> {
   try {
-    const res = await pool.client(slot).send('GET', '/metrics', undefined, timeoutMs, signal, { meter, maxBytes: MAX_METRICS_BYTES });
+    const res = await pool.get(slot, '/metrics', timeoutMs, signal, { meter, maxBytes: MAX_METRICS_BYTES });
     return res.status === 200 ? readVllmMetrics(res.body) : null;
   } catch {
     return null;

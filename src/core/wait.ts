@@ -37,7 +37,7 @@ export async function waitForHealthy(pool: SwarmPool, options: WaitOptions): Pro
   for (;;) {
     if (options.refresh) ({ pool, final } = await options.refresh());
     const reports = await checkHealth(pool, options.signal);
-    for (const r of reports) if (r.status === 'healthy') healthy.add(r.endpoint);
+    for (const r of reports) if (r.status === 'up') healthy.add(r.endpoint);
     const denied = reports.find((r) => r.denied !== null);
     if (denied && !options.signal?.aborted) return { healthy, reports, denied };
     if (healthy.size && firstHealthyAt === undefined) firstHealthyAt = Date.now();

@@ -161,7 +161,7 @@ export class SwarmConnection implements vscode.Disposable {
   private async doRefresh(): Promise<void> {
     const pool = this.pool;
     const reports = await checkHealth(pool, this.closing.signal);
-    const loads = await Promise.all(reports.map((r, slot) => (r.status === 'healthy' ? readLoad(pool, slot) : null)));
+    const loads = await Promise.all(reports.map((r, slot) => (r.status === 'up' ? readLoad(pool, slot) : null)));
     if (pool === this.pool && !this.closing.signal.aborted) this.record(reports, loads);
   }
 

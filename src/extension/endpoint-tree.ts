@@ -5,7 +5,7 @@ import { describeJob } from '../core/scheduler/job-format.ts';
 import { isFinished } from '../core/scheduler/job.ts';
 import { jobPhrase, type JobWatch, type WatchedJob } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
-import { STATUS_LABELS } from './status-labels.ts';
+import { STATUS_LABELS } from '../core/endpoint-status.ts';
 import { throttle, type Throttled } from './throttle.ts';
 import { naturalOrder } from '../core/natural-order.ts';
 

@@ -10,6 +10,8 @@
 import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
 import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
 import type { EndpointStatus } from '../core/endpoint-status.ts';
+/** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
+export { STATUS_LABELS } from '../core/endpoint-status.ts';
 import type { ServerLoad } from '../core/server-metrics.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;

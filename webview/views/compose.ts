@@ -9,7 +9,7 @@ import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary }
 import { int, oneLine } from '../lib/format.ts';
 import type { PromptListActions } from '../table/prompt-list.ts';
 import { portedFields, routeField } from './pattern-fields.ts';
-import type { Pattern } from '../../src/panel/protocol.ts';
+import { STATUS_LABELS, type Pattern } from '../../src/panel/protocol.ts';
 
 type Field = HTMLElement & { value: string };
 type Check = HTMLElement & { checked: boolean };
@@ -245,7 +245,7 @@ function endpointsPanel(app: App) {
           <ul class="endpoints" id="endpoints">
             ${listed.map(
               (e) => html`<li data-status=${e.status} class=${chosenSet.has(e) ? '' : 'dim'}>
-                <span class="dot" aria-hidden="true"></span><span class="ep-id">${e.id}</span> <span class="muted">${e.status}${e.model ? ` · ${e.model}` : ''}</span>
+                <span class="dot" aria-hidden="true"></span><span class="ep-id">${e.id}</span> <span class="muted">${STATUS_LABELS[e.status]}${e.model ? ` · ${e.model}` : ''}</span>
                 ${Object.entries(e.tags).map(([k, v]) => html` <span class="tag-chip">${k}=${v}</span>`)}
               </li>`,
             )}

@@ -107,7 +107,7 @@ async function tunnelBench(via: string, sshConfigFile: string | undefined, say: 
       const tunnel = await Tunnel.open(sim.endpoints, { via, mode, ...(sshConfigFile ? { sshConfigFile } : {}) });
       const up = performance.now();
       const pool = new SwarmPool(sim.endpoints, { routes: tunnel.routes });
-      const healthy = (await checkHealth(pool)).filter((r) => r.status === 'healthy').length;
+      const healthy = (await checkHealth(pool)).filter((r) => r.status === 'up').length;
       const ready = performance.now();
       await pool.close();
       await tunnel.close();

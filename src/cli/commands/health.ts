@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { checkHealth } from '../../core/index.ts';
+import { checkHealth, STATUS_LABELS } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
 import { printable, terminalSafe } from '../format.ts';
 import { num } from '../options.ts';
@@ -28,7 +28,7 @@ export function healthCommand(): Command {
     } else {
       const rows = reports.map((r) => [
         r.endpoint,
-        r.status,
+        STATUS_LABELS[r.status],
         printable(r.models.map((m) => m.id).join(',')) || '-', // the server's own names: anything may be in them
         r.models[0]?.maxModelLen?.toString() ?? '-',
         r.latencyMs === null ? '-' : `${r.latencyMs.toFixed(1)} ms`,
@@ -37,9 +37,9 @@ export function healthCommand(): Command {
       const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
       for (const row of [head, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
-      const healthy = reports.filter((r) => r.status === 'healthy').length;
+      const healthy = reports.filter((r) => r.status === 'up').length;
       process.stderr.write(`${healthy}/${reports.length} healthy\n`);
     }
-    process.exitCode = reports.every((r) => r.status === 'healthy') ? EXIT.ok : EXIT.failed;
+    process.exitCode = reports.every((r) => r.status === 'up') ? EXIT.ok : EXIT.failed;
   });
 }

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { checkHealth, writeHostfile } from '../../core/index.ts';
+import { checkHealth, STATUS_LABELS, writeHostfile } from '../../core/index.ts';
 import { CliError, signalExit } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
@@ -39,8 +39,8 @@ export function tunnelCommand(): Command {
       if (tunnel.mode === 'forward' && flags.out) await writeFile(flags.out, writeHostfile(tunnel.localEndpoints()));
       // Ready means served over HTTP, not just a listening forward (which accepts even when vLLM is down).
       const reports = await checkHealth(swarm.pool);
-      for (const r of reports.filter((r) => r.status !== 'healthy')) process.stderr.write(`  ${r.endpoint}: ${r.status}${r.error ? ` (${printable(r.error)})` : ''}\n`);
-      const healthy = reports.filter((r) => r.status === 'healthy').length;
+      for (const r of reports.filter((r) => r.status !== 'up')) process.stderr.write(`  ${r.endpoint}: ${STATUS_LABELS[r.status]}${r.error ? ` (${printable(r.error)})` : ''}\n`);
+      const healthy = reports.filter((r) => r.status === 'up').length;
       const where = tunnel.mode === 'socks' ? `SOCKS5 proxy ${tunnel.socksAddress}` : flags.out ? `local hostfile ${flags.out}` : 'local forwards';
       process.stdout.write(`ready: ${swarm.endpoints.length} endpoint(s) through ${tunnel.label} (${tunnel.mode}: ${where}); ${healthy} healthy\n`);
       // The tunnel reconnects on its own on the same local ports (see openSwarm); we wait for Ctrl-C.

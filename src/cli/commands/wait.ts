@@ -1,6 +1,6 @@
 import { access, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { cappedList, endpointId, GrowingHostfile, HostfileError, waitForHealthy, writeHostfile, type Endpoint, type EndpointHealthReport, type SwarmPool, type WaitOutcome } from '../../core/index.ts';
+import { cappedList, endpointId, GrowingHostfile, HostfileError, waitForHealthy, STATUS_LABELS, writeHostfile, type Endpoint, type EndpointHealthReport, type SwarmPool, type WaitOutcome } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode, type Stop } from '../interrupt.ts';
@@ -76,7 +76,7 @@ export function waitCommand(): Command {
   });
 }
 
-const why = (r: EndpointHealthReport | undefined) => (r ? ` (${r.status}${r.error ? `: ${printable(r.error)}` : ''})` : '');
+const why = (r: EndpointHealthReport | undefined) => (r ? ` (${STATUS_LABELS[r.status]}${r.error ? `: ${printable(r.error)}` : ''})` : '');
 
 const rounds = (flags: WaitFlags, stop: Stop, note: () => string = () => '') => ({
   intervalMs: flags.interval * 1000,

@@ -20,7 +20,7 @@ export async function openMetrics(services: Services, row: Row): Promise<void> {
   if (!row || !connection) return;
   const slot = connection.endpoints.findIndex((e) => e === row.view.endpoint);
   try {
-    const res = await connection.swarm.client(slot).send('GET', '/metrics', undefined, 10_000);
+    const res = await connection.swarm.get(slot, '/metrics', connection.swarm.options.lookupTimeoutMs);
     const doc = await vscode.workspace.openTextDocument({ content: res.status === 200 ? res.body : `HTTP ${res.status}\n\n${res.body}`, language: 'plaintext' });
     await vscode.window.showTextDocument(doc, { preview: true });
   } catch (err) {
