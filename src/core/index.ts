@@ -1,7 +1,8 @@
 /** The core's public surface: what the CLI, the extension and the tests use. */
 export * from './endpoint.ts';
 export * from './hostfile/index.ts';
-export { EndpointClient, type Route } from './http/endpoint-client.ts';
+export { EndpointClient } from './http/endpoint-client.ts';
+export type { Route } from './http/base-url.ts';
 export { RequestFailure, type FailureKind } from './http/failure.ts';
 export * from './health.ts';
 export * from './endpoint-status.ts';

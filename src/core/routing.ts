@@ -1,4 +1,5 @@
 import type { EndpointLoad } from './load.ts';
+import type { RouteStrategy } from './options.ts';
 
 /**
  * Where a prompt (or a batch's list) goes, after TorchRL's LoadBalancer: Aurora-Swarm's fixed
@@ -6,7 +7,7 @@ import type { EndpointLoad } from './load.ts';
  * KV-cache use from `/metrics`, or a stable hash of the prompt's prefix (so shared prefixes meet
  * a warm prefix cache) that gives way to the least loaded when its endpoint is overloaded.
  */
-export type RouteStrategy = 'round-robin' | 'least-requests' | 'least-load' | 'kv-cache' | 'prefix-aware';
+export type { RouteStrategy };
 
 export const ROUTE_STRATEGIES: readonly RouteStrategy[] = ['round-robin', 'least-requests', 'least-load', 'kv-cache', 'prefix-aware'];
 

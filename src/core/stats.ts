@@ -1,8 +1,13 @@
 /**
- * The statistics every view shows (panel, status bar, CLI): one median, one speed-up. No imports
- * but types, so the webview bundle can use it too.
+ * The statistics every view shows (panel, status bar, CLI): one median, one speed-up. No imports,
+ * so the webview bundle can use it too, and every module of the core may.
  */
-import type { ArmRound } from './compare.ts';
+
+/** What the arm statistics read of a comparison's round (compare.ts's ArmRound is one). */
+export interface ArmFigures {
+  arm: 'batched' | 'individual';
+  summary: { wallMs: number; httpRequests: number; requestsByPath: Record<string, number> };
+}
 
 /** The middle value; with an even count, the mean of the two middle ones. NaN for none. */
 export function median(values: readonly number[]): number {
@@ -14,13 +19,13 @@ export function median(values: readonly number[]): number {
 }
 
 /** Median wall time of one arm over its finished rounds, ms; null without one. */
-export function medianWall(rounds: readonly ArmRound[], arm: ArmRound['arm']): number | null {
+export function medianWall(rounds: readonly ArmFigures[], arm: ArmFigures['arm']): number | null {
   const walls = rounds.filter((r) => r.arm === arm).map((r) => r.summary.wallMs);
   return walls.length ? median(walls) : null;
 }
 
 /** How many times faster batched was than individual (median wall times); null without both arms. */
-export function speedup(rounds: readonly ArmRound[]): number | null {
+export function speedup(rounds: readonly ArmFigures[]): number | null {
   const b = medianWall(rounds, 'batched');
   const i = medianWall(rounds, 'individual');
   return b && i ? i / b : null;
@@ -35,7 +40,7 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 }
 
 /** Every HTTP request an arm sent over all its rounds, by path: the first round pays for what later rounds reuse (model lookups, the template's skeleton). */
-export function armRequests(rounds: readonly ArmRound[], arm: ArmRound['arm']): { total: number; byPath: Record<string, number> } {
+export function armRequests(rounds: readonly ArmFigures[], arm: ArmFigures['arm']): { total: number; byPath: Record<string, number> } {
   const byPath: Record<string, number> = {};
   let total = 0;
   for (const r of rounds) {

@@ -4,7 +4,7 @@ import type { RunJob } from '../panel/protocol.ts';
 import { recordHealth } from '../core/endpoint-health.ts';
 import { viewStatus, type EndpointStatus } from '../core/endpoint-status.ts';
 import { checkHealth, type EndpointHealthReport } from '../core/health.ts';
-import type { Route } from '../core/http/endpoint-client.ts';
+import type { Route } from '../core/http/base-url.ts';
 import { RequestFailure } from '../core/http/failure.ts';
 import { readLoad, type EndpointLoad } from '../core/load.ts';
 import type { PoolOptions } from '../core/options.ts';

@@ -1,6 +1,17 @@
 import { rootCertificates } from 'node:tls';
 import { originOf, type Endpoint } from '../endpoint.ts';
-import type { Route } from './endpoint-client.ts';
+import type { PoolOptions } from './undici-pool.ts';
+
+/** How an endpoint is reached: dialled directly, through an SSH forward, or through a SOCKS proxy. */
+export interface Route {
+  readonly kind: 'direct' | 'forward' | 'socks';
+  readonly origin: string;
+  readonly connect?: PoolOptions['connect'];
+  /** What carries it, for logs and the tree: `ssh forward 127.0.0.1:41234`, `socks 127.0.0.1:1080`. */
+  readonly via?: string;
+  /** A service's base URL path (`/path/v1`): every request goes under it (see pathUnder). */
+  readonly basePath?: string;
+}
 
 /**
  * Where a request goes on a service behind a base URL, which is what the OpenAI SDK takes as

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { Client, Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
-import { pathUnder } from './base-url.ts';
+import { pathUnder, type Route } from './base-url.ts';
 import type { Credential, IssuedKey } from './credential.ts';
 import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failure.ts';
 import type { RequestSignal } from './abort.ts';
@@ -12,16 +12,6 @@ import { readEvents } from './sse.ts';
  * How to reach an endpoint: its own address, a tunnel's local end (`forward`), or its own address
  * through a SOCKS proxy (`socks`, with a connector). The endpoint keeps its identity everywhere else.
  */
-export interface Route {
-  readonly kind: 'direct' | 'forward' | 'socks';
-  readonly origin: string;
-  readonly connect?: PoolOptions['connect'];
-  /** What carries it, for logs and the tree: `ssh forward 127.0.0.1:41234`, `socks 127.0.0.1:1080`. */
-  readonly via?: string;
-  /** A service's base URL path (`/path/v1`): every request goes under it (see pathUnder). */
-  readonly basePath?: string;
-}
-
 export interface ClientLimits {
   connections: number;
   keepAliveTimeoutMs: number;

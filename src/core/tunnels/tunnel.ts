@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { endpointId, type Endpoint } from '../endpoint.ts';
 import { checkHost } from '../hostfile/validate.ts';
-import type { Route } from '../http/endpoint-client.ts';
+import type { Route } from '../http/base-url.ts';
 import { listening, MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
 import { SshMaster, type ConnectOptions } from './master.ts';
