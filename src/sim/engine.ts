@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BusyClock, type Interval } from './busy-clock.ts';
 import { FrontEnd, type Entry } from './front-end.ts';
-import type { EngineGauges, SchedulerCounters } from './metrics.ts';
+import type { EngineGauges, SchedulerCounters, SequenceTimes } from './metrics.ts';
 
 /** Per-token latencies, read when a sequence starts so runtime changes (slowFactor) apply to new work. */
 export interface Timing {
@@ -15,19 +15,6 @@ export interface SequenceListener {
   onToken?(index: number, k: number): void;
   /** Sequence `index` finished and left its slot; after its last onToken when streaming. */
   onDone(index: number): void;
-}
-
-/** What vLLM's latency histograms observe of one finished sequence, in milliseconds. */
-export interface SequenceTimes {
-  /** Arrival (submission) to its slot. */
-  queueMs: number;
-  /** Arrival to first token. */
-  ttftMs: number;
-  /** Arrival to finish. */
-  e2eMs: number;
-  /** Gaps between its tokens: `tokens - 1` of `tpotMs`. */
-  tokens: number;
-  tpotMs: number;
 }
 
 /** One sequence a request asks for: its output tokens and, for the vLLM scheduler, its prompt. */

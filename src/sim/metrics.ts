@@ -1,7 +1,19 @@
-import type { SequenceTimes } from './engine.ts';
 import { Histogram, numberText } from './histogram.ts';
 import type { SimOptions } from './options.ts';
 import { outputTokens, type FinishReason, type Output } from './replies.ts';
+
+/** What vLLM's latency histograms observe of one finished sequence, in milliseconds. */
+export interface SequenceTimes {
+  /** Arrival (submission) to its slot. */
+  queueMs: number;
+  /** Arrival to first token. */
+  ttftMs: number;
+  /** Arrival to finish. */
+  e2eMs: number;
+  /** Gaps between its tokens: `tokens - 1` of `tpotMs`. */
+  tokens: number;
+  tpotMs: number;
+}
 
 /** Live gauges the engine reports at scrape time. */
 export interface EngineGauges {

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { SequenceListener, SequenceTimes, SequenceWork, SimEngine } from './engine.ts';
+import type { SequenceListener, SequenceWork, SimEngine } from './engine.ts';
 import { FrontEnd, type Entry } from './front-end.ts';
 import { blockHashes, blocksFor, BlockPool, type Block } from './kv-cache.ts';
-import type { EngineGauges, SchedulerCounters } from './metrics.ts';
+import type { EngineGauges, SchedulerCounters, SequenceTimes } from './metrics.ts';
 import { BLOCK_SIZE, stepMs, type StepCosts } from './step-model.ts';
 
 export interface VllmEngineConfig {
