@@ -1,7 +1,7 @@
 import { blackboard, broadcast, fanOutFanIn, namedStage, pipeline, templatedSession, type Aggregate, type BlackboardOutcome, type PipelineOutcome, type ReducedOutcome } from '../../core/index.ts';
 import type { RunRequest } from '../../panel/protocol.ts';
 import { blackboardSteps, broadcastSteps, fanOutSteps, pipelineSteps } from './pattern-steps.ts';
-import { clip, count, LaunchError, type Prepared } from './run-request-plan.ts';
+import { clip, count, LaunchError, type Prepared } from './prepared.ts';
 
 /**
  * The ported patterns of the panel (issue 12): broadcast with an aggregator, fan-out/fan-in,

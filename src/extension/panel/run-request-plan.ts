@@ -1,25 +1,11 @@
-import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type Run, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
+import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type RunOptions } from '../../core/index.ts';
 import { fillTemplate } from '../../core/plan.ts';
-import type { PromptRow, ReduceView, RunRequest } from '../../panel/protocol.ts';
+import type { RunRequest } from '../../panel/protocol.ts';
 import { generationOptions, settings } from '../settings.ts';
 import { isPorted, preparePorted } from './pattern-plan.ts';
+import { clip, count, LaunchError, type Prepared } from './prepared.ts';
 
-/** A run the user cannot start as asked (no swarm, missing input); nothing was sent or saved. */
-export class LaunchError extends Error {
-  override name = 'LaunchError';
-}
-
-/** What a RunRequest comes to: its name, its prompts, the core pattern that runs it, each result's prompt text. */
-export interface Prepared {
-  label: string;
-  /** Every prompt it answers, as rows (a broadcast's and a tree-reduce's are made as it goes). */
-  prompts: PromptRow[];
-  /** Prompts the run answers, known at launch, given how many endpoints it may use. */
-  total(endpoints: number): number;
-  make(pool: SwarmPool, options: RunOptions): Run<unknown>;
-  /** A ported pattern's steps, from its finished run (tree-reduce's levels are the orchestrator's). */
-  view?(report: RunReport<unknown>): ReduceView | undefined;
-}
+export { LaunchError, type Prepared };
 
 /** Settings' model and max tokens, overridden by the request's. */
 export function runOptions(request: RunRequest): RunOptions {
@@ -108,5 +94,3 @@ function reduceTotal(leaves: number, fanin: number): number {
   return total;
 }
 
-export const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
-export const clip = (s: string) => (s.length > 48 ? `${s.slice(0, 47)}…` : s).replace(/\s+/g, ' ');
