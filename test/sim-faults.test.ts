@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { SimServer } from '../src/sim/index.ts';
 import { FAST, withServer } from './helpers/sim-server.ts';
+import { until } from './helpers/patience.ts';
 
 async function complete(origin: string, body: object = { prompt: 'x' }, signal?: AbortSignal): Promise<number> {
   const res = await request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify(body), ...(signal ? { signal } : {}) });
@@ -12,11 +12,7 @@ async function complete(origin: string, body: object = { prompt: 'x' }, signal?:
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 3000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(10);
-  }
+  await until(condition, 'the condition', 3000, { intervalMs: 10 });
 }
 
 test('setFaults switches error answers and health on and off at runtime', async () => {

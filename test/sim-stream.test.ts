@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { SimServer } from '../src/sim/index.ts';
 import { FAST, withServer } from './helpers/sim-server.ts';
+import { until } from './helpers/patience.ts';
 
 // The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
 const CHAT_TEMPLATE_TOKENS = 10;
@@ -64,11 +64,7 @@ async function metric(origin: string, name: string): Promise<number> {
 }
 
 async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(10);
-  }
+  await until(condition, 'the condition', timeoutMs, { intervalMs: 10 });
 }
 
 test('a streamed sequence sends its first token ttft after it starts, then one delta per tpot', async () => {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { SimServer, startSimCluster } from '../src/sim/index.ts';
 import { FAST, withServer } from './helpers/sim-server.ts';
+import { until } from './helpers/patience.ts';
 
 // The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
 const CHAT_TEMPLATE_TOKENS = 10;
@@ -38,14 +38,8 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 3000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(10);
-  }
+function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 3000): Promise<T> {
+  return until(probe, 'the condition', timeoutMs, { ready: (v) => v !== undefined, intervalMs: 10 }) as Promise<T>;
 }
 
 async function errorCode(promise: Promise<unknown>): Promise<string> {

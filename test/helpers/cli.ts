@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { patience, until } from './patience.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'swarm.js');
@@ -68,10 +69,11 @@ export function finished(child: ChildProcess, what: string, timeoutMs = 20_000):
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return new Promise((resolve, reject) => {
+    const limit = patience(timeoutMs);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${what} did not exit within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
+      reject(new Error(`${what} did not exit within ${limit} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, limit);
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -114,7 +116,8 @@ export async function startSim(dir: string, name: string, endpoints: number, fla
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = await new Promise<string>((resolve, reject) => {
     let settled = false;
-    const timer = setTimeout(() => fail(`no "ready" within ${timeoutMs} ms`), timeoutMs);
+    const limit = patience(timeoutMs);
+    const timer = setTimeout(() => fail(`no "ready" within ${limit} ms`), limit);
     const fail = (why: string) => {
       if (settled) return;
       settled = true;
@@ -267,15 +270,9 @@ export function jsonLines<T = Record<string, any>>(text: string): T[] {
     });
 }
 
-/** Polls `probe` until it returns something other than undefined. */
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Polls `probe` until it returns something other than undefined (null and false are answers too). */
+export function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
+  return until(probe, what, timeoutMs, { ready: (v) => v !== undefined, intervalMs: 20 }) as Promise<T>;
 }
 
 /**

@@ -6,6 +6,7 @@ import { availableParallelism, hostname, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
+import { until } from './patience.ts';
 
 const DAEMONS = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
 
@@ -49,7 +50,7 @@ export class TestSlurm {
     chownSync(key, uid, gid);
     const socket = join(mungeDir, 'munge.socket');
     this.daemon('/usr/sbin/munged', ['--foreground', `--key-file=${key}`, `--socket=${socket}`, `--pid-file=${join(mungeDir, 'munged.pid')}`, `--log-file=${join(mungeDir, 'munged.log')}`, `--seed-file=${join(mungeDir, 'munged.seed')}`], { uid, gid });
-    await until(() => existsSync(socket), 10_000, 'munged to open its socket');
+    await waitUntil(() => existsSync(socket), 10_000, 'munged to open its socket');
 
     mkdirSync(join(this.dir, 'state'));
     mkdirSync(join(this.dir, 'spool'));
@@ -87,7 +88,7 @@ export class TestSlurm {
     );
     this.daemon('/usr/sbin/slurmctld', ['-D', '-f', this.conf]);
     this.daemon('/usr/sbin/slurmd', ['-D', '-f', this.conf]);
-    await until(() => this.client('sinfo', ['-h', '-o', '%t']).trim() === 'idle', 30_000, 'the node to be idle');
+    await waitUntil(() => this.client('sinfo', ['-h', '-o', '%t']).trim() === 'idle', 30_000, 'the node to be idle');
   }
 
   /** Runs a Slurm client command against this cluster; its output, or '' when it failed. */
@@ -120,12 +121,8 @@ export class TestSlurm {
   }
 }
 
-async function until(probe: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function waitUntil(probe: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  await until(probe, what, timeoutMs, { intervalMs: 100 });
 }
 
 /** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */

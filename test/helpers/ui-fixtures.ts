@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { ROOT } from './cli.ts';
 import { explorerContextMenu, quickPickSelect, runCommand, treeRows, type TreeRow } from './workbench.ts';
+import { patience } from './patience.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -66,7 +67,7 @@ export function vsixCommands(vsix: string): string[] {
  * caller's assertion shows what was there. Probe errors count as "not yet".
  */
 export async function pollUntil<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs: number, intervalMs = 150): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + patience(timeoutMs);
   let last: T | undefined;
   let lastError: unknown;
   for (;;) {

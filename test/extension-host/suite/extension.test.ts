@@ -7,6 +7,7 @@ import type { SimOptions } from '../../../src/sim/options.ts';
 import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
+import { until as poll } from '../until.ts';
 
 const EXTENSION_ID = 'swarm-lab.swarm-lab';
 const TITLES = [
@@ -69,11 +70,7 @@ async function readLines(uri: vscode.Uri): Promise<Array<Record<string, any>>> {
 }
 
 async function until(probe: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await poll(probe, what, timeoutMs);
 }
 
 describe('Swarm Lab in the extension host', function () {
