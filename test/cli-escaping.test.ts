@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jsonLines, runCli, suiteSim, writeText, type CliResult } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 /** Sets the window title, clears the screen, a one-byte CSI (C1), and a right-to-left override. */
 const HOSTILE = 'evil\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eliam';
@@ -17,7 +18,7 @@ function clean(r: CliResult, what: string): void {
   assert.doesNotMatch(r.stderr, RAW, `${what}: stderr carries a raw control character`);
 }
 
-describe('output from hostile servers', { timeout: 120_000 }, () => {
+describe('output from hostile servers', { timeout: patience(120_000) }, () => {
   const suite = suiteSim('hostile', 2, ['--model', HOSTILE]);
 
   it('a model id from /v1/models: escaped in the summary header and in swarm health; --json keeps it exact', async () => {

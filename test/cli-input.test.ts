@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, killAll, requestCounts, runCli, spawnCli, startSim, tempDir, writeText, type CliResult, type Sim } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 const shown = (r: CliResult) => `exit ${r.code ?? r.signal}\n--- stderr ---\n${r.stderr.slice(0, 2000)}`;
 
@@ -20,7 +21,7 @@ function badInput(r: CliResult, pattern: RegExp, lines = 1): void {
   assert.equal(r.stdout, '');
 }
 
-describe('bad input: one clear line, exit 2', { concurrency: 4, timeout: 60_000 }, () => {
+describe('bad input: one clear line, exit 2', { concurrency: 4, timeout: patience(60_000) }, () => {
   let dir = '';
   let cleanup: () => Promise<void>;
   let sim: Sim;

@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ensureBuilt, finished, handlesSignals, killAll, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 const hupIgnored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(await readFile('/proc/self/status', 'utf8').catch(() => ''))?.[1];
 
-describe('Ctrl-C at random moments', { skip: process.platform !== 'linux' ? 'reads /proc' : hupIgnored && BigInt(`0x${hupIgnored}`) & 1n ? 'run under nohup' : false, timeout: 300_000 }, () => {
+describe('Ctrl-C at random moments', { skip: process.platform !== 'linux' ? 'reads /proc' : hupIgnored && BigInt(`0x${hupIgnored}`) & 1n ? 'run under nohup' : false, timeout: patience(300_000) }, () => {
   let dir = '';
   let cleanup: () => Promise<void>;
   let sim: Sim;

@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, jsonLines, killAll, runCli, startSim, tempDir, writeText, type CliResult, type Sim } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 const shown = (r: CliResult) => `exit ${r.code ?? r.signal}\n--- stdout ---\n${r.stdout.slice(0, 2000)}\n--- stderr ---\n${r.stderr.slice(0, 2000)}`;
 
-describe('pattern commands with failed prompts', { timeout: 120_000 }, () => {
+describe('pattern commands with failed prompts', { timeout: patience(120_000) }, () => {
   let dir = '';
   let cleanup: () => Promise<void>;
   let healthy: Sim;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { runCli, suiteSim, type CliResult } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 const STDERR_BOUND = 16 * 1024;
 
@@ -29,7 +30,7 @@ const value = fc.oneof(
 const FLAGS = ['--concurrency', '--timeout', '--max-tokens', '--temperature', '--top-p', '--seed', '-n', '--param', '--tag', '--model', '--stop', '--attempts',
   '--max-num-seqs', '--timeout-per-sequence', '--tunnel-mode', '--socks', '--ssh-option', '--reconnect-timeout', '--bogus'];
 
-describe('swarm CLI properties', { timeout: 300_000 }, () => {
+describe('swarm CLI properties', { timeout: patience(300_000) }, () => {
   const suite = suiteSim('sim.hostfile', 2);
 
   it('random options to scatter: exit 0/1/2/130, no stack trace, bounded stderr', async () => {

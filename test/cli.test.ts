@@ -22,6 +22,7 @@ import {
   type CliResult,
   type Sim,
 } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 interface Scenario {
   dir: string;
@@ -105,7 +106,7 @@ before(() => ensureBuilt());
 after(() => killAll());
 
 // The timeout only guards against a hang: on 2 busy cores beside the other suites this takes a minute.
-describe('swarm CLI end to end', { concurrency: 4, timeout: 180_000 }, () => {
+describe('swarm CLI end to end', { concurrency: 4, timeout: patience(180_000) }, () => {
   it('sim writes its hostfile; scatter (batched) answers every prompt in order, one completions POST per endpoint', async () => {
     await scenario(async (s) => {
       const sim = await s.sim('hosts', 3);

@@ -8,6 +8,7 @@ import { scatterGather, SwarmPool } from '../src/core/index.ts';
 import { BODY_CAP, BUSY_MS, lyingServer, type Lie, type LyingServer } from './helpers/lying-server.ts';
 import { withServer } from './helpers/sim-server.ts';
 import { FAST_RETRY } from './helpers/swarm.ts';
+import { patience } from './helpers/patience.ts';
 
 const prompts = (n: number) => Array.from({ length: n }, (_, i) => `prompt ${i}`);
 const servers: LyingServer[] = [];
@@ -24,7 +25,7 @@ function ownAnswers(results: ReadonlyArray<{ prompt: string; ok: boolean; text: 
   for (const r of results) if (r.ok) assert.equal(r.text, `ans:${r.prompt}`);
 }
 
-describe('lying servers', { timeout: 60_000 }, () => {
+describe('lying servers', { timeout: patience(60_000) }, () => {
   for (const lie of ['error-200', 'truncated', 'redirect'] as const) {
     it(`${lie}: the list goes to an honest endpoint, every prompt answered with its own answer`, async () => {
       const [bad, good] = [await liar(lie), await liar('ok')];

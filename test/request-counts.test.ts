@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, jsonLines, killAll, runCli, startSim, tempDir, writeText } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 /** Every server's http_requests_total, summed by handler (unmatched routes are vLLM's handler "none"), and the answered (2xx) generation requests. */
 async function serverCounts(hostfile: string): Promise<{ byHandler: Map<string, number>; generated: number }> {
@@ -36,7 +37,7 @@ function printed(stderr: string): { total: number; byPath: Map<string, number> }
   return { total, byPath };
 }
 
-describe('a templated batch costs requests per endpoint, counted by the servers', { timeout: 120_000 }, () => {
+describe('a templated batch costs requests per endpoint, counted by the servers', { timeout: patience(120_000) }, () => {
   before(ensureBuilt);
   after(killAll);
 

@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { parsePrometheusText, readVllmMetrics, scatterGather, watchServerLoad, type Endpoint, type ServerLoad } from '../src/core/index.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { until } from './extension-host/until.ts';
+import { patience } from './helpers/patience.ts';
 
 describe('Prometheus text', () => {
   it('reads names, labels with escapes, values with exponents, infinities and timestamps; skips comments and lines it cannot read', () => {
@@ -62,7 +63,7 @@ async function notVllm(): Promise<{ server: Server; endpoint: Endpoint }> {
   return { server, endpoint: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, tags: {} } };
 }
 
-describe('the swarm’s load while an unstreamed batch runs', { timeout: 120_000 }, () => {
+describe('the swarm’s load while an unstreamed batch runs', { timeout: patience(120_000) }, () => {
   const fx = new Fixture();
   const servers: Server[] = [];
   after(async () => {

@@ -15,6 +15,7 @@ import { loadTemplateFile, parseHarmony, TemplateFileError } from '../src/core/t
 import { ensureBuilt, runCli } from './helpers/cli.ts';
 import { ignoringN, rewritingTemplate } from './helpers/odd-servers.ts';
 import { withServer } from './helpers/sim-server.ts';
+import { patience } from './helpers/patience.ts';
 
 /** The simulator's own template (ChatML) as a Jinja file. */
 const CHATML =
@@ -31,7 +32,7 @@ async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 
 const texts = (results: ReadonlyArray<{ text: string }>) => results.map((r) => r.text);
 
-describe('templated batches', { timeout: 60_000 }, () => {
+describe('templated batches', { timeout: patience(60_000) }, () => {
   it('skeleton: the template rendered once per system prompt (two /tokenize), every prompt answered as chat answers it', async () => {
     await withServer({ reply: 'echo' }, async (server) => {
       const pool = new SwarmPool([server.endpoint]);
@@ -221,7 +222,7 @@ describe('templated batches', { timeout: 60_000 }, () => {
   });
 });
 
-describe('harmony (gpt-oss) on the simulator: a templated batch reads as chat', { timeout: 60_000 }, () => {
+describe('harmony (gpt-oss) on the simulator: a templated batch reads as chat', { timeout: patience(60_000) }, () => {
   it('server-rendered batches keep the channels and split them into reasoning and answer, as chat does', async () => {
     await withServer({ reply: 'echo', chatTemplate: 'harmony' }, async (server) => {
       const pool = new SwarmPool([server.endpoint]);
@@ -275,7 +276,7 @@ describe('harmony (gpt-oss) answers of templated batches', () => {
   });
 });
 
-describe('swarm scatter --template: bad input is one line, exit 2', { timeout: 60_000 }, () => {
+describe('swarm scatter --template: bad input is one line, exit 2', { timeout: patience(60_000) }, () => {
   it('names what is wrong before any request', async () => {
     ensureBuilt();
     await withTempDir(async (dir) => {

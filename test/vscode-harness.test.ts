@@ -27,6 +27,7 @@ import {
   treeRows,
   waitForNotification,
 } from './helpers/workbench.ts';
+import { patience } from './helpers/patience.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SCREENSHOT = join(ROOT, '.tmp', 'screenshots', 'harness.png');
@@ -132,7 +133,7 @@ describe('fixture (failing)', () => {
 });
 `;
 
-describe('VS Code harness (code-server + Chromium)', { skip, timeout: 120_000 }, () => {
+describe('VS Code harness (code-server + Chromium)', { skip, timeout: patience(120_000) }, () => {
   let root = '';
   let extension = '';
   let workspace = '';

@@ -46,6 +46,7 @@ import {
 } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, notifications, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, waitForNotification, type Workbench } from './helpers/workbench.ts';
 import type { Page } from 'playwright-core';
+import { patience } from './helpers/patience.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 const shot = (name: string) => join(SHOTS, `ui-${name}.png`);
@@ -84,7 +85,7 @@ function runFiles(workspace: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('-scatter.jsonl')).sort() : [];
 }
 
-describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix)', { skip, timeout: 170_000 }, () => {
+describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix)', { skip, timeout: patience(170_000) }, () => {
   let root = '';
   let workspace = '';
   let extensions = '';
@@ -186,7 +187,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
     console.log(`# vscode-ui timings:\n${timings.map((t) => `#   ${t}`).join('\n')}\n#   whole file: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   });
 
-  test('1. Explorer → "Connect to Hostfile": one healthy row per endpoint, status bar "Swarm 3/3"', { timeout: 60_000 }, () =>
+  test('1. Explorer → "Connect to Hostfile": one healthy row per endpoint, status bar "Swarm 3/3"', { timeout: patience(60_000) }, () =>
     step('1-connect', () => page, () => wb, async () => {
       await connectFromExplorer(page, 'swarm.hostfile');
       const rows = await endpointsBelowSummary(page, allHealthy(3));
@@ -202,7 +203,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       }
       assert.equal(await pollUntil(() => swarmStatusText(page), (t) => t === 'Swarm 3/3', 10_000), 'Swarm 3/3');
       assert.equal(await hoverText(page, swarmStatus(page), /endpoints\shealthy/), 'swarm.hostfile: 3 of 3 endpoints healthy');
-      await page.locator('.notifications-toasts .notification-list-item-message', { hasText: /connecting/ }).waitFor({ state: 'hidden', timeout: 10_000 });
+      await page.locator('.notifications-toasts .notification-list-item-message', { hasText: /connecting/ }).waitFor({ state: 'hidden', timeout: patience(10_000) });
       await screenshot(page, shot('1-connected-dark'));
       await dismissHover(page);
       await setColorTheme(page, 'Light Modern');
@@ -212,7 +213,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       await setColorTheme(page, 'Dark Modern');
     }));
 
-  test('2. "Swarm: Scatter Prompts" → Batched on questions.prompts.txt: the results open (file, or panel); 12 echoed answers in order on disk', { timeout: 60_000 }, () =>
+  test('2. "Swarm: Scatter Prompts" → Batched on questions.prompts.txt: the results open (file, or panel); 12 echoed answers in order on disk', { timeout: patience(60_000) }, () =>
     step('2-scatter', () => page, () => wb, async () => {
       if ((await swarmStatusText(page))?.startsWith('Swarm 3/3') !== true) {
         await connectFromExplorer(page, 'swarm.hostfile');
@@ -255,7 +256,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       await screenshot(page, shot('2-results'));
     }));
 
-  test('3. a long run is cancelled by clicking the status bar: 10 lines, the fast endpoint\'s "ok", the rest "cancelled"', { timeout: 60_000 }, () =>
+  test('3. a long run is cancelled by clicking the status bar: 10 lines, the fast endpoint\'s "ok", the rest "cancelled"', { timeout: patience(60_000) }, () =>
     step('3-cancel', () => page, () => wb, async () => {
       await connectFromExplorer(page, 'mixed.hostfile');
       const rows = await endpointsBelowSummary(page, (r) => allHealthy(2)(r) && r[0]!.label === fast.endpoints[0]);
@@ -304,20 +305,20 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       await screenshot(page, shot('3-cancelled'));
     }));
 
-  test('4. nothing connected: the welcome view\'s "Start local simulator" → 2 healthy endpoints and .swarm/simulator.hostfile', { timeout: 60_000 }, () =>
+  test('4. nothing connected: the welcome view\'s "Start local simulator" → 2 healthy endpoints and .swarm/simulator.hostfile', { timeout: patience(60_000) }, () =>
     step('4-welcome', () => page, () => wb, async () => {
       if ((await swarmStatusText(page)) !== null) await runCommand(page, 'Swarm: Disconnect'); // (only offered while connected)
       assert.equal(await pollUntil(() => swarmStatusText(page), (t) => t === null, 10_000), null, 'no status bar item while disconnected');
       await showActivity(page, 'Swarm');
       const welcome = endpointsWelcome(page);
-      await welcome.waitFor({ state: 'visible', timeout: 10_000 });
+      await welcome.waitFor({ state: 'visible', timeout: patience(10_000) });
       assert.match(((await welcome.locator('p').first().textContent()) ?? '').trim(), /^No swarm connected\.$/);
       assert.deepEqual(await welcomeButtons(page), ['Connect a hostfile', 'Launch a swarm on the scheduler', 'Start local simulator']);
       await runCommand(page, 'Notifications: Clear All Notifications');
       await screenshot(page, shot('4-welcome'));
       await welcome.locator('.monaco-button', { hasText: /^\s*Start local simulator\s*$/ }).click();
       const prompt = page.locator('.quick-input-widget .quick-input-message, .quick-input-widget .quick-input-title');
-      await prompt.filter({ hasText: /simulat/i }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      await prompt.filter({ hasText: /simulat/i }).first().waitFor({ state: 'visible', timeout: patience(10_000) });
       await quickInputType(page, '2');
       const rows = await endpointsBelowSummary(page, allHealthy(2));
       assert.ok(allHealthy(2)(rows), JSON.stringify(rows));
@@ -332,7 +333,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       await screenshot(page, shot('4-simulator'));
     }));
 
-  test('5. SSH: one login through a loopback sshd (terminal "Swarm: SSH login to …"), 2 healthy endpoints; Disconnect ends every ssh', { timeout: 90_000, skip: haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)' }, () =>
+  test('5. SSH: one login through a loopback sshd (terminal "Swarm: SSH login to …"), 2 healthy endpoints; Disconnect ends every ssh', { timeout: patience(90_000), skip: haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)' }, () =>
     step('5-ssh', () => sshWb?.page, () => sshWb, async () => {
       sshd = new TestSshd();
       await sshd.start();
@@ -386,7 +387,7 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       assert.equal(await pollUntil(() => swarmStatusText(p), (t) => t === 'Swarm 2/2', 10_000), 'Swarm 2/2');
       assert.equal(sshd.logins() - logins, 1, 'exactly one SSH login');
       assert.ok(liveSshOnPort(sshd.port).length >= 1, 'the ssh master runs while connected');
-      await p.locator('.notifications-toasts .notification-list-item-message', { hasText: /connecting/ }).waitFor({ state: 'hidden', timeout: 10_000 });
+      await p.locator('.notifications-toasts .notification-list-item-message', { hasText: /connecting/ }).waitFor({ state: 'hidden', timeout: patience(10_000) });
       const tip = await hoverText(p, p.locator('.part.sidebar .pane-body .monaco-list-row').nth(1), /reached\svia/);
       assert.match(tip, new RegExp(`^${cluster.endpoints[0]!.replace(/\./g, '\\.')} — healthy`));
       assert.match(tip, /reached via: ssh forward 127\.0\.0\.1:\d+/);
@@ -397,13 +398,13 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       const left = await pollUntil(() => liveSshOnPort(sshd!.port), (l) => l.length === 0, 15_000);
       assert.deepEqual(left, [], 'no live ssh to the login host after Disconnect');
       await showActivity(p, 'Swarm');
-      await endpointsWelcome(p).waitFor({ state: 'visible', timeout: 10_000 });
+      await endpointsWelcome(p).waitFor({ state: 'visible', timeout: patience(10_000) });
       assert.deepEqual(await welcomeButtons(p), ['Connect a hostfile', 'Launch a swarm on the scheduler', 'Start local simulator']);
       assert.equal(sshd.logins() - logins, 1, 'still one login');
       await screenshot(p, shot('5-ssh-disconnected-light'));
     }));
 
-  test('6. nothing this file started is still running', { timeout: 30_000 }, async () => {
+  test('6. nothing this file started is still running', { timeout: patience(30_000) }, async () => {
     await teardown();
     const left = await pollUntil(() => taggedProcesses(TAG), (l) => l.length === 0, 5_000);
     assert.deepEqual(left, []);

@@ -14,6 +14,7 @@ import { comparison, comparisonStarted, finished, initState, jsonl, row, started
 import { ENDPOINTS } from './webview-harness/fixtures.ts';
 import type { Theme } from './webview-harness/server.ts';
 import { join } from 'node:path';
+import { patience } from './helpers/patience.ts';
 
 declare const document: any;
 type Element = any;
@@ -92,7 +93,7 @@ async function showComparison(page: Page): Promise<void> {
   await page.locator('#compare-figures td.best').first().waitFor();
 }
 
-describe('webview in every theme and to a screen reader', { timeout: 240_000 }, () => {
+describe('webview in every theme and to a screen reader', { timeout: patience(240_000) }, () => {
   const session = panelSession();
 
   it('every status colour keeps 4.5:1 against its background in Light Modern, Dark Modern and both High Contrast themes', async (t) => {

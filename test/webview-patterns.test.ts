@@ -12,6 +12,7 @@ import type { Aggregate, PanelMessage, ReduceView, RunRequest } from '../src/pan
 import type { PanelPage } from './webview-harness/browser.ts';
 import { finished, initState, row, started } from './webview-harness/fixtures.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
+import { patience } from './helpers/patience.ts';
 
 // Callbacks handed to page.evaluate run in the page; typed loosely so the node type check needs no DOM library.
 declare const window: any;
@@ -67,7 +68,7 @@ const STEPS: ReduceView = {
   ],
 };
 
-describe('webview: the ported patterns in Chromium', { timeout: 120_000 }, () => {
+describe('webview: the ported patterns in Chromium', { timeout: patience(120_000) }, () => {
   session = panelSession();
 
   it('Compose makes the request of a pipeline, a blackboard, a fan-out/fan-in and an aggregated broadcast, with a routing choice', async () => {

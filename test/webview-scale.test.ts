@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { host, panelSession } from './webview-harness/session.ts';
 import { finished, initState, started, summary } from './webview-harness/fixtures.ts';
+import { patience } from './helpers/patience.ts';
 
 declare const window: any;
 declare const document: any;
@@ -32,7 +33,7 @@ const startGaps = (page: Page) => page.evaluate(() => window.__host.frameGaps.st
 const stopGaps = (page: Page) => page.evaluate(() => window.__host.frameGaps.stop()) as Promise<number>;
 const painted = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 
-describe('webview at scale: 10,000 prompts over 1,000 endpoints', { timeout: 240_000 }, () => {
+describe('webview at scale: 10,000 prompts over 1,000 endpoints', { timeout: patience(240_000) }, () => {
   const session = panelSession();
 
   it(`never takes a frame longer than ${FRAME_BUDGET_MS} ms: the run streaming in, its end, Results and its endpoint filter, every tab`, async (t) => {
