@@ -1,0 +1,62 @@
+/**
+ * One SSH login per window, in a real VS Code extension host (code-server): the suite in
+ * test/extension-host/ssh-share/ connects and launches through a real loopback sshd whose sessions
+ * reach a real one-node Slurm, and counts the logins in sshd's own log.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BIN, ROOT } from './helpers/cli.ts';
+import { codeServerAvailable, runExtensionHostTests } from './helpers/code-server.ts';
+import { freePorts, slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
+import { haveSshd, TestSshd } from './helpers/sshd.ts';
+
+const skip = !codeServerAvailable ? 'code-server is not installed (scripts/install-code-server.sh)' : !haveSshd ? 'openssh-server is not installed (scripts/install-test-deps.sh)' : (slurmUnavailable ?? false);
+const ENTRY = join(ROOT, 'dist-test', 'ssh-share.cjs');
+
+describe('one SSH login per window: Connect and Launch share it (real VS Code, sshd, Slurm)', { skip, timeout: 400_000 }, () => {
+  const slurm = new TestSlurm();
+  let sshd: TestSshd;
+  let workspace = '';
+
+  before(async () => {
+    for (const args of [['build.mjs'], ['build-extension-tests.mjs', '--suites', join(ROOT, 'test', 'extension-host', 'ssh-share'), '--out', ENTRY]]) {
+      const built = spawnSync(process.execPath, [join(ROOT, 'scripts', args[0]!), ...args.slice(1)], { cwd: ROOT, encoding: 'utf8' });
+      assert.equal(built.status, 0, `${args[0]}: ${built.stdout}${built.stderr}`);
+    }
+    await slurm.start();
+    // The login's sessions must find this cluster: the server sets SLURM_CONF for each.
+    sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    await sshd.start();
+    workspace = await mkdtemp(join(tmpdir(), 'swarm-ssh-share-'));
+  });
+
+  after(async () => {
+    await sshd?.stop();
+    await slurm.stop();
+    if (workspace) await rm(workspace, { recursive: true, force: true });
+  });
+
+  it('passes test/extension-host/ssh-share/*.test.ts', async (t) => {
+    const { code, log } = await runExtensionHostTests({
+      extensionPath: ROOT,
+      testsEntry: ENTRY,
+      workspace,
+      timeoutMs: 300_000,
+      env: { ...slurm.env, SWARM_TEST_SSHD_LOG: sshd.log, SWARM_TEST_SSHD_PORT: String(sshd.port), SWARM_TEST_SLURM_CONF: slurm.conf, SWARM_TEST_PORT_BASE: String(await freePorts(2)), SWARM_EXT_TEST_TIMEOUT: '120000' },
+      userSettings: {
+        'swarmLab.ssh.via': sshd.via,
+        'swarmLab.ssh.configFile': sshd.clientConfig,
+        'swarmLab.launch.swarmCommand': `${process.execPath} ${BIN}`,
+        'swarmLab.launch.pollInterval': 1,
+        'swarmLab.healthInterval': 60,
+      },
+    });
+    t.diagnostic(log.trim());
+    assert.equal(code, 0, log);
+    assert.match(log, /# result: 2 test\(s\), 0 failed/);
+  });
+});
