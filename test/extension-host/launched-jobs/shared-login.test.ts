@@ -9,7 +9,7 @@ import type { LaunchArgs } from '../../../src/extension/commands/launch.ts';
 
 /**
  * One SSH login per window, in the real extension host, through a real sshd to a real Slurm
- * (test/vscode-ssh-share.test.ts starts both and passes them in the environment): Launch after
+ * (test/vscode-launched-jobs.test.ts starts both and passes them in the environment): Launch after
  * Connect and Connect after Launch log in once between them, and closing one user of the login
  * (the connection, the job) leaves the other working on it.
  */
@@ -69,7 +69,7 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
   this.timeout(120_000);
 
   before(async function () {
-    if (!SSHD_LOG) return this.skip(); // run by test/vscode-ssh-share.test.ts, which starts sshd and Slurm
+    if (!SSHD_LOG) return this.skip(); // run by test/vscode-launched-jobs.test.ts, which starts sshd and Slurm
     api = await vscode.extensions.getExtension<SwarmLabApi>('swarm-lab.swarm-lab')!.activate();
     cluster = await startSimCluster(2, { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 });
   });
