@@ -18,7 +18,7 @@ import { haveSshd, TestSshd } from './helpers/sshd.ts';
 const skip = !codeServerAvailable ? 'code-server is not installed (scripts/install-code-server.sh)' : !haveSshd ? 'openssh-server is not installed (scripts/install-test-deps.sh)' : (slurmUnavailable ?? false);
 const ENTRY = join(ROOT, 'dist-test', 'launched-jobs.cjs');
 
-describe('launched jobs in a real VS Code: one SSH login per window, the walltime, the panel\'s Drain (real sshd, real Slurm)', { skip, timeout: 700_000 }, () => {
+describe('launched jobs in a real VS Code: one SSH login per window, the walltime, the panel\'s Drain (real sshd, real Slurm)', { skip, timeout: 1_000_000 }, () => {
   const slurm = new TestSlurm();
   let sshd: TestSshd;
   let workspace = '';
@@ -46,8 +46,8 @@ describe('launched jobs in a real VS Code: one SSH login per window, the walltim
       extensionPath: ROOT,
       testsEntry: ENTRY,
       workspace,
-      timeoutMs: 540_000,
-      env: { ...slurm.env, SWARM_TEST_SSHD_LOG: sshd.log, SWARM_TEST_SSHD_PORT: String(sshd.port), SWARM_TEST_SLURM_CONF: slurm.conf, SWARM_TEST_PORT_BASE: String(await freePorts(4)), SWARM_EXT_TEST_TIMEOUT: '120000' },
+      timeoutMs: 900_000,
+      env: { ...slurm.env, SWARM_TEST_SSHD_LOG: sshd.log, SWARM_TEST_SSHD_PORT: String(sshd.port), SWARM_TEST_SLURM_CONF: slurm.conf, SWARM_TEST_PORT_BASE: String(await freePorts(4)), SWARM_EXT_TEST_TIMEOUT: '240000' },
       userSettings: {
         'swarmLab.ssh.via': sshd.via,
         'swarmLab.ssh.configFile': sshd.clientConfig,

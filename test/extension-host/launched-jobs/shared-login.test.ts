@@ -6,6 +6,7 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { LaunchArgs } from '../../../src/extension/commands/launch.ts';
+import { step } from './steps.ts';
 
 /**
  * One SSH login per window, in the real extension host, through a real sshd to a real Slurm
@@ -43,6 +44,7 @@ async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 3
 }
 
 async function connectSim(): Promise<void> {
+  step('connect');
   const uri = vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, 'sim.hostfile');
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(writeHostfile(cluster.endpoints)));
   assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), true);
@@ -52,10 +54,12 @@ async function connectSim(): Promise<void> {
 }
 
 async function launch(name: string): Promise<string> {
+  step(`launch ${name}`);
   jobNames.push(name);
   const args: LaunchArgs = { jobName: name, form: { scheduler: 'slurm', engine: 'sim', nodes: 1, serversPerNode: 2, walltime: '5', portBase: PORT_BASE } };
   const record = await vscode.commands.executeCommand<{ id: string } | undefined>('swarmLab.launch', args);
   assert.ok(record, 'the launch came to ready');
+  step(`job ${record.id} ready`);
   const view = api.snapshot();
   assert.equal(view.job?.phase, 'running');
   assert.equal(view.source, `job ${record.id} · ${name}`);
@@ -66,7 +70,7 @@ async function launch(name: string): Promise<string> {
 const squeue = () => execFileSync('squeue', ['-h', '-o', '%i'], { encoding: 'utf8', env: { ...process.env, SLURM_CONF } }).trim();
 
 describe('one SSH login per window (real sshd, real Slurm)', function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
 
   before(async function () {
     if (!SSHD_LOG) return this.skip(); // run by test/vscode-launched-jobs.test.ts, which starts sshd and Slurm
@@ -74,8 +78,11 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
     cluster = await startSimCluster(2, { ttftMs: 0, tpotMs: 0, requestOverheadMs: 0 });
   });
 
+  // A test stopped half-way leaves nothing to the next: its job cancelled, its connection closed.
   afterEach(async () => {
+    if (api.snapshot().job?.live) await vscode.commands.executeCommand('swarmLab.cancelJob', { confirmed: true });
     await vscode.commands.executeCommand('swarmLab.disconnect');
+    await until(() => masters().length === 0, 'no login left', 15_000).catch(() => undefined);
   });
 
   after(async () => {
@@ -93,10 +100,12 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
     assert.equal(logins() - before, 1, 'Launch rode the same login: no second one');
     assert.equal(masters().length, 1);
 
+    step('disconnect');
     await vscode.commands.executeCommand('swarmLab.disconnect');
     assert.equal(api.snapshot().connected, false);
     assert.equal(masters().length, 1, 'the job still holds the login');
     // The job ends by another hand: the watch sees it only by polling Slurm over the login.
+    step('scancel by another hand');
     execFileSync('scancel', [id], { env: { ...process.env, SLURM_CONF } });
     await until(() => api.snapshot().job?.phase === 'cancelled' && !api.snapshot().job?.live, 'the job watch to see the job cancelled');
     assert.equal(logins() - before, 1, 'still one login');
@@ -114,6 +123,7 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
     assert.equal(api.snapshot().job?.id, id);
     assert.equal(api.snapshot().job?.live, true, 'the job is still followed');
 
+    step('Cancel Job');
     assert.equal(await vscode.commands.executeCommand('swarmLab.cancelJob', { confirmed: true }), true);
     await until(() => squeue() === '', 'Slurm to have no job of ours');
     await until(() => api.snapshot().job?.live === false, 'the watch to see the job ended');
