@@ -665,6 +665,7 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     const line = (await status.textContent())!.replace(/\s+/g, ' ');
     assert.match(line, /10 \/ 10 · 4 ok · 6 cancelled · .* · drained/, line);
     assert.doesNotMatch(line, /\bdone\b|failed/, line);
+    await shot(page, 'results-drained');
     assert.equal(await page.locator('#drain').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'no run to drain once it ended');
     // Reopened from history: still drained.
     await host(page, { type: 'showRun', record: record('d1', '2026-11-02T10:41:00.000Z', { label: 'drained run', summary: sum, drained: true }), resultsJsonl: jsonl(rows) });
