@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { scatterGather, treeReduce, type PromptResult } from '../src/core/index.ts';
-import { DRAINED } from '../src/core/result.ts';
+import { DRAINED, walltimeReached } from '../src/core/result.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -92,5 +92,39 @@ describe('drain', () => {
     assert.equal(report.cancelled, true);
     assert.equal(report.drained, false);
     assert.deepEqual(statuses(report.results), Array(6).fill('cancelled'));
+  });
+});
+
+/** A cancel with a reason (the job's walltime reached): the prompts in flight and unsent carry it, none fails. */
+describe('cancel by walltime', () => {
+  it('in flight and unsent end cancelled with the walltime reason, in input order; finished ones are kept; nothing fails', async () => {
+    const sim = await fx.sim(2, { ttftMs: 40 });
+    const run = scatterGather(fx.pool(sim.endpoints, { concurrency: 4 }), prompts(60), { batch: false, maxTokens: 5 });
+    const reason = walltimeReached('42');
+    let seen = 0;
+    run.on('result', () => {
+      if (++seen === 3) run.cancel(reason);
+    });
+    const report = await run.done;
+    assert.equal(report.cancelled, true);
+    assert.equal(report.error, reason);
+    assert.deepEqual(report.results.map((r) => r.index), [...Array(60).keys()]);
+    const ok = report.results.filter((r) => r.ok);
+    const stopped = report.results.filter((r) => r.status === 'cancelled');
+    assert.ok(ok.length >= 3, `${ok.length} answered`);
+    assert.equal(ok.length + stopped.length, 60, 'nothing failed');
+    assert.ok(stopped.every((r) => r.error === reason), JSON.stringify([...new Set(stopped.map((r) => r.error))]));
+    // The ones in flight at the cancel name the endpoint they were on.
+    assert.ok(stopped.some((r) => r.endpoint !== null), 'some were in flight');
+    assert.match(reason, /^cancelled by walltime: job 42 reached its walltime \(--resume finishes it on the next job\)$/);
+  });
+
+  it('a plain cancel still says cancelled', async () => {
+    const sim = await fx.sim(1, { ttftMs: 40 });
+    const run = scatterGather(fx.pool(sim.endpoints, { concurrency: 2 }), prompts(10), { batch: false, maxTokens: 5 });
+    run.on('result', () => run.cancel());
+    const report = await run.done;
+    assert.equal(report.error, 'cancelled');
+    assert.ok(report.results.filter((r) => r.status === 'cancelled').every((r) => r.error === 'cancelled'));
   });
 });

@@ -133,6 +133,26 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     assert.equal((await runCli(['cancel-job', id], { env: env(), cwd: dir })).code, 0);
   });
 
+  it('scatter on the job\'s hostfile with no drain stops at the walltime: what is in flight and unsent is cancelled by walltime (none failed over to dead servers or failed), and says how to resume', async () => {
+    const base = await freePorts(2);
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '1', '--interval', '0.3', '--job-name', 'walltime-stop'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const prompts = await writeText(dir, 'many-walltime.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const out = join(dir, 'walltime.jsonl');
+    // 10,000 prompts two at a time outlast the minute the job has.
+    const r = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'walltime-stop', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--quiet'], { cwd: dir, timeoutMs: 90_000 });
+    assert.equal(r.code, 1, r.stderr);
+    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
+    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
+    assert.match(r.stderr, new RegExp(`^walltime: [\\d,]+ prompt\\(s\\) cancelled by the walltime; complete them with swarm scatter --resume ${out.replace(/[.]/g, '\\.')} --prompts `, 'm'));
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
+    const ok = rows.filter((row) => row.ok).length;
+    const stopped = rows.filter((row) => row.status === 'cancelled' && row.error === reason).length;
+    assert.ok(ok > 0 && stopped > 0 && ok + stopped === 10_000, `${ok} ok, ${stopped} cancelled by walltime, ${10_000 - ok - stopped} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
+  });
+
   it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {
     const scheduler = new Scheduler('slurm', localHost({ ...process.env, ...slurm.env }));
     assert.equal(await scheduler.status('999999'), undefined);

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { checkHealth, endpointId, scatterGather, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type LoginCommand, type TunnelOptions } from '../src/core/index.ts';
+import { checkHealth, endpointId, scatterGather, SharedLogins, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type LoginCommand, type TunnelOptions } from '../src/core/index.ts';
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
@@ -173,6 +173,43 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     } finally {
       await login.close();
     }
+  });
+
+  it('one login shared by its users (SharedLogins): two tunnels and a command runner log in once; closing one leaves the others working; the last close ends the master', async () => {
+    const sim = await fx.sim(2);
+    const logins = new SharedLogins();
+    const key = SshLogin.key(options());
+    const before = sshd.logins();
+    let made = 0;
+    const create = () => {
+      made++;
+      return SshLogin.create(options());
+    };
+    // Three users asking at once (a login under way is joined, not doubled).
+    const [jobs, first, second] = await Promise.all([logins.acquire(key, create), logins.acquire(key, create), logins.acquire(key, create)]);
+    assert.equal(made, 1);
+    const a = await Tunnel.open([sim.endpoints[0]!], options({ mode: 'forward' }), first);
+    const b = await Tunnel.open([sim.endpoints[1]!], options({ mode: 'forward' }), second);
+    assert.equal(sshd.logins() - before, 1, 'one login for all three');
+    assert.equal(masters(sshd.port).length, 1);
+    const portA = a.localEndpoints()[0]!.port;
+    await a.close();
+    assert.equal(listeningPorts().has(portA), false, "the closed tunnel's forward is dropped");
+    const report = await scatterGather(fx.pool([sim.endpoints[1]!], { routes: b.routes }), prompts(3), { maxTokens: 20 }).done;
+    assert.equal(report.summary.ok, 3, 'the other tunnel still carries traffic');
+    await b.close();
+    assert.equal((await jobs.commands().exec(['echo', 'still here'])).trim(), 'still here', 'the last user still runs commands on it');
+    assert.equal(masters(sshd.port).length, 1);
+    await jobs.close();
+    await jobs.close(); // a handle closes once: a second close does nothing
+    assert.deepEqual(masters(sshd.port), [], 'the last user gone, the master ends');
+    // Nobody holds it: no command runs (ssh would log in by itself), and the next user logs in afresh.
+    assert.equal((await jobs.commands().run(['true'])).code, 255);
+    const again = await logins.acquire(key, create);
+    assert.equal(made, 2);
+    assert.equal(sshd.logins() - before, 2);
+    await again.close();
+    assert.deepEqual(masters(sshd.port), []);
   });
 
   it("rides the user's own ControlMaster (no second login) and leaves it running on close", async () => {

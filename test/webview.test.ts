@@ -645,6 +645,34 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     await assertClean(p);
   });
 
+  it('Drain beside Cancel while a run goes posts drain; a drained run\'s run bar says drained, not done, here and reopened', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    assert.equal(await page.locator('#drain').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'nothing to drain');
+    await host(page, started('d1', 10, 'drained run'));
+    await clearSent(page);
+    await page.locator('#drain:not([disabled])').click();
+    await nextSent(page, 'drain');
+    const DRAINED = 'drained: not sent (the run was drained; --resume sends it)';
+    const drainedRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: DRAINED, finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs: 900 } });
+    const rows = [...Array.from({ length: 4 }, (_, i) => row(i)), ...Array.from({ length: 6 }, (_, i) => drainedRow(4 + i))];
+    const sum = summary({ prompts: 10, ok: 4, failed: 0, cancelled: 6 });
+    await host(page, { type: 'runProgress', runId: 'd1', done: 10, ok: 4, failed: 0, total: 10, elapsedMs: 900, results: rows });
+    await host(page, finished('d1', { summary: sum, cancelled: false, drained: true }));
+    const status = page.locator('#run-status');
+    await page.locator('#run-status[data-state="drained"]').waitFor();
+    const line = (await status.textContent())!.replace(/\s+/g, ' ');
+    assert.match(line, /10 \/ 10 · 4 ok · 6 cancelled · .* · drained/, line);
+    assert.doesNotMatch(line, /\bdone\b|failed/, line);
+    await shot(page, 'results-drained');
+    assert.equal(await page.locator('#drain').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true, 'no run to drain once it ended');
+    // Reopened from history: still drained.
+    await host(page, { type: 'showRun', record: record('d1', '2026-11-02T10:41:00.000Z', { label: 'drained run', summary: sum, drained: true }), resultsJsonl: jsonl(rows) });
+    await page.locator('#run-status[data-state="drained"] .run-label', { hasText: /^drained run$/ }).waitFor();
+    await assertClean(p);
+  });
+
   it('filters by failures, regex and endpoint; expands, copies and opens a row; keyboard moves through the table', async () => {
     const p = await panel();
     const { page } = p;

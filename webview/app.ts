@@ -131,6 +131,10 @@ export class App implements PanelApp {
     post({ type: 'cancel' });
   }
 
+  drainRun(): void {
+    post({ type: 'drain' });
+  }
+
   /** Runs a host request; a failure becomes an error notice and resolves undefined. */
   async ask<M extends keyof Requests>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result'] | undefined> {
     try {

@@ -26,6 +26,7 @@ export interface PanelApp {
   say(text: string, kind?: Notice['kind']): void;
   startRun(): void;
   cancelRun(): void;
+  drainRun(): void;
   copy(text: string): void;
   openInEditor(text: string, language?: string): void;
   importFile(): Promise<void>;

@@ -38,6 +38,8 @@ export interface RunView {
   summary: RunSummary | null;
   error: string | null;
   cancelled: boolean;
+  /** Drained: what was in flight finished, the prompts not sent are cancelled (absent: not drained). */
+  drained?: boolean;
 }
 
 /** A comparison and the run it belongs to. */

@@ -179,7 +179,7 @@ export function reduce(s: ViewState, a: Action): ViewState {
       const shown = a.rows?.arm;
       const summary = armSummary(a.comparison, shown) ?? r.summary;
       // Every prompt of a finished run has settled (ok, failed or cancelled): its counts are its summary's.
-      const run: RunView = { ...s.run, running: false, saved: true, summary, done: summary.prompts, total: Math.max(s.run.total, summary.prompts), ok: summary.ok, failed: summary.failed, error: r.error ?? null, cancelled: r.cancelled ?? false, elapsedMs: summary.wallMs, ...(shown ? { arm: shown.arm, round: shown.round } : {}) };
+      const run: RunView = { ...s.run, running: false, saved: true, summary, done: summary.prompts, total: Math.max(s.run.total, summary.prompts), ok: summary.ok, failed: summary.failed, error: r.error ?? null, cancelled: r.cancelled ?? false, drained: r.drained ?? false, elapsedMs: summary.wallMs, ...(shown ? { arm: shown.arm, round: shown.round } : {}) };
       const comparison = a.comparison ? { runId: a.runId, label: r.label, view: a.comparison } : next.comparison;
       const notice: Notice | null = run.cancelled ? { text: 'Run cancelled; the answers that came back are kept.', kind: 'info' } : run.error ? { text: `Run failed: ${run.error}`, kind: 'error' } : next.notice;
       // A comparison's table held its last arm live; the rows its record keeps take their place.
@@ -245,6 +245,7 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
     summary,
     error: r.error ?? null,
     cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows() > 0),
+    drained: r.drained ?? false,
     ...(o.arm ? { arm: o.arm.arm, round: o.arm.round } : {}),
   };
   const store = storeOf(results);

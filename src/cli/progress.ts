@@ -58,6 +58,8 @@ export interface WatchOptions {
   hostfile?: string;
   /** Drain by itself at this time (a job's walltime about to end), saying why. */
   drainAt?: { at: Date; why: string };
+  /** Stop at this time (the job's walltime reached): what is in flight and unsent ends cancelled with `reason`. */
+  stopAt?: { at: Date; reason: string };
 }
 
 /** setTimeout's longest delay; a later drain time is past any walltime a scheduler grants. */
@@ -86,11 +88,21 @@ export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, st
   const unregister = registerRun(options.hostfile);
   const delay = options.drainAt ? options.drainAt.at.getTime() - Date.now() : Infinity;
   const timer = delay <= LONGEST_TIMER_MS ? setTimeout(() => drain(options.drainAt!.why), Math.max(0, delay)) : undefined;
+  const stopDelay = options.stopAt ? options.stopAt.at.getTime() - Date.now() : Infinity;
+  const walltime =
+    stopDelay <= LONGEST_TIMER_MS
+      ? setTimeout(() => {
+          if (run.cancelled) return;
+          process.stderr.write(`\n${options.stopAt!.reason}: the requests in flight and the prompts not sent are cancelled\n`);
+          run.cancel(options.stopAt!.reason);
+        }, Math.max(0, stopDelay))
+      : undefined;
   if (stop.signal.aborted) cancel();
   else stop.signal.addEventListener('abort', cancel, { once: true });
   const report = await run.done;
   stop.signal.removeEventListener('abort', cancel);
   clearTimeout(timer);
+  clearTimeout(walltime);
   unregister();
   process.off(DRAIN_SIGNAL, onDrainSignal);
   stopBar();

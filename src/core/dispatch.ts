@@ -725,14 +725,16 @@ class Dispatcher {
   private cancel(): void {
     const flights = [...this.active];
     this.stop();
-    for (const flight of flights) flight.signal.abort(new RequestFailure('cancelled', 'cancelled'));
+    // The run's reason when it gave one (a walltime reached), else plain `cancelled`.
+    const reason = this.ctx.signal.reason instanceof RequestFailure ? this.ctx.signal.reason.message : 'cancelled';
+    for (const flight of flights) flight.signal.abort(new RequestFailure('cancelled', reason));
     // After the answers already in hand are given out (a cancel from a result event comes in the middle of a list's).
     queueMicrotask(() => {
       const at = this.ctx.now();
       for (const flight of flights) {
-        for (const slot of flight.group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
+        for (const slot of flight.group.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', reason, at, flight.member.id, this.attemptsOf(slot), this.ctx.since(flight.startedAt)));
       }
-      for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', 'cancelled', at, null, this.attemptsOf(slot)));
+      for (const slot of this.slots) if (!this.isSettled(slot)) this.settle(failedResult(slot, 'cancelled', reason, at, null, this.attemptsOf(slot)));
       clearTimeout(this.grace);
       this.resolve(this.results ?? []);
     });

@@ -80,6 +80,14 @@ export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): 
 /** The error of a prompt a drained run never sent: resumable, not the prompt's fault. */
 export const DRAINED = 'drained: not sent (the run was drained; --resume sends it)';
 
+/**
+ * Why a run stopped at its job's walltime: the prompts in flight and unsent are cancelled (their
+ * servers end now), not failed, and `--resume` sends them to the next job's servers.
+ */
+export function walltimeReached(jobId: string): string {
+  return `cancelled by walltime: job ${jobId} reached its walltime (--resume finishes it on the next job)`;
+}
+
 /** A result for a prompt that got no answer: it failed (`sentMs`: its last request's send, when one was sent), or the run was cancelled first. */
 export function failedResult(slot: Slot, status: 'failed' | 'cancelled', error: string, doneMs: number, endpoint: string | null = null, attempts = 0, sentMs: number | null = null): PromptResult {
   const result: PromptResult = {

@@ -2,6 +2,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
 import type { Usage } from './request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
+import { RequestFailure } from './http/failure.ts';
 import { DRAINED, failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
 import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
 
@@ -89,6 +90,8 @@ export class Run<T = void> {
   private readonly summary: SummaryBuilder;
   private readonly t0 = performance.now();
   private counts = { done: 0, ok: 0, failed: 0, cancelled: 0 };
+  /** What the prompts a cancel stopped say. */
+  private cancelReason = 'cancelled';
 
   constructor(
     private readonly pool: SwarmPool,
@@ -117,9 +120,15 @@ export class Run<T = void> {
     this.tally.paths.set(path, (this.tally.paths.get(path) ?? 0) + 1);
   }
 
-  /** Stops sending; in-flight requests are aborted. Finished results are kept, the rest become `cancelled`. */
-  cancel(): void {
-    this.abort.abort();
+  /**
+   * Stops sending; in-flight requests are aborted. Finished results are kept, the rest become
+   * `cancelled`, with `reason` as their error when given (a walltime reached: walltimeReached).
+   */
+  cancel(reason?: string): void {
+    if (this.abort.signal.aborted) return;
+    if (reason) this.cancelReason = reason;
+    // A RequestFailure as the reason: requests in flight end with it (the endpoint client reads it).
+    this.abort.abort(new RequestFailure('cancelled', this.cancelReason));
   }
 
   /**
@@ -161,14 +170,14 @@ export class Run<T = void> {
     const drained = this.drained;
     for (const slot of this.slots) {
       if (!slot || this.isSettled(slot.index)) continue;
-      this.settle(failedResult(slot, cancelled || drained ? 'cancelled' : 'failed', cancelled ? 'cancelled' : drained ? DRAINED : (error ?? 'not sent'), performance.now() - this.t0));
+      this.settle(failedResult(slot, cancelled || drained ? 'cancelled' : 'failed', cancelled ? this.cancelReason : drained ? DRAINED : (error ?? 'not sent'), performance.now() - this.t0));
     }
     const wallMs = performance.now() - this.t0;
     return {
       results: this.results as PromptResult[],
       summary: this.summary.finish(this.tally, wallMs),
       outcome,
-      error: this.cancelled && !error ? 'cancelled' : error,
+      error: this.cancelled && (!error || error === 'cancelled') ? this.cancelReason : error,
       cancelled: this.cancelled,
       drained,
     };

@@ -5,6 +5,7 @@ import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts
 import type { EndpointView } from './connection.ts';
 import type { LaunchArgs } from './commands/launch.ts';
 import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
+import { SharedLogins } from '../core/tunnels/shared-logins.ts';
 import { JobWatch } from './job-watch.ts';
 import { publishHostfileContext } from './hostfiles.ts';
 import { LazyPanel } from './lazy-panel.ts';
@@ -53,7 +54,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const session = new Session(keys, log);
   const runs = new RunTracker();
   const jobs = new JobWatch(context.workspaceState);
-  const services: Services = { context, log, keys, session, runs, jobs };
+  const services: Services = { context, log, keys, session, runs, jobs, logins: new SharedLogins() };
   const panel = new LazyPanel(services);
   const tree = new EndpointTree(runs, jobs);
   const statusBar = new SwarmStatusBar(runs, jobs);

@@ -10,6 +10,11 @@ const REMEMBERED = 'swarmLab.launchedJobs';
 /** …and those already warned of their walltime: a reloaded window does not warn again. */
 const WARNED = 'swarmLab.warnedJobs';
 
+/** What the job's commands ride on (the window's SSH login), let go of when the job is no longer followed. */
+interface Held {
+  close(): Promise<void>;
+}
+
 /** The job this window follows: its record, and what its scheduler said last. */
 export interface WatchedJob {
   record: JobRecord;
@@ -29,7 +34,7 @@ export interface WatchedJob {
 export class JobWatch implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private current: (WatchedJob & { scheduler: Scheduler; warned: boolean }) | undefined;
+  private current: (WatchedJob & { scheduler: Scheduler; warned: boolean; login: Held | undefined }) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
 
@@ -65,10 +70,22 @@ export class JobWatch implements vscode.Disposable {
     await this.memento.update(WARNED, this.memento.get<string[]>(WARNED, []).filter((n) => n !== name));
   }
 
-  /** Follows `record`'s job from now on (one at a time); `state` is what its scheduler said last, if known. */
-  attach(record: JobRecord, scheduler: Scheduler, state?: JobState): void {
+  /**
+   * Follows `record`'s job from now on (one at a time); `state` is what its scheduler said last, if
+   * known. `login` is the handle of the login its scheduler rides: held until the job ends or is no
+   * longer followed, so closing a connection on the same login leaves the job's polling working.
+   */
+  attach(record: JobRecord, scheduler: Scheduler, state?: JobState, login?: Held): void {
     this.detach();
-    this.current = { record, scheduler, state, error: null, gone: false, warned: this.memento.get<string[]>(WARNED, []).includes(record.name) };
+    this.current = { record, scheduler, state, error: null, gone: false, warned: this.memento.get<string[]>(WARNED, []).includes(record.name), login };
+    this.announce();
+  }
+
+  /** The job followed is ready: its record now says so (nodes, end of walltime). */
+  ready(record: JobRecord, state: JobState): void {
+    if (this.current?.record.name !== record.name) return;
+    this.current.record = record;
+    this.current.state = state;
     this.announce();
   }
 
@@ -112,6 +129,7 @@ export class JobWatch implements vscode.Disposable {
     if (this.current !== job) return;
     if (!this.live) {
       clearInterval(this.timer);
+      this.letGo(job);
       await this.forget(job.record.name);
       // Ended by the scheduler (walltime, a node lost, the servers failing), not by Cancel Job: said once.
       if (wasLive && job.state?.phase !== 'cancelled') void vscode.window.showWarningMessage(`Swarm: job ${job.record.id} ended: ${job.state ? describeJob(job.state) : 'its scheduler no longer knows it'}.`);
@@ -144,8 +162,15 @@ export class JobWatch implements vscode.Disposable {
     clearInterval(this.timer);
     this.timer = undefined;
     if (!this.current) return;
+    this.letGo(this.current);
     this.current = undefined;
     this.announce();
+  }
+
+  /** The job's login is not needed any more by the watch (other users of it keep it). */
+  private letGo(job: { login: Held | undefined }): void {
+    void job.login?.close().catch(() => undefined);
+    job.login = undefined;
   }
 
   /** The scheduler of the job followed, for Cancel. */
@@ -160,6 +185,7 @@ export class JobWatch implements vscode.Disposable {
 
   dispose(): void {
     clearInterval(this.timer);
+    if (this.current) this.letGo(this.current);
     this.changed.dispose();
   }
 }

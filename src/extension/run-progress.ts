@@ -3,6 +3,7 @@ import type { Run, RunReport } from '../core/index.ts';
 import type { Services } from './services.ts';
 import { STATUS_LABELS } from '../core/endpoint-status.ts';
 import { throttle } from './throttle.ts';
+import { stopAtWalltime } from './walltime-stop.ts';
 
 /**
  * Feeds the status bar with a run and logs every failed prompt and every warning, each line naming
@@ -10,6 +11,7 @@ import { throttle } from './throttle.ts';
  */
 export function watchRun<T>(services: Services, run: Run<T>, title: string, total = 0): Run<T> {
   services.runs.track(run, title, total);
+  stopAtWalltime(services, run as Run<unknown>);
   const tag = `[${title}]`;
   run.on('warning', (w) => services.log.warn(`${tag} ${w}`));
   run.on('endpoint', (e) => e.status !== 'up' && e.status !== 'unknown' && services.log.warn(`${tag} ${e.endpoint} ${STATUS_LABELS[e.status]}: ${e.reason ?? ''}`));

@@ -1,4 +1,5 @@
 import type * as vscode from 'vscode';
+import type { SharedLogins } from '../core/tunnels/shared-logins.ts';
 import type { JobWatch } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
 import type { ApiKeyStore } from './secrets.ts';
@@ -13,4 +14,6 @@ export interface Services {
   runs: RunTracker;
   /** The launched job this window follows. */
   jobs: JobWatch;
+  /** This window's SSH logins, one per login node, shared by every connection and job. */
+  logins: SharedLogins;
 }

@@ -1,5 +1,15 @@
 import * as vscode from 'vscode';
-import type { LoginCommand } from '../core/index.ts';
+import { SshLogin, type LoginCommand, type TunnelOptions } from '../core/index.ts';
+import type { Services } from './services.ts';
+
+/**
+ * A handle on this window's one login to `options.via`: the one already made (by Connect, Launch or
+ * a re-attached job) when there is one, so no second one-time password is asked; else a new login
+ * in a terminal. Close the handle when done: the login ends when its last handle is closed.
+ */
+export function sharedLogin(services: Services, options: TunnelOptions): Promise<SshLogin> {
+  return services.logins.acquire(SshLogin.key(options), () => SshLogin.create(options, loginInTerminal(options.via)));
+}
 
 /**
  * Runs the first SSH login in a VS Code terminal so the user can type the one-time password.

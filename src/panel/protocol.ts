@@ -263,6 +263,8 @@ export type RequestMethod = keyof Requests;
 export type PanelMessage =
   | { type: 'ready' }
   | { type: 'cancel' }
+  /** Drains the run going: what is in flight finishes, nothing new is sent; the rest is kept as drained for a resume. */
+  | { type: 'drain' }
   | { [M in RequestMethod]: { type: 'request'; requestId: number; method: M; params: Requests[M]['params'] } }[RequestMethod];
 
 export function isPanelMessage(value: unknown): value is PanelMessage {

@@ -18,7 +18,8 @@ export const haveSshd = existsSync(SSHD);
 export class TestSshd {
   readonly dir = mkdtempSync(join(tmpdir(), 'swarm-sshd-'));
   readonly clientConfig = join(this.dir, 'ssh_config');
-  private readonly log = join(this.dir, 'sshd.log');
+  /** The server's log (its logins: `logins()`); read by suites running in another process too. */
+  readonly log = join(this.dir, 'sshd.log');
   private child: ChildProcess | undefined;
   port = 0;
 

@@ -42,9 +42,9 @@ function connection(app: App) {
   >`;
 }
 
-/** How the run on show ended: a cancelled run says so (the core also sets its error to 'cancelled'). */
-export function runState(r: RunView): 'running' | 'cancelled' | 'failed' | 'done' {
-  return r.running ? 'running' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+/** How the run on show ended: a cancelled run says so (the core also sets its error to 'cancelled'), and a drained one. */
+export function runState(r: RunView): 'running' | 'cancelled' | 'drained' | 'failed' | 'done' {
+  return r.running ? 'running' : r.drained ? 'drained' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
 }
 
 /** A finished comparison in the run bar: each arm's losses over its rounds, not one round's counts. */
@@ -118,6 +118,7 @@ export function appView(app: App) {
           >${warning ? `${label} anyway` : label}</vscode-button
         >
         <vscode-button id="cancel" icon="debug-stop" secondary ?disabled=${!app.running} @click=${() => app.cancelRun()}>Cancel</vscode-button>
+        <vscode-button id="drain" icon="debug-pause" secondary ?disabled=${!app.running} title="Finish what is in flight and send nothing new; the rest is kept for a resume" @click=${() => app.drainRun()}>Drain</vscode-button>
         ${progress(app)}
       </div>
       ${warning ? html`<div class="health-warning" id="health-warning" role="status"><vscode-icon name="warning"></vscode-icon><span>${warning}</span></div>` : nothing}

@@ -10,6 +10,8 @@ import {
   ResumeError,
   scatterGather,
   serverContext,
+  walltimeReached,
+  walltimeStop,
   writeServerContext,
   type ServerContext,
   type ResultsLock,
@@ -65,7 +67,7 @@ export function scatterCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
     if (flags.detach) return detach('scatter', flags);
-    const drainAt = await drainTime(flags);
+    const { drainAt, stopAt } = await jobTimes(flags);
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const sharded = await shardPlan(flags); // a shard writes its own file: --out and --resume now name it
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
@@ -100,15 +102,17 @@ export function scatterCommand(): Command {
         if (r.template) paths.set(r.template, (paths.get(r.template) ?? 0) + 1);
         rows.add(r);
       });
-      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop, { ...(flags.hostfile ? { hostfile: flags.hostfile } : {}), ...(drainAt ? { drainAt } : {}) });
+      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop, { ...(flags.hostfile ? { hostfile: flags.hostfile } : {}), ...(drainAt ? { drainAt } : {}), ...(stopAt ? { stopAt } : {}) });
       if (versions && !stop.reason()) context = serverContext(swarm.pool, await versions);
       await swarm.close();
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
+      const again = out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
       if (report.drained) {
-        const again = out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
         process.stderr.write(`drained: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) not sent; complete them with ${printable(again)}\n`);
+      } else if (stopAt && report.error === stopAt.reason) {
+        process.stderr.write(`walltime: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) cancelled by the walltime; complete them with ${printable(again)}\n`);
       } else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else {
       writer = newWriter();
@@ -130,13 +134,21 @@ export function scatterCommand(): Command {
   });
 }
 
-/** With --drain-before: when to drain, from the launched job's record beside the hostfile (bad input otherwise). */
-async function drainTime(flags: ScatterFlags): Promise<{ at: Date; why: string } | undefined> {
-  if (flags.drainBefore === undefined) return undefined;
+/**
+ * On the hostfile of a job `swarm launch` started, whose end is known: the run stops at its
+ * walltime (cancelled by walltime, for --resume), and with --drain-before drains that long before.
+ * --drain-before on any other hostfile is bad input.
+ */
+async function jobTimes(flags: ScatterFlags): Promise<{ drainAt?: { at: Date; why: string }; stopAt?: { at: Date; reason: string } }> {
   const job = flags.hostfile ? await jobOfHostfile(flags.hostfile) : undefined;
-  if (!job?.endsAt) throw new CliError(`--drain-before: ${flags.hostfile ?? 'the hostfile'} is not the hostfile of a running job swarm launch started here (.swarm/jobs/<name>/hostfile.ready)`);
+  if (!job?.endsAt) {
+    if (flags.drainBefore !== undefined) throw new CliError(`--drain-before: ${flags.hostfile ?? 'the hostfile'} is not the hostfile of a running job swarm launch started here (.swarm/jobs/<name>/hostfile.ready)`);
+    return {};
+  }
   const end = new Date(job.endsAt);
-  return { at: new Date(end.getTime() - flags.drainBefore * 60_000), why: `job ${job.id} reaches its walltime at ${end.toLocaleTimeString('en-GB', { hour12: false })}` };
+  const stopAt = { at: walltimeStop(end), reason: walltimeReached(job.id) };
+  if (flags.drainBefore === undefined) return { stopAt };
+  return { stopAt, drainAt: { at: new Date(end.getTime() - flags.drainBefore * 60_000), why: `job ${job.id} reaches its walltime at ${end.toLocaleTimeString('en-GB', { hour12: false })}` } };
 }
 
 /** The batches' template setting; a template file is read now so a bad one stops the command before any request (exit 2). */

@@ -6,7 +6,7 @@ export { Scheduler } from './scheduler.ts';
 export { slurm } from './slurm.ts';
 export { pbs } from './pbs.ts';
 export { expandHostlist } from './hostlist.ts';
-export { formatWalltime, humanDuration, parseDuration } from './walltime.ts';
+export { formatWalltime, humanDuration, parseDuration, walltimeStop, WALLTIME_MARGIN_S } from './walltime.ts';
 export { jobHostfile, renderTemplate, templateValues, TemplateError, type LaunchParams, type ServerEngine } from './template.ts';
 export { submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';
 export { defaultJobName, JOBS_FOLDER, jobFolder, jobOfHostfile, readJobRecords, readyRecord, saveJobRecord, type JobRecord } from './records.ts';

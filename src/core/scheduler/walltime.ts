@@ -30,3 +30,15 @@ export function humanDuration(seconds: number): string {
   if (s >= 60) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${s} s`;
 }
+
+/**
+ * How long before a job's walltime a run on its servers stops: the scheduler ends them right at
+ * it, and a run still sending then would see them die (failovers, failures) instead of stopping
+ * cleanly. Seconds of slack for the clocks of this machine and the scheduler's.
+ */
+export const WALLTIME_MARGIN_S = 10;
+
+/** When a run on a job ending at `end` stops (cancelled by walltime). */
+export function walltimeStop(end: Date): Date {
+  return new Date(end.getTime() - WALLTIME_MARGIN_S * 1000);
+}

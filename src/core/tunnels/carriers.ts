@@ -37,16 +37,22 @@ export interface OpenOptions extends ConnectOptions {
 
 const PORT_RETRIES = 5;
 
-/** Forwards added one by one on a ControlMaster with `-O forward`: no new login for any of them. */
+/**
+ * Forwards added one by one on a ControlMaster with `-O forward`: no new login for any of them.
+ * Several carriers may ride one master (a connection and a launched job's scheduler): each is one
+ * of its users, and the master stops when the last carrier closes.
+ */
 export class MasterCarrier extends EventEmitter<{ down: [string] }> implements Carrier {
   private forwards: Forward[] = [];
+  private holding = true;
+  private readonly relay = (why: string) => this.emit('down', why);
 
   constructor(
     readonly master: SshMaster,
-    private readonly watchIntervalMs: number,
+    readonly watchIntervalMs: number,
   ) {
     super();
-    master.on('down', (why) => this.emit('down', why));
+    master.on('down', this.relay);
   }
 
   get label(): string {
@@ -78,11 +84,20 @@ export class MasterCarrier extends EventEmitter<{ down: [string] }> implements C
     return this.master.check();
   }
 
+  /**
+   * Lets go of the master. Still held by another user: only our forwards are dropped. The last
+   * user: our own master ends and takes its forwards with it; on the user's master, only ours go.
+   * Closing again stops the master again if nobody holds it (a reconnect that logged in meanwhile).
+   */
   async close(): Promise<void> {
-    this.master.unwatch();
-    // Our own master takes its forwards with it; on the user's master, drop only ours.
-    if (!this.master.owned) await Promise.all(this.forwards.map((f) => this.master.cancel(f.kind, forwardSpec(f))));
-    await this.master.exit();
+    this.master.off('down', this.relay);
+    if (this.holding) {
+      this.holding = false;
+      this.master.letGo();
+    }
+    if (this.master.held || !this.master.owned) await Promise.all(this.forwards.map((f) => this.master.cancel(f.kind, forwardSpec(f))));
+    this.forwards = [];
+    if (!this.master.held) await this.master.exit();
   }
 
   killNow(): void {

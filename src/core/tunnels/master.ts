@@ -38,6 +38,10 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
   private pidTimer: NodeJS.Timeout | undefined;
   private alive = false;
   private masterPid: number | undefined;
+  /** A login under way: a second caller (two tunnels healing at once) waits for it rather than logging in again. */
+  private connecting: Promise<void> | undefined;
+  /** Users of this one login (a tunnel, a launched job's scheduler); it is stopped when the last lets go. */
+  private users = 1;
 
   constructor(
     readonly config: SshConfig,
@@ -64,7 +68,12 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
    * Makes sure a master is up: the user's if one is running, else ours. With `interactive`
    * the login prompts on this terminal; without, the login must not need typing (keys, agent).
    */
-  async connect(options: ConnectOptions = {}): Promise<void> {
+  connect(options: ConnectOptions = {}): Promise<void> {
+    this.connecting ??= this.login(options).finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async login(options: ConnectOptions): Promise<void> {
     if (!this.controlPath && (await this.usersMasterRunning())) {
       this.alive = true;
       return;
@@ -163,6 +172,8 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
    * quote what that shell must not interpret.
    */
   run(remote: readonly string[], options: { timeoutMs?: number; input?: string; stdout?: Writable } = {}): Promise<SshResult> {
+    // Once every user let go, ssh finding no socket would log in by itself: a second one-time password.
+    if (!this.held) return Promise.resolve({ code: 255, stdout: '', stderr: `the ssh login to ${this.label} has ended` });
     return runSsh(this.config, [...this.control, '-T'], { timeoutMs: options.timeoutMs ?? 60_000, remote, ...(options.input === undefined ? {} : { input: options.input }), ...(options.stdout ? { stdout: options.stdout } : {}) });
   }
 
@@ -187,6 +198,24 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
     clearInterval(this.pidTimer);
     this.watchTimer = undefined;
     this.pidTimer = undefined;
+  }
+
+  /** One more user of this login; false once every user has let go (the login is over: make a new one). */
+  retain(): boolean {
+    if (this.users === 0) return false;
+    this.users++;
+    return true;
+  }
+
+  /** A user lets go; true when it was the last (the caller then stops the master with `exit`). */
+  letGo(): boolean {
+    this.users = Math.max(0, this.users - 1);
+    return this.users === 0;
+  }
+
+  /** Whether some user still holds this login. */
+  get held(): boolean {
+    return this.users > 0;
   }
 
   /** Stops our master (`-O exit`); the user's own master is left running. No process of ours is left. */

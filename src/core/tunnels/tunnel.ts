@@ -222,6 +222,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * cluster can be read over it first.
  */
 export class SshLogin {
+  private closed = false;
+
   private constructor(
     readonly carrier: Carrier,
     private readonly config: SshConfig,
@@ -243,6 +245,21 @@ export class SshLogin {
     return new SshLogin(new MasterCarrier(master, options.watchIntervalMs ?? 5_000), config, how);
   }
 
+  /** What makes two logins the same one: the ssh command line they would run (target, port, config file, options). */
+  static key(options: TunnelOptions): string {
+    return JSON.stringify([sshConfig(options), options.persistSeconds ?? null, options.singleProcess ?? null]);
+  }
+
+  /**
+   * Another user of this same login (its own handle, to close on its own): no new login, and the
+   * master lives until every handle is closed. Undefined when it cannot be shared: every handle
+   * closed already (the login is over), or single-process mode (its forwards are fixed at login).
+   */
+  share(): SshLogin | undefined {
+    if (!(this.carrier instanceof MasterCarrier) || !this.carrier.master.retain()) return undefined;
+    return new SshLogin(new MasterCarrier(this.carrier.master, this.carrier.watchIntervalMs), this.config, this.relogin);
+  }
+
   /** Reads a file on the login node over the master (no new login); single-process mode needs one more. */
   async readRemoteFile(path: string): Promise<string> {
     // checkRemotePath's character set has nothing the remote shell would interpret but a leading ~/.
@@ -254,8 +271,11 @@ export class SshLogin {
     return this.carrier instanceof MasterCarrier ? this.carrier.master : new SshMaster(this.config);
   }
 
-  close(): Promise<void> {
-    return this.carrier.close();
+  /** This handle lets go of the login (once: closing again does nothing); the last one ends it. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.carrier.close();
   }
 
   killNow(): void {

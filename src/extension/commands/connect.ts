@@ -3,7 +3,7 @@ import { checkRemotePath, hostfileFromText, SshLogin, Tunnel, type Endpoint } fr
 import { findHostfiles, readHostfile, reportHostfileError } from '../hostfiles.ts';
 import type { Services } from '../services.ts';
 import { settings, tunnelOptions } from '../settings.ts';
-import { loginInTerminal } from '../ssh-login.ts';
+import { loginInTerminal, sharedLogin } from '../ssh-login.ts';
 
 /** `Swarm: Connect to Hostfile` — from the explorer (a URI), the palette (a quick pick), or tests (a URI). */
 export async function connect(services: Services, uri?: vscode.Uri): Promise<boolean> {
@@ -54,7 +54,7 @@ export async function connectRemote(services: Services, path?: string): Promise<
 
 /**
  * Connects: with `swarmLab.ssh.via` set, one SSH login (typed in a terminal when it needs a
- * one-time password) carries every endpoint; without, endpoints are dialled directly (as under
+ * one-time password, or the window's login already made by a launch) carries every endpoint; without, endpoints are dialled directly (as under
  * Remote-SSH on the login node).
  */
 async function open(services: Services, source: { label: string; uri?: vscode.Uri }, endpointsOf: (login?: SshLogin) => Promise<Endpoint[]>): Promise<boolean> {
@@ -71,7 +71,7 @@ async function open(services: Services, source: { label: string; uri?: vscode.Ur
     try {
       if (s.sshVia) {
         progress.report({ message: `logging in to ${s.sshVia}…` });
-        login = await SshLogin.create(tunnelOptions(s), loginInTerminal(s.sshVia));
+        login = await sharedLogin(services, tunnelOptions(s));
       }
       const endpoints = await endpointsOf(login);
       // Services at a base URL are dialled directly; the login carries the compute nodes.

@@ -32,7 +32,7 @@ import type { RunJob } from '../../panel/protocol.ts';
 import { formDefaults, launchForm, type LaunchForm } from '../launch-form.ts';
 import type { Services } from '../services.ts';
 import { settings, tunnelOptions } from '../settings.ts';
-import { loginInTerminal } from '../ssh-login.ts';
+import { sharedLogin } from '../ssh-login.ts';
 
 /** What tests (and other extensions) pass instead of filling the form. */
 export interface LaunchArgs {
@@ -64,8 +64,10 @@ export async function launch(services: Services, args: LaunchArgs = {}): Promise
   }
   const name = args.jobName ?? defaultJobName();
   let login: SshLogin | undefined;
+  let attached = false;
   try {
-    if (s.sshVia) login = await SshLogin.create(tunnelOptions(s), loginInTerminal(s.sshVia));
+    // The window's login (a Connect's, if one is open): submitting and polling ride it, no new one-time password.
+    if (s.sshVia) login = await sharedLogin(services, tunnelOptions(s));
     const host = login ? sshHost(login.commands()) : localHost();
     const scheduler = new Scheduler(form.scheduler, host);
     const jobDir = login ? posix.join(await host.home(), '.swarm', 'jobs', name) : jobFolder(root, name);
@@ -90,12 +92,14 @@ export async function launch(services: Services, args: LaunchArgs = {}): Promise
     const record: JobRecord = { id: submitted.id, scheduler: form.scheduler, name, ...(s.sshVia ? { via: s.sshVia } : {}), jobDir, scriptPath: submitted.scriptPath, hostfile: submitted.hostfile, template: templatePath, nodes: form.nodes, serversPerNode: form.serversPerNode, model: params.model, engine: form.engine, walltimeSeconds, submittedAt: new Date().toISOString() };
     await saveJobRecord(root, record);
     await services.jobs.remember(record);
-    services.jobs.attach(record, scheduler);
+    // The job watch holds the login from here (its polling and Cancel ride it) and lets go when the job ends.
+    services.jobs.attach(record, scheduler, undefined, login);
+    attached = true;
     void vscode.commands.executeCommand('swarmLab.endpoints.focus'); // the job's row heads the view
     services.log.info(`submitted job ${record.id} to ${form.scheduler} on ${host.label}: ${form.nodes} node(s) × ${form.serversPerNode} ${form.engine} server(s), walltime ${humanDuration(walltimeSeconds)}; script ${submitted.scriptPath}`);
-    return await follow(services, record, scheduler, login);
+    return await follow(services, record, scheduler);
   } catch (err) {
-    await login?.close().catch(() => undefined);
+    if (!attached) await login?.close().catch(() => undefined);
     const refused = err instanceof TemplateError || (err instanceof SchedulerError && err.refused);
     services.log.error(`launch: ${(err as Error).message}`);
     void vscode.window.showErrorMessage(`Swarm: ${refused ? '' : 'launch failed: '}${(err as Error).message}`, 'Show Log').then((pick) => pick && services.log.show());
@@ -109,7 +113,7 @@ export async function launch(services: Services, args: LaunchArgs = {}): Promise
  * connection's wait), then polling for the walltime. A launch that fails or is cancelled before the
  * swarm is ready cancels its job: nothing is left queued or running.
  */
-async function follow(services: Services, record: JobRecord, scheduler: Scheduler, login: SshLogin | undefined): Promise<JobRecord | undefined> {
+async function follow(services: Services, record: JobRecord, scheduler: Scheduler): Promise<JobRecord | undefined> {
   const s = settings();
   const root = workspaceRoot()!;
   const expected = record.nodes * record.serversPerNode;
@@ -133,7 +137,7 @@ async function follow(services: Services, record: JobRecord, scheduler: Schedule
         },
         onServers: (n) => progress.report({ message: `${n}/${expected} server(s) up in the hostfile` }),
       });
-      const connection = await connectJob(services, record, job, endpoints, login, (t) => (tunnel = t));
+      const connection = await connectJob(services, record, job, endpoints, (t) => (tunnel = t));
       progress.report({ message: 'waiting for the servers to answer here…' });
       const { healthy, denied } = await connection.waitForServers({ intervalMs: 1000, healthTimeoutMs: s.launch.healthTimeout * 1000, signal: abort.signal, onRound: (h, t) => progress.report({ message: `${h}/${t} healthy here` }) });
       if (abort.signal.aborted) throw new DOMException('cancelled', 'AbortError');
@@ -142,7 +146,7 @@ async function follow(services: Services, record: JobRecord, scheduler: Schedule
       ready = true;
       const done = readyRecord(record, job);
       await saveJobRecord(root, done);
-      services.jobs.attach(done, scheduler, job);
+      services.jobs.ready(done, job);
       services.jobs.startPolling(s.launch.pollInterval, () => settings().launch.warnBefore);
       const end = walltimeEnd(job);
       const said = `Swarm: job ${job.id} ready: ${healthy}/${expected} server(s) healthy${end ? `, walltime left ${humanDuration((end.getTime() - Date.now()) / 1000)}` : ''}.`;
@@ -161,7 +165,7 @@ async function follow(services: Services, record: JobRecord, scheduler: Schedule
         await services.jobs.forget(record.name);
         services.jobs.detach();
         if (services.session.connection?.source.job?.id === record.id) await services.session.close();
-        else await (tunnel ?? login)?.close().catch(() => undefined);
+        else await tunnel?.close().catch(() => undefined);
       }
       if (abort.signal.aborted) {
         void vscode.window.showInformationMessage(`Swarm: launch cancelled; job ${record.id} cancelled.`);
@@ -174,12 +178,19 @@ async function follow(services: Services, record: JobRecord, scheduler: Schedule
   });
 }
 
-/** Connects the job's servers (written to hostfile.ready in the job's local folder), through the login's tunnel when there is one. */
-async function connectJob(services: Services, record: JobRecord, job: JobState, endpoints: Endpoint[], login: SshLogin | undefined, opened: (t: Tunnel) => void) {
+/**
+ * Connects the job's servers (written to hostfile.ready in the job's local folder), through a tunnel
+ * on the window's login to the job's login node when it has one (a handle of its own: closing the
+ * connection leaves the job's polling its login).
+ */
+async function connectJob(services: Services, record: JobRecord, job: JobState, endpoints: Endpoint[], opened: (t: Tunnel) => void) {
   const ready = join(jobFolder(workspaceRoot()!, record.name), 'hostfile.ready');
   await writeFile(ready, writeHostfile(endpoints));
   let tunnel: Tunnel | undefined;
-  if (login) opened((tunnel = await Tunnel.open(endpoints, tunnelOptions(settings()), login)));
+  if (record.via) {
+    const options = { ...tunnelOptions(settings()), via: record.via };
+    opened((tunnel = await Tunnel.open(endpoints, options, await sharedLogin(services, options))));
+  }
   const source = { label: `job ${record.id} · ${record.name}`, uri: vscode.Uri.file(ready), job: runJob(record, job) };
   const connection = await services.session.open(source, endpoints, tunnel);
   void vscode.commands.executeCommand('swarmLab.endpoints.focus');
@@ -208,8 +219,9 @@ export async function attachJob(services: Services, name?: string): Promise<bool
   }
   const s = settings();
   let login: SshLogin | undefined;
+  let attached = false;
   try {
-    if (record.via) login = await SshLogin.create({ ...tunnelOptions(s), via: record.via }, loginInTerminal(record.via));
+    if (record.via) login = await sharedLogin(services, { ...tunnelOptions(s), via: record.via });
     const scheduler = new Scheduler(record.scheduler, login ? sshHost(login.commands()) : localHost());
     const state = await scheduler.status(record.id);
     if (!state || isFinished(state.phase)) {
@@ -218,17 +230,18 @@ export async function attachJob(services: Services, name?: string): Promise<bool
       void vscode.window.showInformationMessage(`Swarm: job ${record.id} has ended${state ? ` (${describeJob(state)})` : ''}.`);
       return false;
     }
-    services.jobs.attach(record, scheduler, state);
+    services.jobs.attach(record, scheduler, state, login);
+    attached = true;
     const readyFile = join(jobFolder(root, record.name), 'hostfile.ready');
     const listed = record.endsAt && state.phase === 'running' ? await readFile(readyFile, 'utf8').catch(() => undefined) : undefined;
-    if (!listed) return (await follow(services, record, scheduler, login)) !== undefined;
+    if (!listed) return (await follow(services, record, scheduler)) !== undefined;
     const endpoints = hostfileFromText(listed, readyFile).endpoints;
-    await connectJob(services, record, state, endpoints, login, () => undefined);
+    await connectJob(services, record, state, endpoints, () => undefined);
     services.jobs.startPolling(s.launch.pollInterval, () => settings().launch.warnBefore);
     services.log.info(`re-attached job ${record.id}: ${describeJob(state)}`);
     return true;
   } catch (err) {
-    await login?.close().catch(() => undefined);
+    if (!attached) await login?.close().catch(() => undefined);
     services.log.error(`re-attach job ${record.id}: ${(err as Error).message}`);
     void vscode.window.showErrorMessage(`Swarm: cannot re-attach job ${record.id}: ${(err as Error).message}`);
     return false;

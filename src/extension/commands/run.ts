@@ -57,8 +57,9 @@ async function announce(services: Services, panel: PanelHost, launched: Launched
   const report = launched.report!;
   const s = report.summary;
   const what = `${s.ok.toLocaleString('en-US')}/${s.prompts.toLocaleString('en-US')} ok in ${(s.wallMs / 1000).toFixed(2)} s, ${s.httpRequests.toLocaleString('en-US')} HTTP requests`;
+  // A cancel with a reason (the job's walltime reached) says it.
   const text = report.cancelled
-    ? `Swarm: cancelled — kept ${what}`
+    ? `Swarm: ${report.error ?? 'cancelled'} — kept ${what}`
     : report.drained
       ? `Swarm: drained — kept ${what}; ${s.cancelled.toLocaleString('en-US')} not sent (a resume on the next swarm sends them)`
       : s.failed

@@ -5,6 +5,7 @@ import { validatePanelMessage } from './message-validation.ts';
 export interface PanelHandlers {
   ready(): void | Promise<void>;
   cancel(): void | Promise<void>;
+  drain(): void | Promise<void>;
   requests: { [M in RequestMethod]: (params: Requests[M]['params']) => Promise<Requests[M]['result']> };
 }
 
@@ -34,6 +35,8 @@ export class MessageRouter {
         return this.handlers.ready();
       case 'cancel':
         return this.handlers.cancel();
+      case 'drain':
+        return this.handlers.drain();
       case 'request':
         return this.answer(message.requestId, () => (this.handlers.requests[message.method] as (p: unknown) => Promise<unknown>)(message.params));
     }

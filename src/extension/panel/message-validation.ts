@@ -13,6 +13,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
     switch (m.type) {
       case 'ready':
       case 'cancel':
+      case 'drain':
         return { ok: true, message: { type: m.type } };
       case 'request': {
         if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };

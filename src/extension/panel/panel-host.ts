@@ -156,6 +156,8 @@ export class PanelHost implements vscode.Disposable {
         if (show) channel.post(show);
       },
       cancel: () => void this.runs.cancel(),
+      // As the palette's and the walltime warning's Drain Run: the run going, whoever started it.
+      drain: () => void vscode.commands.executeCommand('swarmLab.drainRun'),
       requests: {
         run: ({ request }) => this.start(request),
         rerun: async ({ id }) => {
