@@ -9,6 +9,7 @@ import { drainCommand } from './commands/drain.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
 import { jobsCommand } from './commands/jobs.ts';
+import { loadCommand } from './commands/load.ts';
 import { launchCommand } from './commands/launch.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
@@ -41,7 +42,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 
