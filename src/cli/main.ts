@@ -21,6 +21,7 @@ import { cancelCommand } from './commands/cancel.ts';
 import { mergeCommand } from './commands/merge.ts';
 import { runStartCommand } from './commands/run-start.ts';
 import { runsCommand } from './commands/runs.ts';
+import { runExperimentCommand } from './commands/run-experiment.ts';
 import { installRunStatus } from './run-status.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
@@ -42,7 +43,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

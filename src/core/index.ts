@@ -13,6 +13,7 @@ export { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 export { Run, type RunEvents, type RunProgress, type RunReport, type EndpointEvent, type RunMeta } from './run.ts';
 export * from './summary.ts';
 export * from './goodput.ts';
+export * from './sweep.ts';
 export * from './stats.ts';
 export { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts';
 export { sustainedLoad, type LoadOptions, type LoadRequest } from './patterns/sustained-load.ts';
