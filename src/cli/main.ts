@@ -4,6 +4,7 @@ import { blackboardCommand } from './commands/blackboard.ts';
 import { broadcastCommand } from './commands/broadcast.ts';
 import { cancelJobCommand } from './commands/cancel-job.ts';
 import { pipelineCommand } from './commands/pipeline.ts';
+import { planCommand } from './commands/plan.ts';
 import { demoCommand } from './commands/demo.ts';
 import { drainCommand } from './commands/drain.ts';
 import { embedCommand } from './commands/embed.ts';
@@ -43,7 +44,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), planCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 
