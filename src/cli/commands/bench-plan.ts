@@ -35,3 +35,37 @@ export async function planBench(say: Say, startSim: StartSim): Promise<void> {
     await sim.stop();
   }
 }
+
+/** The same check on real inference (llama.cpp, the project's tiny model on the CPU): fitted on one streamed run, one other size (streamed too) predicted. */
+const LLAMA = { endpoints: 2, parallel: 4, maxTokens: 32, inFlight: 8, fit: 32, predict: 64 };
+
+export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void> {
+  say();
+  let sim;
+  try {
+    sim = await startSim(LLAMA.endpoints, ['--engine', 'llama', '--parallel', String(LLAMA.parallel)]);
+  } catch (err) {
+    say(`capacity planner on the llama engine: skipped (${(err as Error).message})`);
+    return;
+  }
+  const pool = new SwarmPool(sim.endpoints, { concurrency: LLAMA.inFlight, hedge: false });
+  try {
+    const random = mulberry32(13);
+    const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far'];
+    const prompts = Array.from({ length: LLAMA.predict }, (_, i) => `Question ${i}: ${Array.from({ length: 20 + Math.floor(random() * 20) }, () => words[Math.floor(random() * words.length)]).join(' ')}`);
+    const options = { batch: false, maxTokens: LLAMA.maxTokens };
+    // A first run warms llama.cpp's contexts, which the model would otherwise count as the servers' speed.
+    await scatterGather(pool, prompts.slice(0, LLAMA.inFlight), { ...options, keepResults: false }).done;
+    const fit = await scatterGather(pool, prompts.slice(0, LLAMA.fit), { ...options, stream: true }).done;
+    const model = fitLatencyModel(fit.results, LLAMA.parallel);
+    // Streamed as the fitted run was: llama.cpp's streamed tokens cost the serving process time of its own.
+    const run = await scatterGather(pool, prompts, { ...options, stream: true, keepResults: false }).done;
+    const predicted = predictWall(model, { endpoints: LLAMA.endpoints, prompts: LLAMA.predict, inFlight: LLAMA.inFlight }).wallMs;
+    const measured = run.summary.wallMs;
+    say(`capacity planner on the llama engine (${LLAMA.endpoints} servers, --parallel ${LLAMA.parallel}, max_tokens ${LLAMA.maxTokens}, ${LLAMA.inFlight} in flight): fitted on ${LLAMA.fit} streamed requests (step ${model.stepMs.toFixed(1)} ms + ${model.perSeqMs.toFixed(2)} ms per sequence, overhead ${model.overheadMs.toFixed(0)} ms)`);
+    say(`  ${LLAMA.predict} requests (${run.summary.completionTokens} output tokens; the fitted run's ${fit.summary.completionTokens} over ${LLAMA.fit}): predicted ${(predicted / 1000).toFixed(2)} s, measured ${(measured / 1000).toFixed(2)} s, error ${(((predicted - measured) / measured) * 100).toFixed(1)} %`);
+  } finally {
+    await pool.close();
+    await sim.stop();
+  }
+}

@@ -10,7 +10,7 @@ import { originalBench } from './bench-original.ts';
 import { cores, IDEAL_RULE, pathsLine, promptList, REAL, realisticBench, SIM_PROCESSES, templateCostBench, timedRun, withFleet, type Timed } from './bench-realistic.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import { prefixBench } from './bench-prefix.ts';
-import { planBench } from './bench-plan.ts';
+import { llamaPlanBench, planBench } from './bench-plan.ts';
 import { sweepBench } from './bench-sweep.ts';
 import { routingBench } from './bench-routing.ts';
 import type { SimIpcMessage } from './sim.ts';
@@ -62,7 +62,10 @@ export function benchCommand(): Command {
       if (on('routing')) await routingBench(say, startSimProcess);
       if (on('prefix')) await prefixBench(say, startSimProcess);
       if (on('sweep')) await sweepBench(say, startSimProcess);
-      if (on('plan')) await planBench(say, startSimProcess);
+      if (on('plan')) {
+        await planBench(say, startSimProcess);
+        await llamaPlanBench(say, startSimProcess);
+      }
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
     });
 }

@@ -1,5 +1,5 @@
 import type { PromptResult } from '../result.ts';
-import { median, percentile } from '../stats.ts';
+import { percentile } from '../stats.ts';
 import { Timeline, type Span } from './timeline.ts';
 
 /**
@@ -70,10 +70,12 @@ export function fitLatencyModel(results: readonly PromptResult[], maxNumSeqs: nu
   }
   if (decode.length < 3) throw new FitError('too few answers of two or more tokens to fit the decode step');
   const [stepMs, perSeqMs, prefillMsPerToken] = nonNegativeLeastSquares(decode);
-  // What a request that found a free slot waited beyond its prefill step: the front end and the wire.
+  // What a request that found a free slot waited beyond its prefill step: the front end and the wire. The
+  // 10th percentile, not the median: the floor is what every request pays; more is a wait for the step under
+  // way or for a slot (requests round-robin under one cap reach a full server), which the stepping models.
   const warm = waits.filter((w) => w.warm);
   const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - stepMs - perSeqMs * w.running);
-  const overheadMs = Math.max(0, rest.length ? median(rest) : 0);
+  const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 10) : 0);
   const wallMs = Math.max(...spans.map((s) => s.done)) - Math.min(...spans.map((s) => s.sent));
   batches.sort((x, y) => x - y);
   const batchRange: [number, number] = [percentile(batches, 10), percentile(batches, 90)];
