@@ -1,4 +1,4 @@
-import { arrivalGaps, drawLength, parseSlo, scatterGather, sloText, SwarmPool, sustainedLoad, sweepRows, syntheticPrompt, type RunSummary } from '../../core/index.ts';
+import { arrivalGaps, loadRequests, parseSlo, scatterGather, sloText, SwarmPool, sustainedLoad, sweepRows, syntheticPrompt, type RunSummary } from '../../core/index.ts';
 import { mulberry32 } from '../../sim/random.ts';
 import { REAL } from './bench-realistic.ts';
 import type { Say, StartSim } from './bench-resilience.ts';
@@ -33,7 +33,7 @@ export async function sweepBench(say: Say, startSim: StartSim): Promise<void> {
     const report = await sustainedLoad(pool.withConcurrency(512), {
       durationMs: LOAD.durationS * 1000,
       nextGapMs: arrivalGaps(LOAD.rate, 'poisson', load),
-      next: () => ({ prompt: { prompt: syntheticPrompt(drawLength({ len: LOAD.inputLen, rangeRatio: 0.25 }, load), load) }, outputTokens: drawLength({ len: LOAD.outputLen, rangeRatio: 0.25 }, load) }),
+      next: loadRequests({ inputLen: LOAD.inputLen }, LOAD.outputLen, 0.25, load),
       slo,
     }).done;
     const s = report.summary;

@@ -3,15 +3,13 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   ARRIVAL_PROCESSES,
   arrivalGaps,
-  drawLength,
   loadPrompts,
+  loadRequests,
   OrderedJsonlWriter,
   parseSlo,
   PromptFileError,
   sustainedLoad,
-  syntheticPrompt,
   type ArrivalProcess,
-  type LoadRequest,
   type PromptInput,
   type Slo,
 } from '../../core/index.ts';
@@ -69,7 +67,7 @@ export function loadCommand(): Command {
   return cmd.action(async (flags: LoadFlags) => {
     if (Boolean(flags.prompts) === Boolean(flags.inputLen)) throw new CliError('give one of --prompts FILE and --input-len N');
     if (flags.route && flags.route !== 'round-robin') throw new CliError(`--route ${flags.route}: a load run sends each request on its own and places it round-robin; the load-aware routes need a whole run's view (use scatter --no-batch)`);
-    const pool = await promptPool(flags);
+    const source = flags.inputLen ? { inputLen: flags.inputLen } : { prompts: await promptFile(flags.prompts!) };
     const record = flags.record ?? (flags.out ? `${flags.out}.run.json` : undefined);
     if (record) await checkOutPath(record, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]], '--record');
     const lock = flags.out ? await claimResults(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
@@ -82,7 +80,7 @@ export function loadCommand(): Command {
       ...runOptions(flags),
       durationMs: flags.duration * 1000,
       ...(flags.requestRate ? { nextGapMs: arrivalGaps(flags.requestRate, flags.arrivals, random) } : { users: flags.concurrency ?? 512 }),
-      next: (): LoadRequest => ({ prompt: pool(random), ...(flags.outputLen ? { outputTokens: drawLength({ len: flags.outputLen, rangeRatio: flags.rangeRatio }, random) } : {}) }),
+      next: loadRequests(source, flags.outputLen, flags.rangeRatio, random),
       ...(flags.slo ? { slo: flags.slo } : {}),
     });
     const writer = flags.out ? new OrderedJsonlWriter({ path: flags.out, ...(lock ? { lock } : {}), show: shownRow, onFailure: () => run.cancel() }) : undefined;
@@ -103,15 +101,10 @@ export function loadCommand(): Command {
   });
 }
 
-/** Where each request's prompt comes from: drawn at random from the file, or made to the drawn length. */
-async function promptPool(flags: LoadFlags): Promise<(random: () => number) => PromptInput> {
-  if (flags.inputLen) {
-    const spec = { len: flags.inputLen, rangeRatio: flags.rangeRatio };
-    return (random) => ({ prompt: syntheticPrompt(drawLength(spec, random), random) });
-  }
+/** The prompts a load run draws from; a bad file is bad input (exit 2) before anything is sent. */
+async function promptFile(path: string): Promise<PromptInput[]> {
   try {
-    const prompts = await loadPrompts(flags.prompts!);
-    return (random) => prompts[Math.floor(random() * prompts.length)]!;
+    return await loadPrompts(path);
   } catch (err) {
     throw err instanceof PromptFileError ? new CliError(err.message) : err;
   }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { endpointsForDeadline, FitError, fitLatencyModel, predictWall, type LatencyModel, type PromptResult, type Scenario } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
-import { printable } from '../format.ts';
+import { columns, printable } from '../format.ts';
 import { int, num } from '../options.ts';
 
 interface PlanFlags {
@@ -106,6 +106,5 @@ function modelLines(m: LatencyModel, selfMs: number): string[] {
 function table(rows: ReadonlyArray<Scenario & { wallMs: number; perEndpoint: number; running: number }>): string {
   const head = ['endpoints', 'prompts', 'mode', 'in flight', 'per endpoint', 'running', 'predicted wall'];
   const body = rows.map((r) => [r.endpoints, r.prompts, r.batched ? 'batched' : 'individual', r.batched ? '—' : r.inFlight, r.perEndpoint, r.running, secs(r.wallMs)].map((c) => (typeof c === 'number' ? c.toLocaleString('en-US') : c)));
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  return [head, ...body].map((cells) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return columns([head, ...body]);
 }

@@ -3,8 +3,8 @@ import { basename, join } from 'node:path';
 import { Command } from 'commander';
 import {
   arrivalGaps,
-  drawLength,
   loadPrompts,
+  loadRequests,
   matchedConcurrency,
   newRunId,
   OrderedJsonlWriter,
@@ -25,7 +25,7 @@ import {
 import { mulberry32 } from '../../sim/random.ts';
 import { CliError } from '../exit.ts';
 import { readExperiment, type Experiment } from '../experiment-file.ts';
-import { printable } from '../format.ts';
+import { columns, printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { narrowed } from '../options.ts';
 import { watchRun } from '../progress.ts';
@@ -140,7 +140,7 @@ function start(exp: Experiment, point: Point, all: SwarmPool, prompts: readonly 
       ...options,
       durationMs: exp.duration! * 1000,
       ...(rate ? { nextGapMs: arrivalGaps(rate, exp.arrivals, random) } : { users: concurrency ?? 512 }),
-      next: () => ({ prompt: prompts[Math.floor(random() * prompts.length)]!, ...(exp.outputLen ? { outputTokens: drawLength({ len: exp.outputLen, rangeRatio: exp.rangeRatio }, random) } : {}) }),
+      next: loadRequests({ prompts }, exp.outputLen, exp.rangeRatio, random),
       ...(exp.slo ? { slo: exp.slo } : {}),
     });
   }
@@ -162,6 +162,5 @@ export function sweepTable(parameter: string, metric: string, rows: readonly Swe
     const s = r.metrics[metric as keyof SweepRow['metrics']];
     return [swept ? String(r.value) : '', r.arm, s ? fmt(s.median) : 'n/a', s ? `${fmt(s.q1)} – ${fmt(s.q3)}` : 'n/a', String(r.runs)];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  return [head, ...body].map((cells) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return columns([head, ...body]);
 }

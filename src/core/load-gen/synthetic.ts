@@ -1,3 +1,6 @@
+import type { LoadRequest } from '../patterns/sustained-load.ts';
+import type { PromptInput } from '../result.ts';
+
 /**
  * Prompts of a chosen length, as `vllm bench serve --dataset-name random` makes them: lengths drawn
  * uniformly from [len × (1 − r), len × (1 + r)] (`--random-range-ratio`), the output held to its drawn
@@ -28,4 +31,14 @@ export function syntheticPrompt(tokens: number, random: () => number): string {
     words[i] = w;
   }
   return words.join(' ');
+}
+
+/**
+ * A load run's requests: each prompt drawn at random from `prompts`, or made to a drawn `inputLen`; each answer
+ * held to a drawn `outputLen` when one is given.
+ */
+export function loadRequests(source: { prompts: readonly PromptInput[] } | { inputLen: number }, outputLen: number | undefined, rangeRatio: number, random: () => number): () => LoadRequest {
+  const prompt = (): PromptInput =>
+    'prompts' in source ? source.prompts[Math.floor(random() * source.prompts.length)]! : { prompt: syntheticPrompt(drawLength({ len: source.inputLen, rangeRatio }, random), random) };
+  return () => ({ prompt: prompt(), ...(outputLen ? { outputTokens: drawLength({ len: outputLen, rangeRatio }, random) } : {}) });
 }
