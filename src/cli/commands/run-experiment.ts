@@ -104,10 +104,10 @@ export function runExperimentCommand(): Command {
   });
 }
 
-/** Every run the file asks for, in order: each value, each arm, each repetition (arms alternate within a value). */
+/** Every run the file asks for: each value, each repetition, each arm, the arms' order reversed every other repetition (as compare's rounds), so neither arm always runs on servers the other just warmed. */
 function pointsOf(exp: Experiment): Point[] {
   const values = exp.sweep?.values ?? [undefined];
-  return values.flatMap((value) => Array.from({ length: exp.repetitions }, (_, repetition) => exp.arms.map((arm) => ({ value, arm, repetition }))).flat());
+  return values.flatMap((value) => Array.from({ length: exp.repetitions }, (_, repetition) => (repetition % 2 ? [...exp.arms].reverse() : exp.arms).map((arm) => ({ value, arm, repetition }))).flat());
 }
 
 /** The prompts of a scatter run (a load run draws from them); a file is read now so a bad one is bad input before any request. */
