@@ -109,3 +109,10 @@ export function formatComparison(a: RunSummary, b: RunSummary, labels: [string, 
   lines.push(`  ${labels[0]} took ${(1 / times).toFixed(2)}× the wall time of ${labels[1]} (${times.toFixed(2)}× speed-up, median wall times)`);
   return lines.join('\n');
 }
+
+/** Rows of cells as aligned columns, two spaces apart, one line each (the first row is the header). */
+export function columns(rows: ReadonlyArray<readonly string[]>): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}

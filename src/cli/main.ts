@@ -4,11 +4,13 @@ import { blackboardCommand } from './commands/blackboard.ts';
 import { broadcastCommand } from './commands/broadcast.ts';
 import { cancelJobCommand } from './commands/cancel-job.ts';
 import { pipelineCommand } from './commands/pipeline.ts';
+import { planCommand } from './commands/plan.ts';
 import { demoCommand } from './commands/demo.ts';
 import { drainCommand } from './commands/drain.ts';
 import { embedCommand } from './commands/embed.ts';
 import { healthCommand } from './commands/health.ts';
 import { jobsCommand } from './commands/jobs.ts';
+import { loadCommand } from './commands/load.ts';
 import { launchCommand } from './commands/launch.ts';
 import { reduceCommand } from './commands/reduce.ts';
 import { scatterCommand } from './commands/scatter.ts';
@@ -20,6 +22,7 @@ import { cancelCommand } from './commands/cancel.ts';
 import { mergeCommand } from './commands/merge.ts';
 import { runStartCommand } from './commands/run-start.ts';
 import { runsCommand } from './commands/runs.ts';
+import { runExperimentCommand } from './commands/run-experiment.ts';
 import { installRunStatus } from './run-status.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
@@ -41,7 +44,7 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), planCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 

@@ -5,6 +5,7 @@ import { LogHistogram } from './histogram.ts';
 import { RequestFailure } from './http/failure.ts';
 import { DRAINED, failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
 import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
+import type { Slo } from './goodput.ts';
 
 export interface RunProgress {
   total: number;
@@ -65,6 +66,8 @@ export interface RunMeta {
   pattern: string;
   batch: boolean;
   stream?: boolean;
+  /** Objectives to count goodput against (sustained-load runs). */
+  slo?: Slo;
   /**
    * Keep every result for the report (default). Off, results only flow through the `result` event
    * and the report's `results` is empty: a million-prompt run then holds no answers in memory.

@@ -4,6 +4,7 @@ import type { Usage } from './request-shapes.ts';
 import type { PromptResult } from './result.ts';
 import { naturalOrder } from './natural-order.ts';
 import { requestKind } from './http/request-meter.ts';
+import { meetsSlo, sloText, type Goodput, type Slo } from './goodput.ts';
 
 /** What a run counted on the way: HTTP requests per endpoint id and per path, token usage per endpoint id, the model used. */
 export interface Tally {
@@ -65,6 +66,8 @@ export interface RunSummary {
   tpot: LatencyStats | null;
   itl: LatencyStats | null;
   endpoints: EndpointSummary[];
+  /** Runs given SLOs: the requests meeting all of them, per second of wall time (vLLM bench's goodput). */
+  goodput?: Goodput;
 }
 
 /**
@@ -80,8 +83,9 @@ export class SummaryBuilder {
   private failed = 0;
   private prompts = 0;
   private uncounted = 0;
+  private good = 0;
 
-  constructor(private readonly meta: { pattern: string; batch: boolean; stream?: boolean }) {}
+  constructor(private readonly meta: { pattern: string; batch: boolean; stream?: boolean; slo?: Slo }) {}
 
   add(r: PromptResult): void {
     this.prompts++;
@@ -94,6 +98,7 @@ export class SummaryBuilder {
       if (r.status === 'failed') e.failed++;
     }
     if (r.status !== 'ok') return;
+    if (this.meta.slo && meetsSlo(r, this.meta.slo)) this.good++;
     if (r.completionTokens === null) this.uncounted++;
     const l = promptLatencies(r);
     if (l.e2el !== null) this.e2el.push(l.e2el);
@@ -138,6 +143,7 @@ export class SummaryBuilder {
       tpot: latencyStats(this.tpot),
       itl: histogramStats(tally.gaps),
       endpoints: [...this.perEndpoint.values()].sort((a, b) => naturalOrder(a.endpoint, b.endpoint)),
+      ...(this.meta.slo ? { goodput: { slo: this.meta.slo, good: this.good, perSecond: this.good / seconds } } : {}),
     };
   }
 
@@ -163,7 +169,7 @@ export function promptLatencies(r: PromptResult): { e2el: number | null; ttft: n
 }
 
 /** A summary of results already in hand. */
-export function summarize(results: readonly PromptResult[], tally: Tally, wallMs: number, meta: { pattern: string; batch: boolean; stream?: boolean }): RunSummary {
+export function summarize(results: readonly PromptResult[], tally: Tally, wallMs: number, meta: { pattern: string; batch: boolean; stream?: boolean; slo?: Slo }): RunSummary {
   const builder = new SummaryBuilder(meta);
   for (const r of results) builder.add(r);
   return builder.finish(tally, wallMs);
@@ -197,6 +203,7 @@ export function summaryRows(s: RunSummary): Array<[string, string]> {
     ['prompt throughput', rate(s.promptThroughput, 'prompts')],
     ['output tokens', s.completionTokens === null ? 'n/a (no usage reported)' : int(s.completionTokens) + (s.uncounted ? ` (${int(s.uncounted)} answers without their own count)` : '')],
     ['output token throughput', rate(s.outputTokenThroughput, 'tok')],
+    ...(s.goodput ? [['goodput', `${rate(s.goodput.perSecond, 'req')} (${int(s.goodput.good)} of ${int(s.ok)} ok requests within ${sloText(s.goodput.slo)})`] as [string, string]] : []),
     ...latencyRows('E2EL', s.e2el),
     ...(s.streamed ? [...latencyRows('TTFT', s.ttft), ...latencyRows('TPOT', s.tpot), ...latencyRows('ITL', s.itl)] : []),
   ];

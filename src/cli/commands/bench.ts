@@ -10,11 +10,13 @@ import { originalBench } from './bench-original.ts';
 import { cores, IDEAL_RULE, pathsLine, promptList, REAL, realisticBench, SIM_PROCESSES, templateCostBench, timedRun, withFleet, type Timed } from './bench-realistic.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import { prefixBench } from './bench-prefix.ts';
+import { llamaPlanBench, planBench } from './bench-plan.ts';
+import { sweepBench } from './bench-sweep.ts';
 import { routingBench } from './bench-routing.ts';
 import type { SimIpcMessage } from './sim.ts';
 
 const SIM = { overheadMs: REAL.overheadMs, ttftMs: REAL.ttftMs, tpotMs: REAL.tpotMs };
-const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing', 'prefix'] as const;
+const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing', 'prefix', 'sweep', 'plan'] as const;
 /**
  * Alternating rounds per mode. Both arms get the work in flight that fills the servers: the individual
  * arm min(prompts, endpoints × max-num-seqs) requests. This machine's processes hold 20,000 file
@@ -59,6 +61,11 @@ export function benchCommand(): Command {
       if (on('resilience')) await resilienceBench(say, startSimProcess);
       if (on('routing')) await routingBench(say, startSimProcess);
       if (on('prefix')) await prefixBench(say, startSimProcess);
+      if (on('sweep')) await sweepBench(say, startSimProcess);
+      if (on('plan')) {
+        await planBench(say, startSimProcess);
+        await llamaPlanBench(say, startSimProcess);
+      }
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
     });
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { checkHealth, STATUS_LABELS } from '../../core/index.ts';
 import { EXIT } from '../exit.ts';
-import { printable, terminalSafe } from '../format.ts';
+import { columns, printable, terminalSafe } from '../format.ts';
 import { num } from '../options.ts';
 import { addReachOptions, openSwarm, type ReachFlags } from '../swarm.ts';
 
@@ -35,8 +35,7 @@ export function healthCommand(): Command {
         printable(r.error ?? ''),
       ]);
       const head = ['ENDPOINT', 'STATUS', 'MODEL', 'MAX_MODEL_LEN', 'LATENCY', 'ERROR'];
-      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-      for (const row of [head, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      process.stdout.write(`${columns([head, ...rows])}\n`);
       const healthy = reports.filter((r) => r.status === 'up').length;
       process.stderr.write(`${healthy}/${reports.length} healthy\n`);
     }

@@ -1,0 +1,71 @@
+import { drawLength, fitLatencyModel, predictWall, scatterGather, subpool, SwarmPool, syntheticPrompt } from '../../core/index.ts';
+import { mulberry32 } from '../../sim/random.ts';
+import type { Say, StartSim } from './bench-resilience.ts';
+
+/**
+ * The planner's check (issue 24): fitted on one streamed individual run on the modeled vLLM scheduler,
+ * three batched runs of other sizes predicted and measured. Slow factor 4 paces the modeled L40S steps
+ * (~24 ms) at ~96 ms, so this machine's lag is a small part of each.
+ */
+const PLAN = { endpoints: 4, maxNumSeqs: 8, slow: 4, maxTokens: 24, fit: { prompts: 64, concurrency: 32 }, sizes: [[4, 64], [2, 48], [3, 96]] as const };
+
+export async function planBench(say: Say, startSim: StartSim): Promise<void> {
+  const sim = await startSim(PLAN.endpoints, ['--scheduler', 'vllm', '--gpu', 'l40s', '--max-num-seqs', String(PLAN.maxNumSeqs), '--slow-factor', String(PLAN.slow)]);
+  const pool = new SwarmPool(sim.endpoints, { concurrency: PLAN.fit.concurrency, hedge: false });
+  try {
+    const random = mulberry32(11);
+    const prompts = Array.from({ length: 96 }, () => syntheticPrompt(drawLength({ len: 100, rangeRatio: 0.4 }, random), random));
+    say();
+    say(`capacity planner: fitted on ${PLAN.fit.prompts} individual streamed requests (${PLAN.fit.concurrency} in flight) over ${PLAN.endpoints} simulated vLLM servers (--scheduler vllm, modeled L40S, max-num-seqs ${PLAN.maxNumSeqs}, slow factor ${PLAN.slow}), max_tokens ${PLAN.maxTokens}; then batched runs of other sizes`);
+    const fit = await scatterGather(pool, prompts.slice(0, PLAN.fit.prompts), { batch: false, stream: true, maxTokens: PLAN.maxTokens }).done;
+    const model = fitLatencyModel(fit.results, PLAN.maxNumSeqs);
+    say(`  model: step ${model.stepMs.toFixed(1)} ms + ${model.perSeqMs.toFixed(2)} ms per sequence, prefill ${model.prefillMsPerToken.toFixed(3)} ms per prompt token, overhead ${model.overheadMs.toFixed(0)} ms; the fitted run measured ${(fit.summary.wallMs / 1000).toFixed(2)} s`);
+    say('  endpoints × prompts   predicted   measured wall   error   busiest server\'s modeled time × slow factor');
+    for (const [endpoints, n] of PLAN.sizes) {
+      const before = (await sim.stats()).servers.map((s) => s.scheduler!.modeledMs);
+      const run = await scatterGather(subpool.slice(pool, 0, endpoints), prompts.slice(0, n), { batch: true, maxTokens: PLAN.maxTokens, keepResults: false }).done;
+      const after = (await sim.stats()).servers.map((s) => s.scheduler!.modeledMs);
+      const modeled = Math.max(...after.map((a, i) => a - before[i]!)) * PLAN.slow;
+      const predicted = predictWall(model, { endpoints, prompts: n, inFlight: endpoints, batched: true }).wallMs;
+      const measured = run.summary.wallMs;
+      say(`  ${`${endpoints} × ${n}`.padEnd(20)}  ${`${(predicted / 1000).toFixed(2)} s`.padEnd(10)}  ${`${(measured / 1000).toFixed(2)} s`.padEnd(14)}  ${`${(((predicted - measured) / measured) * 100).toFixed(1)} %`.padEnd(6)}  ${(modeled / 1000).toFixed(2)} s`);
+    }
+  } finally {
+    await pool.close();
+    await sim.stop();
+  }
+}
+
+/** The same check on real inference (llama.cpp, the project's tiny model on the CPU): fitted on one streamed run, one other size (streamed too) predicted. */
+const LLAMA = { endpoints: 2, parallel: 4, maxTokens: 32, inFlight: 8, fit: 32, predict: 64 };
+
+export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void> {
+  say();
+  let sim;
+  try {
+    sim = await startSim(LLAMA.endpoints, ['--engine', 'llama', '--parallel', String(LLAMA.parallel)]);
+  } catch (err) {
+    say(`capacity planner on the llama engine: skipped (${(err as Error).message})`);
+    return;
+  }
+  const pool = new SwarmPool(sim.endpoints, { concurrency: LLAMA.inFlight, hedge: false });
+  try {
+    const random = mulberry32(13);
+    const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far'];
+    const prompts = Array.from({ length: LLAMA.predict }, (_, i) => `Question ${i}: ${Array.from({ length: 20 + Math.floor(random() * 20) }, () => words[Math.floor(random() * words.length)]).join(' ')}`);
+    const options = { batch: false, maxTokens: LLAMA.maxTokens };
+    // A first run warms llama.cpp's contexts, which the model would otherwise count as the servers' speed.
+    await scatterGather(pool, prompts.slice(0, LLAMA.inFlight), { ...options, keepResults: false }).done;
+    const fit = await scatterGather(pool, prompts.slice(0, LLAMA.fit), { ...options, stream: true }).done;
+    const model = fitLatencyModel(fit.results, LLAMA.parallel);
+    // Streamed as the fitted run was: llama.cpp's streamed tokens cost the serving process time of its own.
+    const run = await scatterGather(pool, prompts, { ...options, stream: true, keepResults: false }).done;
+    const predicted = predictWall(model, { endpoints: LLAMA.endpoints, prompts: LLAMA.predict, inFlight: LLAMA.inFlight }).wallMs;
+    const measured = run.summary.wallMs;
+    say(`capacity planner on the llama engine (${LLAMA.endpoints} servers, --parallel ${LLAMA.parallel}, max_tokens ${LLAMA.maxTokens}, ${LLAMA.inFlight} in flight): fitted on ${LLAMA.fit} streamed requests (step ${model.stepMs.toFixed(1)} ms + ${model.perSeqMs.toFixed(2)} ms per sequence, overhead ${model.overheadMs.toFixed(0)} ms)`);
+    say(`  ${LLAMA.predict} requests (${run.summary.completionTokens} output tokens; the fitted run's ${fit.summary.completionTokens} over ${LLAMA.fit}): predicted ${(predicted / 1000).toFixed(2)} s, measured ${(measured / 1000).toFixed(2)} s, error ${(((predicted - measured) / measured) * 100).toFixed(1)} %`);
+  } finally {
+    await pool.close();
+    await sim.stop();
+  }
+}
