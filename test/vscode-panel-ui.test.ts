@@ -368,7 +368,20 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const watchBig = `() => {
       const w = window;
       if (!w.__big) {
-        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false };
+        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0 };
+        // When the host's messages reach the page (before the panel reduces and draws them); each runProgress with the run's clock when it was sent.
+        window.addEventListener('message', (e) => {
+          const m = e.data;
+          if (!m || typeof m.type !== 'string') return;
+          if (m.type === 'runStarted' && /big\.prompts\.txt/.test(m.label)) w.__big.runId = m.runId;
+          if (m.type === 'runProgress' && m.runId === w.__big.runId) {
+            w.__big.progress.push([Date.now(), m.elapsedMs, m.results.length]);
+            if (m.results.length) w.__big.lastRowsAt = Date.now();
+          }
+          if (m.type === 'runFinished' && m.runId === w.__big.runId) w.__big.finishedAt = Date.now();
+          if (m.type === 'endpoints' && w.__big.runId && !w.__big.finishedAt) w.__big.endpointLists++;
+          if (m.type === 'history' && w.__big.finishedAt && !w.__big.historyAt) w.__big.historyAt = Date.now();
+        });
         let last = performance.now();
         const frame = () => {
           const now = performance.now();
@@ -387,18 +400,26 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       }
       return w.__big;
     }`;
-    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean };
+    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number };
     // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
     const poll = async () => {
       const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
       return (await frame!.evaluate(`(${watchBig})()`)) as Big;
     };
     await until(poll, (b) => Boolean(b), 'the watch in the webview');
+    // The workbench's own main thread (the webview draws in a frame of its own): its long tasks, to tell where a late message waited.
+    await page.evaluate(`(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longTasks.push([performance.timeOrigin + e.startTime, e.duration]);
+      }).observe({ type: 'longtask' });
+    })()`);
     await runCommand(page, 'View: Focus First Editor Group');
     const sent = Date.now();
     for (let attempt = 1; ; attempt++) {
       await runCommand(page, 'Swarm: Scatter Prompts');
-      const picked = await quickPickSelect(page, 'Batched').then(() => true, (err: Error) => (attempt < 3 ? false : Promise.reject(err)));
+      // An extension host serving 1,000 simulated endpoints can take longer than the default 10 s to show its pick on a loaded machine.
+      const picked = await quickPickSelect(page, 'Batched', { timeoutMs: 30_000 }).then(() => true, (err: Error) => (attempt < 3 ? false : Promise.reject(err)));
       if (picked) break;
       await page.keyboard.press('Escape');
       await runCommand(page, 'View: Focus First Editor Group');
@@ -420,7 +441,18 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     assert.equal(record.summary.endpoints.length, 1_000);
     const runEnd = Date.parse(record.startedAt) + record.summary.wallMs;
     const delay = big.doneAt - runEnd;
-    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (record saved at +${((savedAt - runEnd) / 1000).toFixed(2)} s) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
+    // How late the run's progress reached the page: its arrival less the run's clock when the host sent it, at each quarter of the run.
+    const runStart = runEnd - record.summary.wallMs;
+    const lags = big.progress.map(([at, elapsed, rows]) => ({ lag: at - (runStart + elapsed), elapsed, rows }));
+    const lagAt = (q: number) => lags.filter((l) => l.elapsed <= q * record.summary.wallMs).at(-1)?.lag ?? NaN;
+    const longTasks = ((await page.evaluate('window.__longTasks')) as Array<[number, number]>).filter(([at]) => at >= runStart && at <= big.doneAt);
+    const sum = (list: Array<[number, number]>) => Math.round(list.reduce((n, [, d]) => n + d, 0));
+    t.diagnostic(
+      `endpoint lists during the run: ${big.endpointLists} · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
+        ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
+    );
+    const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
+    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
     t.diagnostic(figures);
     timings.push(`10,000 × 1,000: ${figures}`);
     await screenshot(page, join(SHOTS, 'panel-1000-done.png'));

@@ -1098,9 +1098,13 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     for (const r of full.rounds) r.cacheSalt = `salt-r${r.round}-${r.arm}`;
     // The batched arm's median round is round 1 (index 3 in run order: b0 i0 i1 b1 b2 i2).
     full.rounds[3]!.summary = { ...full.rounds[3]!.summary, httpRequests: 2, generationRequests: 2, requestsByPath: { '/v1/completions': 2 } };
+    // The individual arm's round 1 (index 2), its median: prompt 3 failed, prompt 2 answered otherwise. Its figures say so as its rows do.
+    full.rounds[2]!.summary = { ...full.rounds[2]!.summary, ok: 3, failed: 1 };
     const rowsOf = (arm: 'batched' | 'individual', round: number) =>
       Array.from({ length: 4 }, (_, i) =>
         row(i, { endpoint: `gpu0${(i % 2) + 1}:8000`, completionTokens: arm === 'batched' ? 100 + round * 10 + i : 27 + i * 16, timings: { queuedMs: 1, sentMs: arm === 'batched' ? 5 : 5 + i * 30, firstByteMs: null, firstTokenMs: null, doneMs: 200 + i } }),
+      ).map((r) =>
+        arm === 'batched' || round !== 1 ? r : r.index === 2 ? { ...r, text: 'another answer 2' } : r.index === 3 ? { ...r, status: 'failed' as const, ok: false, text: '', error: 'HTTP 500: boom' } : r,
       );
     const tokens = () => cellTexts(page, 'tok');
     await host(page, comparisonStarted('cmp-t', 4, 'compare 4 prompts', 3));
@@ -1156,12 +1160,9 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
     const opens = (await sentMessages(page)).filter((m): m is Extract<PanelMessage, { type: 'request'; method: 'openRun' }> => m.type === 'request' && m.method === 'openRun');
     assert.deepEqual(opens.map((m) => m.params.arm).sort(), ['batched', 'individual']);
     const savedRecord = { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter' as const, file: 'cmp-t.jsonl' };
-    const individualRows = rowsOf('individual', 1).map((r) =>
-      r.index === 2 ? { ...r, text: 'another answer 2' } : r.index === 3 ? { ...r, status: 'failed' as const, ok: false, text: '', error: 'HTTP 500: boom' } : r,
-    );
     for (const m of opens) {
       const arm = m.params.arm!;
-      await host(page, { type: 'reply', requestId: m.requestId, ok: true, value: { record: savedRecord, resultsJsonl: jsonl(arm === 'batched' ? rowsOf('batched', 1) : individualRows), comparison: kept, arm: { arm, round: 1 } } });
+      await host(page, { type: 'reply', requestId: m.requestId, ok: true, value: { record: savedRecord, resultsJsonl: jsonl(rowsOf(arm, 1)), comparison: kept, arm: { arm, round: 1 } } });
     }
     await page.locator('#arm-header[data-arm="both"]').waitFor();
     assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Both arms, prompt by prompt: batched round 2, individual round 2/);
@@ -1180,6 +1181,8 @@ describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
       '4 | prompt 3 | answer 3 | 198 ms | HTTP 500: boom | 108 ms',
     ]);
     assert.equal((await page.locator('#side-by-side-count').textContent())!.trim(), '1 of 4 prompts answered differently', 'a failed answer is not a different one');
+    // The run bar counts each arm's losses over its rounds from the same figures: the failed row above is one of them.
+    assert.match((await page.locator('#run-status .counts').textContent())!.replace(/\s+/g, ' '), /3 rounds per arm · batched: all answered · individual: 1 of 12 prompts failed/);
     assert.equal(await armsTable.locator('.vl-row.differ').count(), 1);
     await shot(page, 'compare-side-by-side');
     // Open a row: the prompt and both answers in full.

@@ -56,7 +56,10 @@ export class App implements PanelApp {
     this.state = reduce(before, action);
     if (this.state === before) return;
     if (this.state.notice !== before.notice) this.timeNotice(this.state.notice);
-    this.persist();
+    // Progress is not kept: a run going is resynced by the host after a reload. Saving the whole UI
+    // state (a palette run's 10,000 prompts adopted into Compose) a few times a second cost the
+    // workbench's thread, which the panel shares, seconds over a long run.
+    if (action.type !== 'runProgress') this.persist();
     this.invalidate();
   }
 

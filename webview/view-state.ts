@@ -5,7 +5,7 @@
  * "returns new values": a run's rows are appended to its ResultsStore in place (a 100,000-row run is
  * not copied on every progress message); a new run gets a new store.
  */
-import type { ArmShown, ComparisonView, EndpointInfo, HostMessage, OpenedRun, PanelState, ReduceView, Requests, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+import type { ArmShown, ComparisonView, EndpointInfo, HistoryEntry, HostMessage, OpenedRun, PanelState, ReduceView, Requests, ResultRow, RunRecord } from '../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 import type { ComposeState } from './lib/compose.ts';
@@ -34,7 +34,7 @@ export interface ViewState {
   source: string | null;
   endpoints: EndpointInfo[];
   defaults: PanelState['defaults'];
-  history: RunRecord[];
+  history: HistoryEntry[];
   run: RunView | null;
   store: ResultsStore;
   reduce: ReduceOf;
@@ -255,7 +255,7 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
   return { ...s, run, store, reduce: o.reduce ?? null, comparison, sideBySide: null, stale: false, ui: { ...s.ui, tab, ...(same ? {} : { filter: noFilter() }) } };
 }
 
-function withHistory(s: ViewState, history: RunRecord[]): ViewState {
+function withHistory(s: ViewState, history: HistoryEntry[]): ViewState {
   const ids = new Set(history.map((h) => h.id));
   const saved = s.run !== null && !s.run.saved && ids.has(s.run.id);
   // Picks of runs deleted meanwhile go with them.

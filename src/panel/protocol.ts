@@ -151,6 +151,13 @@ export interface RunRecord {
   context?: RunContext;
 }
 
+/**
+ * A saved run as History lists it: its record with only the figures the list shows. A record's
+ * summary holds every endpoint's figures (1,000 entries at 1,000 endpoints); the list is sent at
+ * every run's end and never needs them (the record in full comes with `openRun` and `compareRuns`).
+ */
+export type HistoryEntry = Omit<RunRecord, 'summary'> & { summary: Pick<RunSummary, 'prompts' | 'ok' | 'failed' | 'cancelled' | 'wallMs' | 'promptThroughput'> };
+
 /** A finished run in full: what `openRun` answers and `showRun` carries. */
 export interface OpenedRun {
   record: RunRecord;
@@ -171,13 +178,25 @@ export interface PanelState {
   source: string | null;
   endpoints: EndpointInfo[];
   defaults: { model: string; maxTokens: number | null; batching: boolean };
-  history: RunRecord[];
+  history: HistoryEntry[];
 }
 
 /**
  * A run's lifecycle, stated by the host: `runStarted`, then (a comparison) `armStarted` and
- * `armFinished` per arm and round, throttled `runProgress` in between, and one `runFinished` once
- * the record is saved. Every one names its `runId`, which is also its record's id.
+ * `armFinished` per arm and round, throttled `runProgress` in between, and one `runFinished` as
+ * soon as its rows and figures are known (before its record is written: the panel says "done"
+ * without waiting on the disk). Its record is saved next, and a `history` listing it follows.
+ * Every one names its `runId`, which is also its record's id.
+ *
+ * A run is ACTIVE from `runStarted` until that `history` (its record saved), and one state
+ * (RunOrchestrator's) says so for every origin, panel or palette:
+ * - while its rows are still coming (before `runFinished`), a `run`, `rerun` or `continueRun`
+ *   request is refused ("a run is going") and `cancel` cancels it;
+ * - after `runFinished`, while its record is being saved, a new run waits for the save and then
+ *   starts, and requests that name the finished run (`openRun`, `rerun`, `exportRun`, …) wait for
+ *   its record: a `runFinished` run can be asked for at once.
+ * A webview that says `ready` meanwhile hears every active run again from its `runStarted`, its
+ * rows, and (when it came) its `runFinished`.
  */
 export type RunMessage =
   | {
@@ -218,7 +237,8 @@ export type HostMessage =
   | { type: 'init'; state: PanelState }
   | { type: 'endpoints'; connected: boolean; source: string | null; endpoints: EndpointInfo[] }
   | RunMessage
-  | { type: 'history'; history: RunRecord[] }
+  /** Newest first: sent at `init`, once a run's record is saved, and after a rename or delete. */
+  | { type: 'history'; history: HistoryEntry[] }
   /** A finished run the webview missed (it was hidden or closed while the run went), to show in full. */
   | ({ type: 'showRun' } & OpenedRun)
   | { type: 'reply'; requestId: number; ok: boolean; value?: unknown; error?: string };

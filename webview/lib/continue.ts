@@ -7,7 +7,7 @@ import type { Pattern, RunRecord } from '../../src/panel/protocol.ts';
 export type ContinueWhat = 'failed' | 'remaining';
 
 /** Failed and cancelled prompts of a finished, saved scatter or map run (a comparison's rows are one arm's: none). */
-export function continuable(run: { pattern: Pattern; mode: RunRecord['mode']; summary: RunRecord['summary'] | null }): Record<ContinueWhat, number> {
+export function continuable(run: { pattern: Pattern; mode: RunRecord['mode']; summary: Pick<RunRecord['summary'], 'failed' | 'cancelled'> | null }): Record<ContinueWhat, number> {
   const s = run.summary;
   if (!s || run.mode === 'compare' || (run.pattern !== 'scatter' && run.pattern !== 'map')) return { failed: 0, remaining: 0 };
   return { failed: s.failed, remaining: s.cancelled };

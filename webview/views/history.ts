@@ -4,7 +4,7 @@
  */
 import { diffWords } from 'diff';
 import { html, nothing } from 'lit';
-import type { RunRecord } from '../../src/panel/protocol.ts';
+import type { HistoryEntry, RunRecord } from '../../src/panel/protocol.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import type { RunsComparison } from '../view-state.ts';
 import { figure, int, when } from '../lib/format.ts';
@@ -106,12 +106,12 @@ function runsComparison(app: App, rc: RunsComparison) {
 }
 
 /** How a run ended, in one word (records from before runs kept it say done). */
-function ended(r: RunRecord): 'done' | 'cancelled' | 'drained' | 'failed' {
+function ended(r: HistoryEntry): 'done' | 'cancelled' | 'drained' | 'failed' {
   return r.cancelled ? 'cancelled' : r.drained ? 'drained' : r.error ? 'failed' : 'done';
 }
 
 /** What a run ran on: hostfile, endpoints, model, server version, parameters (absent in older records). */
-export function contextText(r: RunRecord): string {
+export function contextText(r: Pick<RunRecord, 'context'>): string {
   const c = r.context;
   if (!c) return '';
   const p = c.params;

@@ -16,19 +16,29 @@ export function endpointsMessage(session: Session): Extract<HostMessage, { type:
 
 /**
  * Posts `endpoints` when the session connects or disconnects and when health changes, at most
- * once per `intervalMs` (a health refresh over 1,000 endpoints fires once, but polling never stops).
+ * once per `intervalMs` (a health refresh over 1,000 endpoints fires once, but polling never stops),
+ * and only when what the panel shows of them changed: every health check says the connection
+ * changed, and 1,000 endpoints unchanged crossed to the webview (and were drawn again) for nothing.
  */
 export class EndpointFeed implements vscode.Disposable {
   private connectionSub: vscode.Disposable | undefined;
   private readonly sessionSub: vscode.Disposable;
   private readonly paced: Throttled;
+  /** The last message posted, as JSON (a webview that says `ready` gets the endpoints of the moment with `init`). */
+  private last = '';
 
   constructor(
     private readonly session: Session,
     private readonly post: (message: HostMessage) => void,
     intervalMs = 500,
   ) {
-    this.paced = throttle(() => this.post(endpointsMessage(this.session)), intervalMs);
+    this.paced = throttle(() => {
+      const message = endpointsMessage(this.session);
+      const said = JSON.stringify(message);
+      if (said === this.last) return;
+      this.last = said;
+      this.post(message);
+    }, intervalMs);
     this.sessionSub = session.onDidChange((c) => this.follow(c));
     this.follow(session.connection, false);
   }

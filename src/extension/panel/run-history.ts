@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
 import type { Arm } from '../../core/compare.ts';
-import type { ArmShown, ComparisonView, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import type { ArmShown, ComparisonView, HistoryEntry, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import { settings } from '../settings.ts';
 
 /** A saved run: its record, how to run it again, and what the panel shows besides its rows. */
@@ -24,7 +24,7 @@ export function armShown(saved: SavedRun, arm: Arm): ArmShown {
   return { arm: which, round: saved.comparison?.kept?.[which] ?? 0 };
 }
 
-/** `<id>.run.json`: small (the history list reads every one). */
+/** `<id>.run.json`: the record (its summary holds every endpoint's figures) and how to run it again. */
 const RECORD = '.run.json';
 /** `<id>.details.json`: a tree-reduce's levels, a comparison's rounds (latencies and timelines can be large). */
 const DETAILS = '.details.json';
@@ -38,6 +38,16 @@ const LIST_LIMIT = 500;
  * stems, which start with the time the run started.
  */
 export class RunHistory {
+  /**
+   * The history list of one runs folder, kept as it changes here: each record is read once (or not
+   * at all: a run saved here goes in as it is saved), never again at every run's end. A record
+   * another window saves is read when its file is first seen; one it renames keeps its old label
+   * here until the next reload.
+   */
+  private index: { folder: string; entries: Map<string, Promise<HistoryEntry | undefined>> } | undefined;
+  /** Records being written, by id: whatever reads one waits for it (a finished run is asked for before its record is on disk). */
+  private readonly saving = new Map<string, Promise<void>>();
+
   constructor(private readonly storage: vscode.Uri) {}
 
   folder(): string {
@@ -45,26 +55,52 @@ export class RunHistory {
     return vscode.Uri.joinPath(root, settings().runsFolder).fsPath;
   }
 
-  async save(saved: SavedRun): Promise<void> {
-    const { reduce, comparison, ...small } = saved;
-    await mkdir(this.folder(), { recursive: true });
-    if (reduce || comparison) await writeFile(join(this.folder(), `${saved.record.id}${DETAILS}`), JSON.stringify({ reduce, comparison }));
-    const { prompts, items, ...rest } = small.request;
-    const request: RunRequest = { ...rest, prompts: [], ...(items?.length ? { items: [] } : {}) }; // both come back from the results
-    await writeFile(join(this.folder(), `${saved.record.id}${RECORD}`), `${JSON.stringify({ ...small, request }, null, 1)}\n`);
+  /** Writes a run's record (and details); reads of it wait until it is written. */
+  save(saved: SavedRun): Promise<void> {
+    const folder = this.folder();
+    const id = saved.record.id;
+    const done = this.write(folder, saved).then(() => void this.entries(folder).set(id, Promise.resolve(entryOf(saved.record))));
+    const pending: Promise<void> = done.then(
+      () => {},
+      () => {},
+    ).then(() => void (this.saving.get(id) === pending && this.saving.delete(id)));
+    this.saving.set(id, pending);
+    return done;
   }
 
-  /** Newest first. Records that cannot be read are skipped. */
-  async list(): Promise<RunRecord[]> {
+  private async write(folder: string, saved: SavedRun): Promise<void> {
+    const { reduce, comparison, ...small } = saved;
+    await mkdir(folder, { recursive: true });
+    if (reduce || comparison) await writeFile(join(folder, `${saved.record.id}${DETAILS}`), JSON.stringify({ reduce, comparison }));
+    const { prompts, items, ...rest } = small.request;
+    const request: RunRequest = { ...rest, prompts: [], ...(items?.length ? { items: [] } : {}) }; // both come back from the results
+    await writeFile(join(folder, `${saved.record.id}${RECORD}`), `${JSON.stringify({ ...small, request }, null, 1)}\n`);
+  }
+
+  /** The history list, newest first: one listing of the folder, and only the records not seen before read. Records that cannot be read are skipped. */
+  async list(): Promise<HistoryEntry[]> {
+    await Promise.all(this.saving.values());
+    const folder = this.folder();
     let names: string[];
     try {
-      names = await readdir(this.folder());
+      names = await readdir(folder);
     } catch {
       return [];
     }
     const ids = names.filter((n) => n.endsWith(RECORD)).map((n) => n.slice(0, -RECORD.length)).sort().reverse().slice(0, LIST_LIMIT);
-    const records = await Promise.all(ids.map((id) => this.loadRecord(id).then((s) => s.record, () => undefined)));
-    return records.filter((r): r is RunRecord => Boolean(r));
+    const known = this.entries(folder);
+    for (const id of ids) if (!known.has(id)) known.set(id, this.loadRecord(id).then((s) => entryOf(s.record), () => undefined));
+    const listed = new Set(ids);
+    for (const id of known.keys()) if (!listed.has(id)) known.delete(id); // deleted, or past the list's end
+    const entries = await Promise.all(ids.map((id) => known.get(id)!));
+    ids.forEach((id, i) => entries[i] === undefined && known.delete(id)); // tried again next time
+    return entries.filter((e): e is HistoryEntry => Boolean(e));
+  }
+
+  /** The index of `folder` (a new one when the runs folder changed: another workspace or setting). */
+  private entries(folder: string): Map<string, Promise<HistoryEntry | undefined>> {
+    if (this.index?.folder !== folder) this.index = { folder, entries: new Map() };
+    return this.index.entries;
   }
 
   /** Gives a saved run another name (its label in History, exports and comparisons). */
@@ -72,6 +108,7 @@ export class RunHistory {
     const saved = await this.loadRecord(id);
     saved.record.label = label;
     await writeFile(join(this.folder(), `${id}${RECORD}`), `${JSON.stringify(saved, null, 1)}\n`);
+    this.entries(this.folder()).set(id, Promise.resolve(entryOf(saved.record)));
   }
 
   /** Deletes a saved run: its record, details and results files. */
@@ -79,6 +116,7 @@ export class RunHistory {
     const saved = await this.loadRecord(id);
     const files = [`${id}${RECORD}`, `${id}${DETAILS}`, saved.record.file, ...(saved.individualFile ? [saved.individualFile] : [])];
     await Promise.all(files.map((f) => rm(this.pathOf(f), { force: true })));
+    this.entries(this.folder()).delete(id);
   }
 
   /** The record with its details. */
@@ -93,6 +131,7 @@ export class RunHistory {
   }
 
   private async loadRecord(id: string): Promise<SavedRun> {
+    await this.saving.get(id);
     try {
       return JSON.parse(await readFile(join(this.folder(), `${id}${RECORD}`), 'utf8')) as SavedRun;
     } catch (err) {
@@ -137,4 +176,10 @@ export class RunHistory {
     }
     return request;
   }
+}
+
+/** A record as the history list holds it (see HistoryEntry). */
+function entryOf(record: RunRecord): HistoryEntry {
+  const { prompts, ok, failed, cancelled, wallMs, promptThroughput } = record.summary;
+  return { ...record, summary: { prompts, ok, failed, cancelled, wallMs, promptThroughput } };
 }

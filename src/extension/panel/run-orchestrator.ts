@@ -52,7 +52,12 @@ export interface Going {
  * Status bar and notification come from run-progress.ts.
  */
 export class RunOrchestrator {
-  private readonly active = new Map<string, { recorder: RunRecorder; cancel(): void }>();
+  /**
+   * Every ACTIVE run (see the lifecycle in protocol.ts): from `runStarted` until its record is saved
+   * and the history list naming it is sent, when `released` settles. Going while its recorder has
+   * not said `runFinished`; finishing (being saved) after.
+   */
+  private readonly active = new Map<string, { recorder: RunRecorder; cancel(): void; released: Promise<void> }>();
 
   constructor(
     private readonly services: Services,
@@ -60,28 +65,32 @@ export class RunOrchestrator {
     private readonly post: (message: HostMessage) => boolean,
   ) {}
 
-  /** Whether a run is going (any origin). */
+  /** Whether a run is going (any origin): its rows still coming. */
   get busy(): boolean {
-    return this.active.size > 0;
+    return [...this.active.values()].some((a) => !a.recorder.hasFinished);
   }
 
   isGoing(runId: string): boolean {
-    return this.active.has(runId);
+    const a = this.active.get(runId);
+    return Boolean(a && !a.recorder.hasFinished);
   }
 
   /** Cancels every run going; finished results are kept. */
   cancel(): boolean {
-    for (const a of this.active.values()) a.cancel();
-    return this.active.size > 0;
+    const going = [...this.active.values()].filter((a) => !a.recorder.hasFinished);
+    for (const a of going) a.cancel();
+    return going.length > 0;
   }
 
-  /** A webview that just said `ready` hears each live run from its start. */
+  /** A webview that just said `ready` hears each active run from its start (and its end, when said). */
   resync(): void {
     for (const a of this.active.values()) a.recorder.resync();
   }
 
   /** Starts a run; throws LaunchError (before anything is sent or saved) when it cannot start. */
   async launch(launch: Launch): Promise<Going> {
+    // A run that said `runFinished` is being saved: it is let go first, so its record is listed before this run starts.
+    await Promise.all([...this.active.values()].filter((a) => a.recorder.hasFinished).map((a) => a.released));
     const connection = this.services.session.connection;
     if (!connection) throw new LaunchError('connect a hostfile (or start the local simulator) first');
     const request = launch.request;
@@ -110,7 +119,7 @@ export class RunOrchestrator {
       this.post,
       continued,
     );
-    const entry = { recorder, cancel: () => {} };
+    const entry = { recorder, cancel: () => {}, released: Promise.resolve() };
     this.active.set(runId, entry);
     const run = request.compare ? this.compare(recorder, launch, prepared, options, file.uri, entry) : this.single(recorder, launch, prepared, options, file.uri, entry);
     // A run that throws still ends with a saved record and its runFinished: the panel never waits forever.
@@ -135,6 +144,10 @@ export class RunOrchestrator {
         () => ended as Promise<never>,
       )
       .finally(() => this.active.delete(runId));
+    entry.released = done.then(
+      () => {},
+      () => {},
+    );
     return { runId, done };
   }
 

@@ -5,18 +5,21 @@ import { armShown, type RunHistory, type SavedRun } from './run-history.ts';
 import { LiveRows } from './live-rows.ts';
 
 type Started = Extract<RunMessage, { type: 'runStarted' }>;
+type Finished = Extract<RunMessage, { type: 'runFinished' }>;
 
 /**
  * One run as the host records it and tells the panel, the same for a single run and a comparison:
  * `runStarted`; per followed Run (the run, or each arm) its rows to a results file and to the panel;
- * `armStarted` / `armFinished` around a comparison's arms; and `runFinished` once the record is
- * saved. Keeps what it said, so a webview that comes back mid-run hears the run from its start.
+ * `armStarted` / `armFinished` around a comparison's arms; `runFinished` as soon as the rows and
+ * figures are known; then the record saved and the history list that names it (the lifecycle in
+ * protocol.ts). Keeps what it said, so a webview that comes back mid-run hears the run from its start.
  */
 export class RunRecorder {
   private readonly said: HostMessage[] = [];
   private live: LiveRows | undefined;
   private writer: OrderedJsonlWriter | undefined;
   private servers: ServerLoadWatch | undefined;
+  private finished: Finished | undefined;
 
   constructor(
     readonly started: Started,
@@ -77,27 +80,38 @@ export class RunRecorder {
     this.say({ type: 'armFinished', runId: this.runId, arm, round, figures, cancelled, error });
   }
 
-  /** Saves the record, refreshes the history list, then says `runFinished`; whether the webview got it. */
+  /** Whether `runFinished` was said: the rows and figures are all known (the record may still be being saved). */
+  get hasFinished(): boolean {
+    return Boolean(this.finished);
+  }
+
+  /**
+   * Says `runFinished`, then saves the record and sends the history list that names it; resolves
+   * once both are done, with whether the webview got `runFinished`.
+   */
   async finish(saved: SavedRun): Promise<boolean> {
     await this.settle();
-    await this.history.save(saved);
-    this.post({ type: 'history', history: await this.history.list() });
     // A comparison's table held its last arm live: the rows its record keeps replace them.
     const rows = saved.comparison ? { arm: armShown(saved, 'batched'), resultsJsonl: await this.history.jsonl(saved) } : undefined;
-    return this.post({
+    this.finished = {
       type: 'runFinished',
       runId: this.runId,
       record: saved.record,
       ...(saved.reduce ? { reduce: saved.reduce } : {}),
       ...(saved.comparison ? { comparison: saved.comparison } : {}),
       ...(rows ? { rows } : {}),
-    });
+    };
+    const delivered = this.post(this.finished);
+    await this.history.save(saved);
+    this.post({ type: 'history', history: await this.history.list() });
+    return delivered;
   }
 
   /** Everything said so far and every row, for a webview that just said `ready`. */
   resync(): void {
     for (const m of this.said) this.post(m);
     this.live?.resync();
+    if (this.finished) this.post(this.finished);
   }
 
   private say(message: HostMessage): void {

@@ -66,23 +66,29 @@ async function request(method: string, params: unknown): Promise<Msg<'reply'>> {
   return replies[0]!;
 }
 
-/** Runs as the panel's Run button does: the request answers the run's id at once; resolves once its runFinished is posted. */
+/** Whether `runId` was let go in `list` (the lifecycle's end): its runFinished, then a history list naming it (its record saved). */
+function letGo(list: HostMessage[], runId: string): boolean {
+  const finished = list.findIndex((x) => x.type === 'runFinished' && x.runId === runId);
+  return finished >= 0 && list.slice(finished + 1).some((x) => x.type === 'history' && x.history.some((h) => h.id === runId));
+}
+
+/** Runs as the panel's Run button does: the request answers the run's id at once; resolves once the run is let go. */
 async function runFromPanel(req: Partial<RunRequest>): Promise<HostMessage[]> {
   const m = mark();
   const reply = await request('run', { request: { prompts: [], tags: [], batch: true, pattern: 'scatter', ...req } });
   assert.equal(reply.ok, true, reply.error);
   const { runId } = reply.value as { runId: string };
-  await until(() => ofType(since(m), 'runFinished').some((f) => f.runId === runId), `runFinished of ${runId}`, 60_000);
+  await until(() => letGo(since(m), runId), `${runId} let go`, 60_000);
   return since(m);
 }
 
-/** Reruns a saved run from the panel; resolves once its runFinished is posted. */
+/** Reruns a saved run from the panel; resolves once the run is let go. */
 async function rerunFromPanel(id: string): Promise<HostMessage[]> {
   const m = mark();
   const reply = await request('rerun', { id });
   assert.equal(reply.ok, true, reply.error);
   const { runId } = reply.value as { runId: string };
-  await until(() => ofType(since(m), 'runFinished').some((f) => f.runId === runId), `runFinished of ${runId}`, 60_000);
+  await until(() => letGo(since(m), runId), `${runId} let go`, 60_000);
   return since(m);
 }
 
@@ -163,7 +169,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.match(finished.record.context?.serverVersion ?? '', /^\d+\.\d+\.\d+$/, "the servers' GET /version is saved with it");
     assert.ok(posted.indexOf(finished) > posted.indexOf(progress.at(-1)!), 'runFinished comes after the last rows');
     const history = ofType(posted, 'history').at(-1)!;
-    assert.ok(posted.indexOf(history) < posted.indexOf(finished), 'the record is in history before the run ends');
+    assert.ok(posted.indexOf(history) > posted.indexOf(finished), 'runFinished as soon as the figures are known; the history list once the record is saved');
     assert.equal(history.history[0]!.id, id, 'newest first');
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(ofType(since(m), 'showRun').length, 0, 'a panel that heard the run end is not sent it again');
@@ -345,7 +351,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.deepEqual(reopened.arm, { arm: 'batched', round: median.round });
     assert.deepEqual(reopened.comparison!.kept, { batched: median.round, individual: medianRound(reopened.comparison!.rounds, 'individual')!.round });
     assert.equal(new Set(live.store.all().map((r) => `${r.endpoint} ${r.timings.sentMs}`)).size, 2, 'one list per endpoint: batched rows');
-    assert.deepEqual(record.summary, median.summary);
+    assert.deepEqual(ofType(posted, 'runFinished')[0]!.record.summary, median.summary);
+    assert.deepEqual([record.summary.ok, record.summary.wallMs], [median.summary.ok, median.summary.wallMs], 'History lists the same figures');
     // The other arm: its kept round's rows, one request per prompt; no round files left behind.
     const other = (await request('openRun', { id: record.id, arm: 'individual' })).value as OpenedRun;
     assert.deepEqual(other.arm!.arm, 'individual');
@@ -495,7 +502,38 @@ describe('the Swarm Lab panel (extension side)', function () {
     const arms = ofType(since(m), 'armFinished');
     assert.deepEqual(arms.map((a) => [a.arm, a.round, a.cancelled, a.figures]), [['batched', 0, true, null]]);
     assert.deepEqual([finished.record.mode, finished.record.cancelled], ['compare', true]);
+    await until(() => letGo(since(m), finished.runId), 'the history list naming it');
     assert.ok(existsSync(join(runsFolder(), `${finished.runId}.run.json`)), 'saved');
+  });
+
+  it('a run is active until its record is saved: a Run while its rows come is refused; one sent the moment runFinished comes waits for the save, then starts; the finished run can be opened at once', async () => {
+    await connectTo(await sim(2, { tpotMs: 2, answerTokens: 20 }));
+    await openReady();
+    const scatter = (n: number) => ({ request: { pattern: 'scatter', prompts: Array.from({ length: n }, (_, i) => ({ prompt: `q${i}` })), tags: [], batch: false } });
+    const m = mark();
+    const first = await request('run', scatter(40));
+    assert.equal(first.ok, true, first.error);
+    const { runId } = first.value as { runId: string };
+    const refused = await request('run', scatter(1));
+    assert.deepEqual([refused.ok, refused.error], [false, 'a run is going; cancel it or wait for it to finish']);
+    // Polled every turn of the event loop: the save (a few file writes) takes several turns.
+    while (!ofType(since(m), 'runFinished').some((f) => f.runId === runId)) await new Promise((r) => setImmediate(r));
+    assert.equal(letGo(since(m), runId), false, 'caught while its record is being saved');
+    const [opened, next] = await Promise.all([request('openRun', { id: runId }), request('run', scatter(3))]);
+    assert.equal(opened.ok, true, opened.error);
+    assert.equal((opened.value as OpenedRun).record.summary.ok, 40);
+    assert.equal(next.ok, true, next.error);
+    const nextId = (next.value as { runId: string }).runId;
+    await until(() => letGo(since(m), nextId), 'the second run let go');
+    const said = since(m);
+    const firstListed = said.findIndex((x) => x.type === 'history' && x.history.some((h) => h.id === runId));
+    const nextStarted = said.findIndex((x) => x.type === 'runStarted' && x.runId === nextId);
+    assert.ok(firstListed >= 0 && firstListed < nextStarted, 'the first run was let go (saved, listed) before the second started');
+    assert.deepEqual(ofType(said, 'runFinished').map((f) => [f.runId, f.record.summary.ok]), [[runId, 40], [nextId, 3]]);
+    // The list carries what History shows, not every endpoint's figures; the record in full comes with openRun.
+    const entry = ofType(said, 'history').at(-1)!.history.find((h) => h.id === runId)!;
+    assert.deepEqual(Object.keys(entry.summary).sort(), ['cancelled', 'failed', 'ok', 'promptThroughput', 'prompts', 'wallMs']);
+    assert.equal((opened.value as OpenedRun).record.summary.endpoints.length, 2);
   });
 
   it('a run it cannot start is refused in the reply, and no run starts', async () => {
