@@ -42,3 +42,4 @@ export * from './runs/shard.ts';
 export { mergeShards, MergeError, type MergeReport } from './runs/merge.ts';
 export * from './runs/status.ts';
 export * from './runs/run-folder.ts';
+export * from './file-hash.ts';

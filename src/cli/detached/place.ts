@@ -4,10 +4,11 @@ import { finished } from 'node:stream/promises';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { posix } from 'node:path';
-import { runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
+import { fileSha256, runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { cancelHere, runsHere, type RunView } from './here.ts';
-import { specPath, type Delivery, type RunSpec, type StartReply } from './spec.ts';
+import { resumeHere } from './resume.ts';
+import { specPath, type Delivery, type RecordedInput, type Resumption, type RunSpec, type StartReply } from './spec.ts';
 import { startDetached } from './start.ts';
 
 /** A local file the run reads (prompts, hostfile, …): where it is here and the flag it came with. */
@@ -29,6 +30,8 @@ export interface RunsPlace {
   /** Starts `spec` (its argv naming each input file by `inputs[i].path`), passing `keys` in its environment only. */
   start(spec: RunSpec, inputs: readonly InputFile[], keys: Record<string, string>): Promise<StartReply>;
   list(id?: string): Promise<RunView[]>;
+  /** Starts run `id` again, detached, completing its results (`hostfile`: a file here, the endpoints to finish on). */
+  resume(id: string, keys: Record<string, string>, hostfile?: string): Promise<StartReply>;
   cancel(id: string): Promise<RunView>;
   /** A small file of a run's (its output, log), whole; undefined when there is none. */
   read(path: string): Promise<string | undefined>;
@@ -45,14 +48,16 @@ export function localPlace(runsDir = runsRoot()): RunsPlace {
   const root = resolve(runsDir);
   return {
     label: 'this machine',
-    async start(spec, _inputs, keys) {
+    async start(spec, inputs, keys) {
       // Here the run reads the inputs where they are, from the folder the command was given in.
       const folder = join(root, spec.id);
       await mkdir(folder, { recursive: true });
-      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd() }));
+      const recorded = await Promise.all(inputs.map(async (f) => ({ flag: f.flag, path: resolve(f.path), sha256: await fileSha256(f.path) })));
+      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd(), inputs: recorded } satisfies RunSpec));
       return startDetached(folder, keys);
     },
     list: async (id) => runsHere(root, id),
+    resume: (id, keys, hostfile) => resumeHere(root, id, keys, hostfile && resolve(hostfile)),
     cancel: (id) => cancelHere(root, id),
     read: (path) => readFile(resolve(root, path), 'utf8').catch(() => undefined),
     copy: (path, to) => copyFile(resolve(root, path), to),
@@ -90,16 +95,25 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
       const argv = [...spec.argv];
       // Each input travels with the start (one round trip) and is named in the run's folder instead.
       const files: Record<string, string> = {};
+      const recorded: RecordedInput[] = [];
       for (const [i, input] of inputs.entries()) {
         const name = `inputs/${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`;
-        files[name] = await readFile(input.path, 'utf8');
+        const bytes = await readFile(input.path);
+        files[name] = bytes.toString('utf8');
         argv[input.at] = `${input.prefix}${posix.join(folder, name)}`;
+        recorded.push({ flag: input.flag, path: posix.join(folder, name), sha256: createHash('sha256').update(bytes).digest('hex') });
       }
-      const delivery: Delivery = { spec: { ...spec, argv }, files, keys };
+      const delivery: Delivery = { spec: { ...spec, argv, inputs: recorded }, files, keys };
       return JSON.parse(await swarm(['run-start', folder], JSON.stringify(delivery))) as StartReply;
     },
     list: async (id) => JSON.parse(await swarm(['runs', '--json', '--runs-dir', root, ...(id ? [id] : [])])) as RunView[],
     cancel: async (id) => (JSON.parse(await swarm(['cancel', '--json', '--runs-dir', root, id])) as RunView[])[0]!,
+    async resume(id, keys, hostfile) {
+      // The next job's hostfile travels with the keys (one round trip), into the run's folder.
+      const files = hostfile ? { [`inputs/resumed-hostfile-${basename(hostfile).replace(/[^\w.-]/g, '_')}`]: await readFile(hostfile, 'utf8') } : {};
+      const delivery: Resumption = { files, keys };
+      return JSON.parse(await swarm(['run-start', '--resume', posix.join(root, id)], JSON.stringify(delivery))) as StartReply;
+    },
     read: (path) => host.readText(posix.resolve(root, path)),
     async copy(path, to) {
       const file = createWriteStream(to);
