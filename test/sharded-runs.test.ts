@@ -168,6 +168,57 @@ describe('shards under a real Slurm (srun -n 4 on loopback)', { skip: slurmUnava
   });
 });
 
+describe('a detached sharded run under a real Slurm: its shards are ranks of srun, merged at its own end', { skip: slurmUnavailable ?? false }, () => {
+  const slurm = new TestSlurm();
+  let dir = '';
+  let cleanup: () => Promise<void>;
+  let sim: Sim;
+
+  before(async () => {
+    ensureBuilt();
+    await slurm.start();
+    ({ dir, cleanup } = await tempDir());
+    sim = await startSim(dir, 'hosts', 8, ['--ttft-ms', '40']);
+  });
+  after(async () => {
+    await killAll();
+    await sim.stop();
+    await slurm.stop();
+    await cleanup();
+  });
+
+  it('scatter --detach --shards 4 (srun): a shard killed mid-run leaves the run unmerged (exit 1, naming swarm resume); swarm resume runs that shard alone and attach ends with one file in input order', async () => {
+    const n = 640;
+    const p = await writeText(dir, 'p.txt', prompts(n));
+    const env = { ...slurm.env, SWARM_RUNS_DIR: join(dir, 'runs') };
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--shards', '4', '--shard-launcher', 'srun', '--no-batch', '--concurrency', '2', '--detach'], { env, timeoutMs: 120_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const out = join(dir, 'runs', id, 'results.jsonl');
+    const partial = `${shardFileOf(out, { rank: 2, shards: 4 })}.partial`;
+    await waitFor(() => (existsSync(partial) && readFileSync(partial, 'utf8').split('\n').length > 10 ? true : undefined), 120_000, "shard 2's first rows");
+    process.kill(shardProcess(out, 2), 'SIGKILL');
+
+    const dead = await runCli(['attach', id], { env, timeoutMs: 180_000 });
+    assert.equal(dead.code, 1, dead.stderr);
+    assert.match(dead.stderr, new RegExp(`shard 2 of 4 is unfinished.*swarm resume ${id} runs the unfinished shards alone and merges`));
+    assert.ok(!existsSync(out));
+    for (const rank of [0, 1, 3]) assert.ok(existsSync(shardFileOf(out, { rank, shards: 4 })), `shard ${rank} finished`);
+
+    const resumed = await runCli(['resume', id], { env, timeoutMs: 120_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const attached = await runCli(['attach', id, '--out', join(dir, 'copy.jsonl')], { env, timeoutMs: 180_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stderr, new RegExp(`finished \\(exit 0\\)\\s+${n}/${n} · 0 failed`));
+    // Shard 2 alone, by srun -n 1 with its rank given.
+    assert.match(readFileSync(join(dir, 'runs', id, 'log.txt'), 'utf8'), /^shards 2 of 4 started \(srun\)$/m);
+    const rows = await readFile(join(dir, 'copy.jsonl'), 'utf8');
+    assertMerged(rows, n, sim.endpoints, 4);
+    const moved = jsonLines(rows).filter((r, i) => r.endpoint !== sim.endpoints[i % 8]);
+    assert.ok(moved.every((r) => ownerOf(r.index % 8, 4, 8) === 2));
+  });
+});
+
 /** The pid of the shard of rank `rank` writing `out` (a node process whose environment says SLURM_PROCID=rank). */
 function shardProcess(out: string, rank: number): number {
   for (const entry of readdirSync('/proc')) {
