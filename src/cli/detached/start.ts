@@ -5,8 +5,8 @@ import { readStatus, STATUS_FILE } from '../../core/index.ts';
 import { signalExit } from '../exit.ts';
 import { LOG_FILE, OUTPUT_FILE, specPath, type RunSpec, type StartReply } from './spec.ts';
 
-/** The variables a run keeps from the starter's environment: where things are, locale, proxies (site settings), CAs. */
-const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SWARM_DEBUG'];
+/** The variables a run keeps from the starter's environment: where things are, locale, proxies (site settings), CAs; and, started from the editor, that its `process.execPath` is Electron run as Node. */
+const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SWARM_DEBUG', 'ELECTRON_RUN_AS_NODE'];
 /** The scheduler's variables: which job and allocation this is, and where its configuration is. */
 const JOB_VARIABLE = /^(SLURM_|PBS_)/;
 /** How long the starter waits for the run to begin sending (reading a million prompts, asking the servers' models). */
