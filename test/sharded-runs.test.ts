@@ -166,30 +166,10 @@ describe('shards under a real Slurm (srun -n 4 on loopback)', { skip: slurmUnava
     const moved = jsonLines(rows).filter((r, i) => r.endpoint !== sim.endpoints[i % 8]);
     assert.ok(moved.every((r) => ownerOf(r.index % 8, 4, 8) === 2));
   });
-});
-
-describe('a detached sharded run under a real Slurm: its shards are ranks of srun, merged at its own end', { skip: slurmUnavailable ?? false }, () => {
-  const slurm = new TestSlurm();
-  let dir = '';
-  let cleanup: () => Promise<void>;
-  let sim: Sim;
-
-  before(async () => {
-    ensureBuilt();
-    await slurm.start();
-    ({ dir, cleanup } = await tempDir());
-    sim = await startSim(dir, 'hosts', 8, ['--ttft-ms', '40']);
-  });
-  after(async () => {
-    await killAll();
-    await sim.stop();
-    await slurm.stop();
-    await cleanup();
-  });
 
   it('scatter --detach --shards 4 (srun): a shard killed mid-run leaves the run unmerged (exit 1, naming swarm resume); swarm resume runs that shard alone and attach ends with one file in input order', async () => {
     const n = 640;
-    const p = await writeText(dir, 'p.txt', prompts(n));
+    const p = await writeText(dir, 'detached.txt', prompts(n));
     const env = { ...slurm.env, SWARM_RUNS_DIR: join(dir, 'runs') };
     const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--shards', '4', '--shard-launcher', 'srun', '--no-batch', '--concurrency', '2', '--detach'], { env, timeoutMs: 120_000 });
     assert.equal(started.code, 0, started.stderr);

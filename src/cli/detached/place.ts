@@ -52,8 +52,9 @@ export function localPlace(runsDir = runsRoot()): RunsPlace {
       // Here the run reads the inputs where they are, from the folder the command was given in.
       const folder = join(root, spec.id);
       await mkdir(folder, { recursive: true });
-      const recorded = await Promise.all(inputs.map(async (f) => ({ flag: f.flag, path: resolve(f.path), sha256: await fileSha256(f.path) })));
-      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd(), inputs: recorded } satisfies RunSpec));
+      // An input that cannot be read is recorded without a hash: the run itself says what is wrong with it (exit 2).
+      const recorded = await Promise.all(inputs.map(async (f) => ({ flag: f.flag, path: resolve(f.path), sha256: await fileSha256(f.path).catch(() => '') })));
+      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd(), inputs: recorded.filter((f) => f.sha256) } satisfies RunSpec));
       return startDetached(folder, keys);
     },
     list: async (id) => runsHere(root, id),
