@@ -13,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { jsonLines, killAll, ROOT, runCli, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
-import { activeTabLabel, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
+import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
@@ -118,5 +119,74 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     assert.match(final, new RegExp(`^finished \\(exit 0\\) · ${(N - ok).toLocaleString('en-US')}/${(N - ok).toLocaleString('en-US')} · `));
     const rows = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x) => x.status === 'ok'), 20_000);
     assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
+  });
+});
+
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: 300_000 }, () => {
+  let root = '';
+  let sim: Sim;
+  const sshd = new TestSshd();
+  let server: CodeServer | undefined;
+  let wb: Workbench | undefined;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'swarm-detached-ssh-ui-'));
+    removeOnExit(root);
+    await sshd.start();
+    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
+  });
+  after(async () => {
+    await wb?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    await killAll();
+    await sim?.stop();
+    await sshd.stop();
+    if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  });
+
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: 240_000 }, async () => {
+    const runsDir = join(root, 'login-runs');
+    const prompts = join(root, 'p.txt');
+    await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+
+    const ws = join(root, 'ws');
+    const ext = join(root, 'ext');
+    await mkdir(ws, { recursive: true });
+    await writeFile(join(ws, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
+    await installVsix(packagedVsix(root), ext);
+    server = await startCodeServer({ workspace: ws, extensionsDir: ext, userSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig, 'swarmLab.detachedRuns.remoteFolder': runsDir } });
+    wb = await openWorkbench(server, ws);
+    const page = wb.page;
+    await waitForSwarmContributions(page);
+    const logins = sshd.logins();
+    await connectFromExplorer(page, 'cluster.hostfile');
+    await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    await showActivity(page, 'Swarm').catch(() => {});
+
+    const row = async (ok: (description: string) => boolean, timeoutMs = 30_000) => {
+      const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
+      const found = rows.find((x) => x.label === id);
+      assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
+      return found.description;
+    };
+    const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
+    const on = ` · on ${sshd.via}`;
+    const first = await row((d) => d.startsWith('running · ') && d.endsWith(on), 60_000);
+    await row((d) => d.startsWith('running · ') && done(d) > done(first));
+    await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
+
+    await runCommand(page, 'Swarm: Cancel Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
+    // Every finished row kept, the rest cancelled, in input order, on the login node.
+    const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
+    const ok = rows.filter((r) => r.status === 'ok').length;
+    assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
+    // Listing each second and cancelling rode the connection's login: no other.
+    assert.equal(sshd.logins() - logins, 1, 'one SSH login');
   });
 });

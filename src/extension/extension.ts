@@ -5,6 +5,8 @@ import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts
 import type { EndpointView } from './connection.ts';
 import type { LaunchArgs } from './commands/launch.ts';
 import { DetachedRunsTree, type DetachedRun } from './detached-runs.ts';
+import { RemoteRuns } from './detached-runs-remote.ts';
+import { settings } from './settings.ts';
 import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
 import { JobWatch } from './job-watch.ts';
 import { publishHostfileContext } from './hostfiles.ts';
@@ -65,6 +67,9 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   session.onDidChange((c) => {
     tree.show(c);
     statusBar.show(c);
+    // The runs on the login node, over the connected swarm's one SSH login.
+    const master = c?.tunnel?.master;
+    detached.setRemote(master ? new RemoteRuns(c.tunnel!.label, master, settings().remoteRunsFolder) : undefined);
   });
   const onDemand = () => import('./on-demand.ts');
 

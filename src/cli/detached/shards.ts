@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { mergeShards, MergeError, partialPathOf, readStatus, shardFileOf, type RunStatus } from '../../core/index.ts';
 import { EXIT, signalExit } from '../exit.ts';
@@ -31,6 +31,8 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
   const shardStatus = (rank: number) => readStatus(join(statusDir, `${rank}.json`));
   // A shard is done when its file is whole and its last run ended with every prompt ok.
   const todo = files.map((_, rank) => rank).filter((rank) => !(existsSync(files[rank]!) && !existsSync(partialPathOf(files[rank]!)) && shardStatus(rank)?.exitCode === 0));
+  // A shard run again counts afresh: its last status goes (its kept rows are in its file).
+  for (const rank of todo) rmSync(join(statusDir, `${rank}.json`), { force: true });
   const started = (rank: number) => existsSync(files[rank]!) || existsSync(partialPathOf(files[rank]!));
   const launcher = launcherOf(spec.shards!.launcher);
   const env: NodeJS.ProcessEnv = { ...process.env, [SHARD_STATUS_DIR]: statusDir };
@@ -67,7 +69,7 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
   try {
     const merged = mergeShards(out, files);
     await mergeServerContext(out, files);
-    reportCounts({ total: merged.rows, done: merged.rows, ok: merged.rows - merged.notOk, failed: merged.notOk, cancelled: 0 });
+    reportCounts({ total: merged.rows, done: merged.rows, ok: merged.rows - merged.notOk, failed: merged.notOk - merged.cancelled, cancelled: merged.cancelled });
     process.stderr.write(`merged ${count} shard(s): ${merged.rows.toLocaleString('en-US')} rows in input order to ${printable(out)}\n`);
     if (stop.by()) return signalExit(stop.by()!);
     return merged.notOk ? EXIT.failed : EXIT.ok;

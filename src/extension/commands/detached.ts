@@ -37,6 +37,7 @@ async function pickRun(tree: DetachedRunsTree, given: DetachedRun | string | und
 export async function attachDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<string | undefined> {
   const run = await pickRun(tree, given, 'Attach to', (r) => Boolean(r.results));
   if (!run) return undefined;
+  if (run.login) return void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: follow it with swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE`);
   if (!run.results) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} writes no results file (its outcome is in ${run.folder})`);
   const target = targetOf(services, run.id);
   await follow(services, tree, run.id, run.folder, target);
@@ -80,9 +81,14 @@ export async function cancelDetachedRun(services: Services, tree: DetachedRunsTr
   const run = await pickRun(tree, given, 'Cancel', (r) => r.live === 'running' || r.live === 'starting');
   if (!run) return;
   if (run.live !== 'running' && run.live !== 'starting') return void vscode.window.showInformationMessage(`Swarm: run ${run.id} is ${run.live}, not running`);
-  if (run.host !== hostname()) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.host}: cancel it there (swarm cancel ${run.id})`);
-  stopRun(run);
-  services.log.info(`cancelling detached run ${run.id} (pid ${run.pid}): every finished result is kept`);
+  if (run.login) {
+    // Over the connected swarm's one SSH login, on the login node the run lives on.
+    if (!tree.remote) return void vscode.window.showWarningMessage(`Swarm: the SSH login to ${run.login} is closed; connect again to cancel run ${run.id}`);
+    await tree.remote.cancel(run);
+  } else if (run.host !== hostname()) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.host}: cancel it there (swarm cancel ${run.id})`);
+  else stopRun(run);
+  services.log.info(`cancelling detached run ${run.id} (pid ${run.pid}${run.login ? ` on ${run.login}` : ''}): every finished result is kept`);
+  tree.refresh();
 }
 
 /**
@@ -92,6 +98,10 @@ export async function cancelDetachedRun(services: Services, tree: DetachedRunsTr
 export async function resumeDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<boolean> {
   const run = await pickRun(tree, given, 'Resume', (r) => r.live === 'died' || (r.live === 'finished' && r.exitCode !== 0));
   if (!run) return false;
+  if (run.login) {
+    void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: resume it with swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'}`);
+    return false;
+  }
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (resuming a run starts one).');
     return false;
