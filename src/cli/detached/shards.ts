@@ -75,18 +75,25 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
     return merged.notOk ? EXIT.failed : EXIT.ok;
   } catch (err) {
     if (!(err instanceof MergeError)) throw err;
+    if (!stop.by() && codes.every((c) => c === EXIT.badInput)) {
+      // Every shard refused its input (its message is in the log, just before): nothing to resume.
+      const why = "every shard ended with exit 2 (bad input: the shards' messages are above in log.txt)";
+      noteError(why);
+      process.stderr.write(`${why}\n`);
+      return EXIT.badInput;
+    }
     const failed = todo.filter((_, i) => codes.length === todo.length && codes[i] !== 0 && codes[i] !== 1);
     const why = `${err.message}${failed.length ? ` (shard ${failed.join(', ')} ended with exit ${failed.map((r) => codes[todo.indexOf(r)]).join(', ')})` : ''}; swarm resume ${spec.id} runs the unfinished shards alone and merges`;
     noteError(why);
     process.stderr.write(`${why}\n`);
-    if (stop.by()) return signalExit(stop.by()!);
-    // Every shard refused its input (its message is in the log): the run's input was bad.
-    return codes.every((c) => c === EXIT.badInput) ? EXIT.badInput : EXIT.failed;
+    return stop.by() ? signalExit(stop.by()!) : EXIT.failed;
   }
 }
 
 /** The shards' counts added up: their prompts, what is done, ok, failed, cancelled; their errors. */
 function report(shards: Array<RunStatus | undefined>): void {
+  // Until a shard is sending, the run is starting: shards that all refuse their input end it as bad input, at once.
+  if (!shards.some((s) => s?.state === 'running' || (s?.state === 'finished' && s.exitCode !== EXIT.badInput))) return;
   const sum = { total: 0, done: 0, ok: 0, failed: 0, cancelled: 0 };
   for (const s of shards) {
     if (!s) continue;
