@@ -85,7 +85,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     const before = await pollUntil(lines, (n) => n > 0, 20_000);
     assert.ok(before > 0 && before < N, `${before} rows streamed while it runs`);
 
-    await page.reload();
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
     await waitForSwarmContributions(page);
     // The reloaded window shows the Swarm view again by itself (its activity item may be busy meanwhile).
     await showActivity(page, 'Swarm').catch(() => {});
