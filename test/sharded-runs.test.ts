@@ -93,7 +93,8 @@ describe('shards by hand and swarm merge', () => {
   it('detached with --shards and no rank: the run starts its shards as processes here and attach ends with one merged file; shards that all refuse their input end it at once (exit 2)', async () => {
     const p = await writeText(suite.dir, 'pd.txt', prompts(103));
     const env = { SWARM_RUNS_DIR: join(suite.dir, 'runs') };
-    const started = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '2', '--detach'], { env });
+    // Each shard is a node process of its own: on a loaded machine, starting them takes a while.
+    const started = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '2', '--detach'], { env, timeoutMs: 90_000 });
     assert.equal(started.code, 0, started.stderr);
     const id = started.stdout.trim();
     const attached = await runCli(['attach', id, '--out', join(suite.dir, 'detached.jsonl')], { env, timeoutMs: 60_000 });
@@ -101,7 +102,7 @@ describe('shards by hand and swarm merge', () => {
     assert.match(readFileSync(join(suite.dir, 'runs', id, 'log.txt'), 'utf8'), /^shards 0, 1 of 2 started \(local\)$/m);
     assertMerged(await readFile(join(suite.dir, 'detached.jsonl'), 'utf8'), 103, suite.sim.endpoints, 2);
 
-    const bad = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '6', '--detach'], { env });
+    const bad = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '6', '--detach'], { env, timeoutMs: 90_000 });
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /6 shards but 5 endpoint\(s\)/);
     assert.match(bad.stderr, /ended at once \(exit 2\)/);
