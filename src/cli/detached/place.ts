@@ -132,7 +132,7 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
 const COPY_MS = 3_600_000;
 
 /** `sh -c` on the login node with $1 = node, $2 = the CLI's path: prints the home folder, node's version (or nothing), have/missing. */
-const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2"; then echo have; else echo missing; fi';
+const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2" && touch "$2"; then echo have; else echo missing; fi';
 
 /** A path on the login node as the login shell would take it: relative to the home folder, `~/` too. */
 function there(home: string, path: string): string {
@@ -148,10 +148,11 @@ function checkNode(label: string, node: string, version: string): void {
 
 /**
  * Puts the CLI on the login node in one round trip: written beside, then renamed, so a copy cut
- * short is never run; other versions are removed (a run already started has its copy loaded).
+ * short is never run. Other versions unused for a week are removed: a client of another version
+ * (a second laptop, an older editor) may be between its probe, which touches its copy, and its run.
  */
 async function put(host: JobHost, path: string, text: string): Promise<void> {
-  const script = 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1" && for f in "$(dirname "$1")"/swarm-*.mjs; do [ "$f" = "$1" ] || rm -f "$f"; done';
+  const script = 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1" && find "$(dirname "$1")" -maxdepth 1 -name "swarm-*.mjs" ! -path "$1" -mtime +7 -exec rm -f {} +';
   const r = await host.run(['sh', '-c', script, 'sh', path], { input: text });
   if (r.code !== 0) throw new CliError(`cannot copy the CLI to ${path} on ${host.label}: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
 }
