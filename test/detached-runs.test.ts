@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -204,6 +204,52 @@ describe('detached runs on a login node (a real sshd on loopback)', { skip: have
     const rows = jsonLines(await readFile(join(dir, 'copy.jsonl'), 'utf8'));
     assertInOrder(rows, n);
     assert.ok(rows.every((r) => r.status === 'ok'));
+  });
+
+  it('swarm resume RUN through the login: a run killed mid-way finishes exactly the prompts without a result, every row kept; an unknown run or changed prompts are refused (exit 2)', async () => {
+    const n = 200;
+    const p = await writeText(dir, 'pr.txt', prompts(n));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--no-batch', '--concurrency', '2', '--detach', ...login()], { timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const folder = join(dir, 'remote-runs', id);
+    const status = () => JSON.parse(readFileSync(join(folder, 'status.json'), 'utf8')) as View;
+    await waitFor(() => (status().ok >= 20 ? true : undefined), 60_000, 'twenty results');
+    const { pid } = status();
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => (existsSync(`/proc/${pid}`) ? undefined : true), 10_000, 'the run to be gone');
+    const kept = jsonLines(readFileSync(join(folder, 'results.jsonl.partial'), 'utf8')).filter((r) => r.status === 'ok').length;
+    assert.ok(kept >= 20 && kept < n, `${kept} rows kept`);
+
+    const unknown = await runCli(['resume', '20990101-000000-abcdef', ...login()], { timeoutMs: 60_000 });
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(unknown.stderr, /no run 20990101-000000-abcdef in /);
+    // The prompts the run reads are its copy on the login node: changed there, they are not the run's any more.
+    const copy = JSON.parse(readFileSync(join(folder, 'spec.json'), 'utf8')).inputs.find((f: { flag: string }) => f.flag === '--prompts').path as string;
+    const original = readFileSync(copy);
+    writeFileSync(copy, `${prompts(n)}\none more`);
+    const changed = await runCli(['resume', id, ...login()], { timeoutMs: 60_000 });
+    assert.equal(changed.code, 2, changed.stderr);
+    assert.match(changed.stderr, new RegExp(`^run ${id}'s --prompts file .* changed since the run started \\(sha256 [0-9a-f]{12}…, now [0-9a-f]{12}…\\)`, 'm'));
+    writeFileSync(copy, original);
+
+    const resumed = await runCli(['resume', id, ...login()], { env: { SWARM_API_KEY: 'sk-resumed' }, timeoutMs: 90_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stdout.trim(), id);
+    assert.match(resumed.stderr, new RegExp(`^resumed run ${id} on .* \\(pid \\d+`, 'm'));
+    // The key reaches the resumed run's environment only.
+    assert.match(readFileSync(`/proc/${status().pid}/environ`, 'utf8'), /SWARM_API_KEY=sk-resumed/);
+    const attached = await finished(spawnCli(['attach', id, '--out', join(dir, 'resumed.jsonl'), ...login()]), 'attach', 120_000);
+    assert.equal(attached.code, 0, attached.stderr);
+    // Exactly the prompts without an ok row were sent again.
+    assert.equal(status().total, n - kept);
+    assert.equal(status().ok, n - kept);
+    const rows = jsonLines(await readFile(join(dir, 'resumed.jsonl'), 'utf8'));
+    assertInOrder(rows, n);
+    assert.ok(rows.every((r) => r.status === 'ok'));
+    const again = await runCli(['resume', id, ...login()], { timeoutMs: 60_000 });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /finished with every prompt ok: nothing to resume/);
   });
 
   it('no node on the login node: one clear line, exit 2, nothing started', async () => {

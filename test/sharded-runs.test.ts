@@ -90,6 +90,24 @@ describe('shards by hand and swarm merge', () => {
     assert.deepEqual(servers.map((s) => s.endpoint).sort(), [...suite.sim.endpoints].sort());
   });
 
+  it('detached with --shards and no rank: the run starts its shards as processes here and attach ends with one merged file; shards that all refuse their input end it at once (exit 2)', async () => {
+    const p = await writeText(suite.dir, 'pd.txt', prompts(103));
+    const env = { SWARM_RUNS_DIR: join(suite.dir, 'runs') };
+    // Each shard is a node process of its own: on a loaded machine, starting them takes a while.
+    const started = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '2', '--detach'], { env, timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const attached = await runCli(['attach', id, '--out', join(suite.dir, 'detached.jsonl')], { env, timeoutMs: 60_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(readFileSync(join(suite.dir, 'runs', id, 'log.txt'), 'utf8'), /^shards 0, 1 of 2 started \(local\)$/m);
+    assertMerged(await readFile(join(suite.dir, 'detached.jsonl'), 'utf8'), 103, suite.sim.endpoints, 2);
+
+    const bad = await runCli(['scatter', '--hostfile', suite.sim.hostfile, '--prompts', p, '--shards', '6', '--detach'], { env, timeoutMs: 90_000 });
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /6 shards but 5 endpoint\(s\)/);
+    assert.match(bad.stderr, /ended at once \(exit 2\)/);
+  });
+
   it('shard flags that cannot work are bad input', async () => {
     const p = await writeText(suite.dir, 'p2.txt', prompts(4));
     const out = join(suite.dir, 'bad.jsonl');
@@ -163,6 +181,37 @@ describe('shards under a real Slurm (srun -n 4 on loopback)', { skip: slurmUnava
     const rows = await readFile(out, 'utf8');
     assertMerged(rows, n, sim.endpoints, 4);
     // Only the killed shard's rows were sent again: the other shards' rows are exactly round-robin's.
+    const moved = jsonLines(rows).filter((r, i) => r.endpoint !== sim.endpoints[i % 8]);
+    assert.ok(moved.every((r) => ownerOf(r.index % 8, 4, 8) === 2));
+  });
+
+  it('scatter --detach --shards 4 (srun): a shard killed mid-run leaves the run unmerged (exit 1, naming swarm resume); swarm resume runs that shard alone and attach ends with one file in input order', async () => {
+    const n = 640;
+    const p = await writeText(dir, 'detached.txt', prompts(n));
+    const env = { ...slurm.env, SWARM_RUNS_DIR: join(dir, 'runs') };
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--shards', '4', '--shard-launcher', 'srun', '--no-batch', '--concurrency', '2', '--detach'], { env, timeoutMs: 120_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const out = join(dir, 'runs', id, 'results.jsonl');
+    const partial = `${shardFileOf(out, { rank: 2, shards: 4 })}.partial`;
+    await waitFor(() => (existsSync(partial) && readFileSync(partial, 'utf8').split('\n').length > 10 ? true : undefined), 120_000, "shard 2's first rows");
+    process.kill(shardProcess(out, 2), 'SIGKILL');
+
+    const dead = await runCli(['attach', id], { env, timeoutMs: 180_000 });
+    assert.equal(dead.code, 1, dead.stderr);
+    assert.match(dead.stderr, new RegExp(`shard 2 of 4 is unfinished.*swarm resume ${id} runs the unfinished shards alone and merges`));
+    assert.ok(!existsSync(out));
+    for (const rank of [0, 1, 3]) assert.ok(existsSync(shardFileOf(out, { rank, shards: 4 })), `shard ${rank} finished`);
+
+    const resumed = await runCli(['resume', id], { env, timeoutMs: 120_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const attached = await runCli(['attach', id, '--out', join(dir, 'copy.jsonl')], { env, timeoutMs: 180_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stderr, new RegExp(`finished \\(exit 0\\)\\s+${n}/${n} · 0 failed`));
+    // Shard 2 alone, by srun -n 1 with its rank given.
+    assert.match(readFileSync(join(dir, 'runs', id, 'log.txt'), 'utf8'), /^shards 2 of 4 started \(srun\)$/m);
+    const rows = await readFile(join(dir, 'copy.jsonl'), 'utf8');
+    assertMerged(rows, n, sim.endpoints, 4);
     const moved = jsonLines(rows).filter((r, i) => r.endpoint !== sim.endpoints[i % 8]);
     assert.ok(moved.every((r) => ownerOf(r.index % 8, 4, 8) === 2));
   });

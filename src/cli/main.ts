@@ -23,6 +23,8 @@ import { mergeCommand } from './commands/merge.ts';
 import { runStartCommand } from './commands/run-start.ts';
 import { runsCommand } from './commands/runs.ts';
 import { runExperimentCommand } from './commands/run-experiment.ts';
+import { resumeCommand } from './commands/resume.ts';
+import { runShardsCommand } from './commands/run-shards.ts';
 import { installRunStatus } from './run-status.ts';
 import { CliError, EXIT } from './exit.ts';
 import { printable } from './format.ts';
@@ -44,11 +46,12 @@ const program = new Command('swarm')
   .exitOverride();
 program.showHelpAfterError(usageHint(program, 'swarm'));
 
-for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), planCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), mergeCommand()]) {
+for (const cmd of [demoCommand(), simCommand(), healthCommand(), scatterCommand(), loadCommand(), planCommand(), reduceCommand(), waitCommand(), tunnelCommand(), launchCommand(), jobsCommand(), cancelJobCommand(), drainCommand(), benchCommand(), embedCommand(), broadcastCommand(), pipelineCommand(), blackboardCommand(), runExperimentCommand(), runsCommand(), attachCommand(), cancelCommand(), resumeCommand(), mergeCommand()]) {
   program.addCommand(cmd.configureOutput(output).showHelpAfterError(usageHint(cmd, `swarm ${cmd.name()}`)).exitOverride());
 }
 
 program.addCommand(runStartCommand().configureOutput(output).exitOverride(), { hidden: true });
+program.addCommand(runShardsCommand().configureOutput(output).exitOverride(), { hidden: true });
 
 try {
   await program.parseAsync(process.argv);

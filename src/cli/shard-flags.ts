@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   checkShard,
+  fileSha256,
   matchesTags,
   shardEndpoints,
   shardFileOf,
@@ -19,10 +18,12 @@ import {
 import { CliError } from './exit.ts';
 import { int, type SwarmFlags } from './options.ts';
 import { readHostfile } from './swarm.ts';
+import type { ShardLauncher } from './detached/spec.ts';
 
 export interface ShardFlags extends Pick<SwarmFlags, 'hostfile' | 'tag' | 'slice' | 'sample'> {
   shards?: number;
   shard?: number;
+  shardLauncher?: ShardLauncher | 'auto';
   prompts?: string;
   out?: string;
   resume?: string;
@@ -32,7 +33,8 @@ export interface ShardFlags extends Pick<SwarmFlags, 'hostfile' | 'tag' | 'slice
 export function addShardOptions(cmd: Command): Command {
   return cmd
     .option('--shards <S>', 'this process is one of S shards of the run (ranks of srun -n S / mpiexec -n S): it takes its block of the endpoints and the prompts routed to them, and writes FILE.shard-R-of-S.jsonl (merge them with swarm merge)', int('--shards', 1, 100_000))
-    .option('--shard <R>', `this shard's rank (default: ${'$'}SLURM_PROCID, $PMI_RANK, $PMIX_RANK or $OMPI_COMM_WORLD_RANK)`, int('--shard', 0, 99_999));
+    .option('--shard <R>', `this shard's rank (default: ${'$'}SLURM_PROCID, $PMI_RANK, $PMIX_RANK or $OMPI_COMM_WORLD_RANK)`, int('--shard', 0, 99_999))
+    .addOption(new Option('--shard-launcher <how>', 'with --detach and no --shard: how the run starts its S shards (auto: srun inside a Slurm job, mpiexec inside a PBS job, else processes where the run is); it merges their files at its end').choices(['auto', 'local', 'srun', 'mpiexec']));
 }
 
 /** A shard of a run: which one, the endpoint count it was cut from, and how to pick its endpoints. */
@@ -75,9 +77,7 @@ export async function shardPlan(flags: ShardFlags): Promise<ShardPlan | undefine
 
 /** The shard's own prompts (its run is these, in input order) and what it writes beside its results. */
 export async function shardInput(plan: ShardPlan, prompts: PromptInput[], promptsFile: string): Promise<{ prompts: PromptInput[]; info: ShardInfo }> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(promptsFile)) hash.update(chunk as Buffer);
-  const info: ShardInfo = { ...plan.shard, prompts: prompts.length, endpoints: plan.endpoints, promptsSha256: hash.digest('hex') };
+  const info: ShardInfo = { ...plan.shard, prompts: prompts.length, endpoints: plan.endpoints, promptsSha256: await fileSha256(promptsFile) };
   return { prompts: shardPrompts(plan.shard, prompts.length, plan.endpoints).map((i) => prompts[i]!), info };
 }
 

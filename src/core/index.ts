@@ -50,3 +50,4 @@ export { mergeShards, MergeError, type MergeReport } from './runs/merge.ts';
 export * from './runs/status.ts';
 export * from './runs/run-folder.ts';
 export * from './planner/index.ts';
+export * from './file-hash.ts';

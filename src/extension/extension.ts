@@ -4,6 +4,9 @@ import { PromptSetCodeLens } from './codelens.ts';
 import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts';
 import type { EndpointView } from './connection.ts';
 import type { LaunchArgs } from './commands/launch.ts';
+import { DetachedRunsTree, type DetachedRun } from './detached-runs.ts';
+import { RemoteRuns } from './detached-runs-remote.ts';
+import { settings } from './settings.ts';
 import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
 import { SharedLogins } from '../core/tunnels/shared-logins.ts';
 import { JobWatch } from './job-watch.ts';
@@ -29,6 +32,8 @@ export interface SwarmLabApi {
     job: { id: string; name: string; phase: string | null; nodes: string[]; walltimeLeft: number | null; live: boolean } | null;
     /** The Endpoints view's rows as shown (summary row first), and its sort. */
     tree: { rows: EndpointTree['rows']; sort: EndpointSort };
+    /** The Detached Runs view's runs as last read, newest first. */
+    detachedRuns: readonly DetachedRun[];
   };
   /** The panel's host side, for tests: what it posted, and the webview's side played by hand. */
   panel: {
@@ -58,9 +63,14 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const panel = new LazyPanel(services);
   const tree = new EndpointTree(runs, jobs);
   const statusBar = new SwarmStatusBar(runs, jobs);
+  const detached = new DetachedRunsTree();
+  const detachedView = vscode.window.createTreeView('swarmLab.detachedRuns', { treeDataProvider: detached });
   session.onDidChange((c) => {
     tree.show(c);
     statusBar.show(c);
+    // The runs on the login node, over the connected swarm's one SSH login.
+    const master = c?.tunnel?.master;
+    detached.setRemote(master ? new RemoteRuns(c.tunnel!.label, master, settings().remoteRunsFolder) : undefined);
   });
   const onDemand = () => import('./on-demand.ts');
 
@@ -75,6 +85,13 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     panel,
     registerPanelSerializer(() => panel.get()),
     vscode.window.registerTreeDataProvider('swarmLab.endpoints', tree),
+    detached,
+    detachedView,
+    detached.watch(detachedView),
+    command('swarmLab.refreshDetachedRuns', () => void detached.refresh()),
+    command('swarmLab.attachDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).attachDetachedRun(services, detached, run)),
+    command('swarmLab.cancelDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).cancelDetachedRun(services, detached, run)),
+    command('swarmLab.resumeDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).resumeDetachedRun(services, detached, run)),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
     command('swarmLab.connect', async (uri?: vscode.Uri) => (await onDemand()).connect(services, uri)),
     command('swarmLab.connectRemote', async (path?: string) => (await onDemand()).connectRemote(services, path)),
@@ -111,6 +128,8 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   void vscode.commands.executeCommand('setContext', 'swarmLab.connected', false);
   // A job launched before the window reloaded is followed again (loads the launch code only if there is one).
   if (jobs.remembered().length) void onDemand().then((m) => m.restoreJobs(services));
+  // …and so are the rows of detached runs it followed into files.
+  if (context.workspaceState.get<string[]>('swarmLab.attachedRuns', []).length) void onDemand().then((m) => m.restoreAttached(services, detached));
 
   return {
     snapshot: () => ({
@@ -121,6 +140,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
       statusBar: statusBar.state,
       job: jobs.job ? { id: jobs.job.record.id, name: jobs.job.record.name, phase: jobs.job.state?.phase ?? null, nodes: jobs.job.state?.nodes ?? [], walltimeLeft: jobs.walltimeLeft() ?? null, live: jobs.live } : null,
       tree: { rows: tree.rows, sort: tree.sort },
+      detachedRuns: detached.list,
     }),
     panel: {
       state: () => panel.loaded?.state ?? { open: false, visible: false, ready: false },

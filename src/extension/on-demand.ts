@@ -6,6 +6,7 @@
  */
 export { connect, connectRemote, disconnect, reconnect } from './commands/connect.ts';
 export { attachJob, cancelJob, drainRun, launch, restoreJobs } from './commands/launch.ts';
+export { attachDetachedRun, cancelDetachedRun, restoreAttached, resumeDetachedRun } from './commands/detached.ts';
 export { copyUrl, openMetrics, toggleExclude } from './commands/endpoint-actions.ts';
 export { compare, scatter, treeReduceCommand } from './commands/run.ts';
 export { startSimulator } from './commands/simulator.ts';

@@ -18,6 +18,7 @@ export function settings() {
     sshMode: c.get<'auto' | 'forward' | 'socks'>('ssh.mode', 'auto'),
     hostfilePatterns: c.get<string[]>('hostfilePatterns', []),
     runsFolder: c.get<string>('runsFolder', '.swarm/runs'),
+    remoteRunsFolder: c.get<string>('detachedRuns.remoteFolder', '.swarm-lab/runs').trim() || '.swarm-lab/runs',
     launch: {
       scheduler: c.get<'slurm' | 'pbs'>('launch.scheduler', 'pbs'),
       engine: c.get<'vllm' | 'sim' | 'sim-llama'>('launch.engine', 'vllm'),

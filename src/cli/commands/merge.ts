@@ -60,7 +60,7 @@ function shardFilesBeside(out: string): string[] {
 }
 
 /** What answered each shard (`<shard>.servers.json`), together beside the merged file: every endpoint of the run once. */
-async function mergeServerContext(out: string, files: readonly string[]): Promise<void> {
+export async function mergeServerContext(out: string, files: readonly string[]): Promise<void> {
   const all: ServerContext[] = [];
   for (const file of files) {
     const text = await readFile(serversFileOf(file), 'utf8').catch(() => undefined);

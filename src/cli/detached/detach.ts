@@ -5,6 +5,7 @@ import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { sshLogin, type ReachFlags } from '../swarm.ts';
 import { localPlace, remotePlace, type InputFile, type RunsPlace } from './place.ts';
+import type { ShardLauncher } from './spec.ts';
 
 /** Where the runs are: here, or on the login node of --via. */
 export interface PlaceFlags extends Partial<ReachFlags> {
@@ -20,7 +21,7 @@ export interface DetachFlags {
 }
 
 /** What detaching reads of a command's flags. */
-type DetachingFlags = PlaceFlags & { hostfile?: string; out?: string; resume?: string; retryFailed?: string };
+type DetachingFlags = PlaceFlags & { hostfile?: string; out?: string; resume?: string; retryFailed?: string; shards?: number; shard?: number; shardLauncher?: ShardLauncher | 'auto' };
 
 /** --runs-dir and --remote-node: for the pattern commands (with --detach) and runs/attach/cancel. */
 export function addPlaceOptions(cmd: Command): Command {
@@ -70,9 +71,12 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
     const id = newRunId();
     const folder = place.folder(id);
     const { argv, inputs } = runArgv(given, remote, place);
-    const results = flags.resume ?? flags.retryFailed ?? flags.out;
-    if (!results) argv.push('--out', `${folder}/results.jsonl`);
-    const reply = await place.start({ id, argv, results: results ? place.path(results) : `${folder}/results.jsonl` }, inputs, keysFor(flags));
+    const named = flags.resume ?? flags.retryFailed ?? flags.out;
+    if (!named) argv.push('--out', `${folder}/results.jsonl`);
+    const results = named ? place.path(named) : `${folder}/results.jsonl`;
+    // --shards S with no rank: the run starts its shards itself and merges their files into `results`.
+    const shards = flags.shards !== undefined && flags.shard === undefined ? { count: flags.shards, launcher: flags.shardLauncher ?? 'auto', out: results } : undefined;
+    const reply = await place.start({ id, argv, results, ...(shards ? { shards } : {}) }, inputs, keysFor(flags));
     const where = `${remote ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
     process.stdout.write(`${id}\n`);
     if (reply.state === 'finished') {
@@ -88,7 +92,7 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
   }
 }
 
-/** The run's arguments: the client's options dropped, and on the login node the inputs copied there and the remote hostfile read as its own. */
+/** The run's arguments, the client's options dropped, and the files it reads (on the login node: copied there, and the remote hostfile read as its own). */
 function runArgv(given: readonly string[], remote: boolean, place: RunsPlace): { argv: string[]; inputs: InputFile[] } {
   const argv: string[] = [given[0]!];
   const inputs: InputFile[] = [];
@@ -109,9 +113,9 @@ function runArgv(given: readonly string[], remote: boolean, place: RunsPlace): {
       argv.push(flag, place.path(path));
       continue;
     }
-    if (!remote || !INPUTS.includes(flag) || flag !== word) {
+    if (!INPUTS.includes(flag) || flag !== word) {
       argv.push(word);
-      if (remote && INPUTS.includes(flag)) inputs.push(input(flag, word.slice(eq + 1), argv.length - 1, `${flag}=`));
+      if (INPUTS.includes(flag)) inputs.push(input(flag, word.slice(eq + 1), argv.length - 1, `${flag}=`));
       continue;
     }
     const next = given[++i];
@@ -133,7 +137,7 @@ function input(flag: string, value: string, at: number, prefix: string): InputFi
  * hostfile. They reach the run's environment only (through the starter's standard input over ssh),
  * never an argument or a file.
  */
-function keysFor(flags: DetachingFlags): Record<string, string> {
+export function keysFor(flags: { hostfile?: string }): Record<string, string> {
   const names = new Set(['SWARM_API_KEY']);
   if (flags.hostfile) {
     try {

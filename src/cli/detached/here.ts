@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { listRuns, liveState, processAlive, readStatus, RUN_ID, STATUS_FILE, type LiveState, type RunStatus } from '../../core/index.ts';
+import { listRuns, liveState, processAlive, readStatus, RUN_ID, STATUS_FILE, stopRun, type LiveState, type RunStatus } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 
 /** A run as `swarm runs` and `swarm attach` show it: its status, what that means from here, where it is. */
@@ -38,11 +38,7 @@ export async function cancelHere(root: string, id: string): Promise<RunView> {
   const [run] = runsHere(root, id);
   if (run!.live === 'elsewhere') throw new CliError(`run ${id} lives on ${run!.host}, not on ${hostname()}: cancel it there`, 1);
   if (run!.live !== 'running' && run!.live !== 'starting') return run!;
-  try {
-    process.kill(-run!.pid, 'SIGTERM'); // its own session and process group (started detached)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-  }
+  stopRun(run!);
   const deadline = Date.now() + CANCEL_WAIT_MS;
   for (;;) {
     const now = runsHere(root, id)[0]!;

@@ -4,10 +4,11 @@ import { finished } from 'node:stream/promises';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { posix } from 'node:path';
-import { runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
+import { fileSha256, runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { cancelHere, runsHere, type RunView } from './here.ts';
-import { specPath, type Delivery, type RunSpec, type StartReply } from './spec.ts';
+import { resumeHere } from './resume.ts';
+import { specPath, type Delivery, type RecordedInput, type Resumption, type RunSpec, type StartReply } from './spec.ts';
 import { startDetached } from './start.ts';
 
 /** A local file the run reads (prompts, hostfile, …): where it is here and the flag it came with. */
@@ -29,6 +30,8 @@ export interface RunsPlace {
   /** Starts `spec` (its argv naming each input file by `inputs[i].path`), passing `keys` in its environment only. */
   start(spec: RunSpec, inputs: readonly InputFile[], keys: Record<string, string>): Promise<StartReply>;
   list(id?: string): Promise<RunView[]>;
+  /** Starts run `id` again, detached, completing its results (`hostfile`: a file here, the endpoints to finish on). */
+  resume(id: string, keys: Record<string, string>, hostfile?: string): Promise<StartReply>;
   cancel(id: string): Promise<RunView>;
   /** A small file of a run's (its output, log), whole; undefined when there is none. */
   read(path: string): Promise<string | undefined>;
@@ -45,14 +48,17 @@ export function localPlace(runsDir = runsRoot()): RunsPlace {
   const root = resolve(runsDir);
   return {
     label: 'this machine',
-    async start(spec, _inputs, keys) {
+    async start(spec, inputs, keys) {
       // Here the run reads the inputs where they are, from the folder the command was given in.
       const folder = join(root, spec.id);
       await mkdir(folder, { recursive: true });
-      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd() }));
+      // An input that cannot be read is recorded without a hash: the run itself says what is wrong with it (exit 2).
+      const recorded = await Promise.all(inputs.map(async (f) => ({ flag: f.flag, path: resolve(f.path), sha256: await fileSha256(f.path).catch(() => '') })));
+      await writeFile(specPath(folder), JSON.stringify({ ...spec, cwd: process.cwd(), inputs: recorded.filter((f) => f.sha256) } satisfies RunSpec));
       return startDetached(folder, keys);
     },
     list: async (id) => runsHere(root, id),
+    resume: (id, keys, hostfile) => resumeHere(root, id, keys, hostfile && resolve(hostfile)),
     cancel: (id) => cancelHere(root, id),
     read: (path) => readFile(resolve(root, path), 'utf8').catch(() => undefined),
     copy: (path, to) => copyFile(resolve(root, path), to),
@@ -90,16 +96,25 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
       const argv = [...spec.argv];
       // Each input travels with the start (one round trip) and is named in the run's folder instead.
       const files: Record<string, string> = {};
+      const recorded: RecordedInput[] = [];
       for (const [i, input] of inputs.entries()) {
         const name = `inputs/${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`;
-        files[name] = await readFile(input.path, 'utf8');
+        const bytes = await readFile(input.path);
+        files[name] = bytes.toString('utf8');
         argv[input.at] = `${input.prefix}${posix.join(folder, name)}`;
+        recorded.push({ flag: input.flag, path: posix.join(folder, name), sha256: createHash('sha256').update(bytes).digest('hex') });
       }
-      const delivery: Delivery = { spec: { ...spec, argv }, files, keys };
+      const delivery: Delivery = { spec: { ...spec, argv, inputs: recorded }, files, keys };
       return JSON.parse(await swarm(['run-start', folder], JSON.stringify(delivery))) as StartReply;
     },
     list: async (id) => JSON.parse(await swarm(['runs', '--json', '--runs-dir', root, ...(id ? [id] : [])])) as RunView[],
     cancel: async (id) => (JSON.parse(await swarm(['cancel', '--json', '--runs-dir', root, id])) as RunView[])[0]!,
+    async resume(id, keys, hostfile) {
+      // The next job's hostfile travels with the keys (one round trip), into the run's folder.
+      const files = hostfile ? { [`inputs/resumed-hostfile-${basename(hostfile).replace(/[^\w.-]/g, '_')}`]: await readFile(hostfile, 'utf8') } : {};
+      const delivery: Resumption = { files, keys };
+      return JSON.parse(await swarm(['run-start', '--resume', posix.join(root, id)], JSON.stringify(delivery))) as StartReply;
+    },
     read: (path) => host.readText(posix.resolve(root, path)),
     async copy(path, to) {
       const file = createWriteStream(to);
@@ -117,7 +132,7 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
 const COPY_MS = 3_600_000;
 
 /** `sh -c` on the login node with $1 = node, $2 = the CLI's path: prints the home folder, node's version (or nothing), have/missing. */
-const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2"; then echo have; else echo missing; fi';
+const PROBE = 'pwd; if command -v "$1" >/dev/null 2>&1; then "$1" -e "process.stdout.write(process.versions.node)" 2>/dev/null; fi; echo; if test -f "$2" && touch "$2"; then echo have; else echo missing; fi';
 
 /** A path on the login node as the login shell would take it: relative to the home folder, `~/` too. */
 function there(home: string, path: string): string {
@@ -133,10 +148,11 @@ function checkNode(label: string, node: string, version: string): void {
 
 /**
  * Puts the CLI on the login node in one round trip: written beside, then renamed, so a copy cut
- * short is never run; other versions are removed (a run already started has its copy loaded).
+ * short is never run. Other versions unused for a week are removed: a client of another version
+ * (a second laptop, an older editor) may be between its probe, which touches its copy, and its run.
  */
 async function put(host: JobHost, path: string, text: string): Promise<void> {
-  const script = 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1" && for f in "$(dirname "$1")"/swarm-*.mjs; do [ "$f" = "$1" ] || rm -f "$f"; done';
+  const script = 'mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && mv -f "$1.tmp" "$1" && find "$(dirname "$1")" -maxdepth 1 -name "swarm-*.mjs" ! -path "$1" -mtime +7 -exec rm -f {} +';
   const r = await host.run(['sh', '-c', script, 'sh', path], { input: text });
   if (r.code !== 0) throw new CliError(`cannot copy the CLI to ${path} on ${host.label}: ${r.stderr.trim() || `exit ${r.code}`}`, 1);
 }

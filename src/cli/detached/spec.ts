@@ -13,6 +13,29 @@ export interface RunSpec {
   results?: string;
   /** Where the command runs (relative paths in argv mean this folder); default: the run's folder. */
   cwd?: string;
+  /** The files the run reads, as paths there, with their sha256 as it started: a resume refuses inputs that changed. */
+  inputs?: RecordedInput[];
+  /** `--shards S` without a rank: the run starts its S shards itself and merges them at its end. */
+  shards?: ShardedSpec;
+  /** How many times `swarm resume` started it again. */
+  resumes?: number;
+}
+
+export interface RecordedInput {
+  flag: string;
+  path: string;
+  sha256: string;
+}
+
+/** How a detached run starts its shards: child processes here, or the ranks of the scheduler's launcher inside a job. */
+export type ShardLauncher = 'local' | 'srun' | 'mpiexec';
+
+export interface ShardedSpec {
+  count: number;
+  /** `auto`: decided where the run starts (srun inside a Slurm job, mpiexec inside a PBS one, else local). */
+  launcher: ShardLauncher | 'auto';
+  /** The shards' base results file (each writes FILE.shard-R-of-S.jsonl beside it; the merge writes FILE). */
+  out: string;
 }
 
 export const SPEC_FILE = 'spec.json';
@@ -37,6 +60,12 @@ export const specPath = (folder: string) => join(folder, SPEC_FILE);
 /** What the client hands the starter on the login node, on its standard input: the spec, the input files (by name in the run's folder), the keys. */
 export interface Delivery {
   spec: RunSpec;
+  files: Record<string, string>;
+  keys: Record<string, string>;
+}
+
+/** What the client hands the login node to resume a run: the keys, and the files it brings (the endpoints to finish on). */
+export interface Resumption {
   files: Record<string, string>;
   keys: Record<string, string>;
 }

@@ -5,8 +5,10 @@ import { readStatus, STATUS_FILE } from '../../core/index.ts';
 import { signalExit } from '../exit.ts';
 import { LOG_FILE, OUTPUT_FILE, specPath, type RunSpec, type StartReply } from './spec.ts';
 
-/** The variables a run keeps from the starter's environment: where things are, locale, proxies (site settings), CAs. */
-const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SWARM_DEBUG'];
+/** The variables a run keeps from the starter's environment: where things are, locale, proxies (site settings), CAs; and, started from the editor, that its `process.execPath` is Electron run as Node. */
+const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SWARM_DEBUG', 'ELECTRON_RUN_AS_NODE'];
+/** The scheduler's variables: which job and allocation this is, and where its configuration is. */
+const JOB_VARIABLE = /^(SLURM_|PBS_)/;
 /** How long the starter waits for the run to begin sending (reading a million prompts, asking the servers' models). */
 const BEGIN_MS = 120_000;
 
@@ -22,10 +24,14 @@ export async function startDetached(folder: string, keys: Record<string, string>
   const spec = JSON.parse(readFileSync(specPath(dir), 'utf8')) as RunSpec;
   const env: NodeJS.ProcessEnv = { NO_COLOR: '1' };
   for (const name of KEPT) if (process.env[name] !== undefined) env[name] = process.env[name];
+  // Inside a job, its launcher (srun, mpiexec) needs the job's variables to start a sharded run's ranks in it.
+  for (const [name, value] of Object.entries(process.env)) if (JOB_VARIABLE.test(name) && value !== undefined) env[name] = value;
   Object.assign(env, keys, { SWARM_RUN_DIR: dir, SWARM_RUN_ID: spec.id, ...(spec.results ? { SWARM_RUN_RESULTS: resolve(dir, spec.results) } : {}) });
   const out = openSync(join(dir, OUTPUT_FILE), 'a');
   const log = openSync(join(dir, LOG_FILE), 'a');
-  const child = spawn(process.execPath, [resolve(script), ...spec.argv], { cwd: resolve(dir, spec.cwd ?? '.'), env, detached: true, stdio: ['ignore', out, log] });
+  // A sharded run is started by its own internal command, which starts the shards and merges them.
+  const argv = spec.shards ? ['run-shards', dir] : spec.argv;
+  const child = spawn(process.execPath, [resolve(script), ...argv], { cwd: resolve(dir, spec.cwd ?? '.'), env, detached: true, stdio: ['ignore', out, log] });
   closeSync(out);
   closeSync(log);
   let exit: number | undefined;

@@ -31,11 +31,14 @@ export interface MergeReport {
   missing: number;
   /** Rows whose status is not ok (failed or cancelled). */
   notOk: number;
+  /** Of those, the rows a cancel or a drain left (the rest failed). */
+  cancelled: number;
 }
 
 /** In a row resultRow wrote, the first `,"status":"` is its status (a JSON string holds no bare quote). */
 const STATUS = Buffer.from(',"status":"');
 const OK = Buffer.from('ok"');
+const CANCELLED = Buffer.from('cancelled"');
 
 /**
  * Merges the shards' results files into one results file in input order: row i is the row the
@@ -145,6 +148,7 @@ function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, 
   let position = 0;
   let missing = 0;
   let notOk = 0;
+  let cancelled = 0;
   // Each shard is read in order: through a window of its file, a read per window, not per row.
   const size = Math.max(16 << 10, Math.min(FLUSH_BYTES, Math.floor((64 << 20) / byRank.length)));
   const windows = byRank.map(() => new ReadWindow(size));
@@ -173,7 +177,11 @@ function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, 
       const body = length - oldHead;
       used += windows[shard.info.rank]!.copy(shard, shard.offsets[k]! + oldHead, body, chunk, used);
       const status = chunk.indexOf(STATUS, at);
-      if (status < 0 || status >= used || chunk.compare(OK, 0, OK.length, status + STATUS.length, status + STATUS.length + OK.length) !== 0) notOk++;
+      const is = (word: Buffer) => status >= 0 && status < used && chunk.compare(word, 0, word.length, status + STATUS.length, status + STATUS.length + word.length) === 0;
+      if (!is(OK)) {
+        notOk++;
+        if (is(CANCELLED)) cancelled++;
+      }
       chunk[used++] = 10;
       written.record(i, position + at, bytes - 1, FINAL);
     }
@@ -188,7 +196,7 @@ function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, 
   renameSync(tmp, out);
   const problem = problemOnDisk(out, written);
   if (problem) throw new MergeError(`${out} on disk is not what was written: ${problem}`);
-  return { rows: written.count, missing, notOk };
+  return { rows: written.count, missing, notOk, cancelled };
 }
 
 /** A window on a file read front to back: rows are copied out of it, and it moves on when one is past its end. */

@@ -93,3 +93,17 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * Stops a run on this machine the way Ctrl-C would: SIGTERM to its session's process group (it was
+ * started detached, so its shards and launcher are in it too). False when it is gone already.
+ */
+export function stopRun(status: Pick<RunStatus, 'pid'>): boolean {
+  try {
+    process.kill(-status.pid, 'SIGTERM');
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    return false;
+  }
+}

@@ -74,6 +74,11 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
     });
   }
 
+  /** The master this tunnel rides on, to run commands on the login node over the same login (none in single-process mode). */
+  get master(): SshMaster | undefined {
+    return this.carrier instanceof MasterCarrier ? this.carrier.master : undefined;
+  }
+
   /** Validates everything first (no process starts on bad input), logs in once, sets up the routes. */
   static async open(endpoints: readonly Endpoint[], options: TunnelOptions, login?: SshLogin): Promise<Tunnel> {
     for (const ep of endpoints) {

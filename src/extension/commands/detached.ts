@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { stopRun } from '../../core/runs/status.ts';
+import { DetachedRows } from '../detached-rows.ts';
+import type { DetachedRun, DetachedRunsTree } from '../detached-runs.ts';
+import type { Services } from '../services.ts';
+
+/** The runs whose rows this workspace follows into a file, followed again after a reload. */
+const ATTACHED = 'swarmLab.attachedRuns';
+const followers = new Map<string, DetachedRows>();
+
+/** The variables the bundled CLI keeps from the editor's environment (no settings, no secrets of ours). */
+const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SWARM_API_KEY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE'];
+
+/** Where the rows of run `id` are followed to: the workspace's `.swarm/detached/`, else the extension's storage. */
+function targetOf(services: Services, id: string): string {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? services.context.globalStorageUri.fsPath;
+  return join(folder, '.swarm', 'detached', `${id}.jsonl`);
+}
+
+/** The run an action is for: the tree row it was started from, the id given (tests), or one picked. */
+async function pickRun(tree: DetachedRunsTree, given: DetachedRun | string | undefined, title: string, fits: (r: DetachedRun) => boolean): Promise<DetachedRun | undefined> {
+  const runs = tree.refresh();
+  if (given) return runs.find((r) => r.id === (typeof given === 'string' ? given : given.id));
+  const choices = runs.filter(fits);
+  if (!choices.length) return void vscode.window.showInformationMessage(`Swarm: no detached run to ${title.toLowerCase()} in ${tree.root}`);
+  const pick = await vscode.window.showQuickPick(
+    choices.map((r) => ({ label: r.id, description: `${r.live}${r.live === 'finished' ? ` (exit ${r.exitCode})` : ''} · ${r.done}/${r.total}`, detail: `swarm ${r.command.join(' ')}`, run: r })),
+    { title: `Swarm: ${title} detached run` },
+  );
+  return pick?.run;
+}
+
+/** Attach: the run's rows streamed into a file here as they land (its whole results file, in input order, once it ends), opened in the editor. */
+export async function attachDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<string | undefined> {
+  const run = await pickRun(tree, given, 'Attach to', (r) => Boolean(r.results));
+  if (!run) return undefined;
+  if (run.login) return void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: follow it with swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE`);
+  if (!run.results) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} writes no results file (its outcome is in ${run.folder})`);
+  const target = targetOf(services, run.id);
+  await follow(services, tree, run.id, run.folder, target);
+  await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: false });
+  return target;
+}
+
+async function follow(services: Services, tree: DetachedRunsTree, id: string, folder: string, target: string): Promise<void> {
+  followers.get(id)?.dispose();
+  const rows = new DetachedRows(folder, target, (state, exitCode) => {
+    followers.delete(id);
+    // A run that ended short may be resumed: its rows are followed again then, and after a reload.
+    if (state === 'finished' && exitCode === 0) void remember(services, id, false);
+    services.log.info(`detached run ${id} ${state}: its rows are in ${target}`);
+    tree.refresh();
+  });
+  followers.set(id, rows);
+  await remember(services, id, true);
+  await rows.start();
+}
+
+async function remember(services: Services, id: string, on: boolean): Promise<void> {
+  const ids = new Set(services.context.workspaceState.get<string[]>(ATTACHED, []));
+  if (on) ids.add(id);
+  else ids.delete(id);
+  await services.context.workspaceState.update(ATTACHED, [...ids]);
+}
+
+/** After a reload: the runs this workspace followed are followed again (their files caught up). */
+export async function restoreAttached(services: Services, tree: DetachedRunsTree): Promise<void> {
+  const runs = tree.refresh();
+  for (const id of services.context.workspaceState.get<string[]>(ATTACHED, [])) {
+    const run = runs.find((r) => r.id === id);
+    if (run) await follow(services, tree, id, run.folder, targetOf(services, id));
+    else await remember(services, id, false);
+  }
+}
+
+/** Cancel: the run stops as Ctrl-C would stop it, keeping every finished result (the rest written as cancelled). */
+export async function cancelDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<void> {
+  const run = await pickRun(tree, given, 'Cancel', (r) => r.live === 'running' || r.live === 'starting');
+  if (!run) return;
+  if (run.live !== 'running' && run.live !== 'starting') return void vscode.window.showInformationMessage(`Swarm: run ${run.id} is ${run.live}, not running`);
+  if (run.login) {
+    // Over the connected swarm's one SSH login, on the login node the run lives on.
+    if (!tree.remote) return void vscode.window.showWarningMessage(`Swarm: the SSH login to ${run.login} is closed; connect again to cancel run ${run.id}`);
+    await tree.remote.cancel(run);
+  } else if (run.host !== hostname()) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.host}: cancel it there (swarm cancel ${run.id})`);
+  else stopRun(run);
+  services.log.info(`cancelling detached run ${run.id} (pid ${run.pid}${run.login ? ` on ${run.login}` : ''}): every finished result is kept`);
+  tree.refresh();
+}
+
+/**
+ * Resume: the run started again where it lives, detached, completing its results file (`swarm
+ * resume`, by the CLI bundled with the extension, run with the editor's Node and no shell).
+ */
+export async function resumeDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<boolean> {
+  const run = await pickRun(tree, given, 'Resume', (r) => r.live === 'died' || (r.live === 'finished' && r.exitCode !== 0));
+  if (!run) return false;
+  if (run.login) {
+    void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: resume it with swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'}`);
+    return false;
+  }
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (resuming a run starts one).');
+    return false;
+  }
+  const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1', NO_COLOR: '1' };
+  for (const name of KEPT) if (process.env[name] !== undefined) env[name] = process.env[name];
+  const cli = join(services.context.extensionPath, 'dist', 'cli.js');
+  const child = spawn(process.execPath, [cli, 'resume', run.id, '--runs-dir', tree.root], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout.resume();
+  const code = await new Promise<number>((done) => {
+    child.once('error', (err) => ((stderr += err.message), done(1)));
+    child.once('exit', (c) => done(c ?? 1));
+  });
+  services.log.info(`swarm resume ${run.id}: exit ${code}${stderr ? `\n${stderr.trim()}` : ''}`);
+  tree.refresh();
+  if (code !== 0) {
+    void vscode.window.showErrorMessage(`Swarm: run ${run.id} was not resumed: ${stderr.trim().split('\n')[0] ?? `exit ${code}`}`);
+    return false;
+  }
+  // A run whose rows were followed is followed again.
+  if (services.context.workspaceState.get<string[]>(ATTACHED, []).includes(run.id)) await follow(services, tree, run.id, run.folder, targetOf(services, run.id));
+  return true;
+}

@@ -1,0 +1,192 @@
+/**
+ * Detached runs in a real VS Code (code-server + headless Chromium, the packaged .vsix): a run
+ * detached from the CLI shows in the Detached Runs view with live progress; Attach streams its rows
+ * into a file and opens it; a reloaded window shows the run again and keeps following it; Cancel
+ * keeps every finished row; Resume completes the rest. Screenshots go to .tmp/screenshots/detached-*.png.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { jsonLines, killAll, ROOT, runCli, startSim, type Sim } from './helpers/cli.ts';
+import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
+import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
+import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
+
+const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
+const N = 400;
+const skip = !codeServerAvailable ? `code-server is not installed in ${CODE_SERVER_DIR}: run scripts/install-code-server.sh` : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing: run scripts/install-code-server.sh` : false;
+
+describe('detached runs in a real VS Code: the Detached Runs view, Attach, a reload, Cancel, Resume', { skip, timeout: 400_000 }, () => {
+  let root = '';
+  let workspace = '';
+  let sim: Sim;
+  let server: CodeServer | undefined;
+  let wb: Workbench | undefined;
+  let page: Page;
+  let id = '';
+  const env: Record<string, string> = {};
+
+  before(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    root = await mkdtemp(join(tmpdir(), 'swarm-detached-ui-'));
+    removeOnExit(root);
+    env.SWARM_RUNS_DIR = join(root, 'runs');
+    const vsix = packagedVsix(root);
+    workspace = join(root, 'ws');
+    await mkdir(workspace, { recursive: true });
+    const extensions = join(root, 'ext');
+    await installVsix(vsix, extensions);
+    // Slow enough (one request at a time) that the run is still going through the reload.
+    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
+    server = await startCodeServer({ workspace, extensionsDir: extensions, env, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
+    wb = await openWorkbench(server, workspace);
+    page = wb.page;
+    await waitForSwarmContributions(page);
+    // Started from a terminal while the window is open: the view finds it by itself.
+    const prompts = join(root, 'p.txt');
+    await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach'], { env, timeoutMs: 60_000 });
+    assert.equal(started.code, 0, started.stderr);
+    id = started.stdout.trim();
+  });
+
+  after(async () => {
+    await wb?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    await killAll();
+    await sim?.stop();
+    if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  });
+
+  const row = async (ok: (description: string) => boolean, timeoutMs = 30_000) => {
+    const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
+    const found = rows.find((x) => x.label === id);
+    assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
+    return found.description;
+  };
+  const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
+  const target = () => join(workspace, '.swarm', 'detached', `${id}.jsonl`);
+  const lines = () => (existsSync(target()) ? readFileSync(target(), 'utf8').split('\n').filter(Boolean).length : 0);
+
+  test('the run from the CLI is listed with live progress; Attach streams its rows into a file and opens it; after a reload the view and the file go on', { timeout: 200_000 }, async () => {
+    await showActivity(page, 'Swarm');
+    const first = await row((d) => /^running · [\d,]+\/400 · [\d.]+ s$/.test(d));
+    await row((d) => done(d) > done(first) && d.startsWith('running'));
+    await screenshot(page, join(SHOTS, 'detached-1-running.png'));
+
+    await runCommand(page, 'Swarm: Attach to Detached Run');
+    await quickPickSelect(page, id);
+    assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
+    const before = await pollUntil(lines, (n) => n > 0, 20_000);
+    assert.ok(before > 0 && before < N, `${before} rows streamed while it runs`);
+
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
+    await waitForSwarmContributions(page);
+    // The reloaded window shows the Swarm view again by itself (its activity item may be busy meanwhile).
+    await showActivity(page, 'Swarm').catch(() => {});
+    await row((d) => d.startsWith('running'), 60_000);
+    // The file is followed again: it grows with no click.
+    const after = await pollUntil(lines, (n) => n > before, 30_000);
+    assert.ok(after > before, `${after} rows after the reload, ${before} before`);
+    const streamed = jsonLines(readFileSync(target(), 'utf8'));
+    assert.equal(new Set(streamed.map((r) => r.index)).size, streamed.length, 'each row once');
+    assert.ok(streamed.every((r) => r.prompt === `question ${r.index}` && r.status === 'ok'));
+    await screenshot(page, join(SHOTS, 'detached-2-reloaded.png'));
+  });
+
+  test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: 300_000 }, async () => {
+    await runCommand(page, 'Swarm: Cancel Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('finished (exit 143)'), 60_000);
+    const cancelled = jsonLines(readFileSync(target(), 'utf8'));
+    const whole = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x, i) => x.index === i), 20_000);
+    assert.deepEqual(whole.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
+    const ok = whole.filter((r) => r.status === 'ok').length;
+    assert.ok(ok > 0 && ok < N, `${ok} ok of ${N} (${cancelled.length} rows read first)`);
+    assert.equal(whole.filter((r) => r.status === 'cancelled').length, N - ok);
+
+    await runCommand(page, 'Swarm: Resume Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('running') || d.startsWith('finished (exit 0)'), 60_000);
+    await screenshot(page, join(SHOTS, 'detached-3-resumed.png'));
+    const final = await row((d) => d.startsWith('finished (exit 0)'), 180_000);
+    // The resumed run sent exactly the prompts the cancel left without a result.
+    assert.match(final, new RegExp(`^finished \\(exit 0\\) · ${(N - ok).toLocaleString('en-US')}/${(N - ok).toLocaleString('en-US')} · `));
+    const rows = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x) => x.status === 'ok'), 20_000);
+    assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
+  });
+});
+
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: 300_000 }, () => {
+  let root = '';
+  let sim: Sim;
+  const sshd = new TestSshd();
+  let server: CodeServer | undefined;
+  let wb: Workbench | undefined;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'swarm-detached-ssh-ui-'));
+    removeOnExit(root);
+    await sshd.start();
+    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
+  });
+  after(async () => {
+    await wb?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    await killAll();
+    await sim?.stop();
+    await sshd.stop();
+    if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  });
+
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: 240_000 }, async () => {
+    const runsDir = join(root, 'login-runs');
+    const prompts = join(root, 'p.txt');
+    await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
+    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+
+    const ws = join(root, 'ws');
+    const ext = join(root, 'ext');
+    await mkdir(ws, { recursive: true });
+    await writeFile(join(ws, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
+    await installVsix(packagedVsix(root), ext);
+    server = await startCodeServer({ workspace: ws, extensionsDir: ext, userSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig, 'swarmLab.detachedRuns.remoteFolder': runsDir } });
+    wb = await openWorkbench(server, ws);
+    const page = wb.page;
+    await waitForSwarmContributions(page);
+    const logins = sshd.logins();
+    await connectFromExplorer(page, 'cluster.hostfile');
+    await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    await showActivity(page, 'Swarm').catch(() => {});
+
+    const row = async (ok: (description: string) => boolean, timeoutMs = 30_000) => {
+      const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
+      const found = rows.find((x) => x.label === id);
+      assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
+      return found.description;
+    };
+    const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
+    const on = ` · on ${sshd.via}`;
+    const first = await row((d) => d.startsWith('running · ') && d.endsWith(on), 60_000);
+    await row((d) => d.startsWith('running · ') && done(d) > done(first));
+    await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
+
+    await runCommand(page, 'Swarm: Cancel Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
+    // Every finished row kept, the rest cancelled, in input order, on the login node.
+    const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
+    const ok = rows.filter((r) => r.status === 'ok').length;
+    assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
+    // Listing each second and cancelling rode the connection's login: no other.
+    assert.equal(sshd.logins() - logins, 1, 'one SSH login');
+  });
+});
