@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { Pool } from '../../core/http/undici-pool.ts';
 import { median, scatterGather, SwarmPool, originOf, type Endpoint } from '../../core/index.ts';
-import type { SimProcess } from './bench.ts';
+import type { SimProcess } from './bench-sim.ts';
 import { procCpuMs } from './bench-process.ts';
 
 type Say = (line?: string) => void;

@@ -5,7 +5,7 @@ import { writeHostfile, type Endpoint } from '../../core/index.ts';
 import { measureSwarm, type ProcessCost } from './bench-process.ts';
 import { pathsLine, requestsByPath } from './bench-realistic.ts';
 import { startSimFleet, type SimFleet } from './bench-sim-fleet.ts';
-import type { Say } from './bench-resilience.ts';
+import type { Say } from './bench-sim.ts';
 
 const ZERO = ['--ttft-ms', '0', '--tpot-ms', '0', '--request-overhead-ms', '0', '--reply', 'echo'];
 const SIM_PROCESSES = 2;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { childEnv, median } from '../../core/index.ts';
 import { measureSwarm, procCpuMs } from './bench-process.ts';
-import type { Say } from './bench-resilience.ts';
+import type { Say } from './bench-sim.ts';
 
 const PROMPTS = 2_000;
 const SERVERS = 4;

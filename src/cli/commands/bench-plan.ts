@@ -1,6 +1,6 @@
 import { drawLength, fitLatencyModel, predictWall, scatterGather, subpool, SwarmPool, syntheticPrompt } from '../../core/index.ts';
 import { mulberry32 } from '../../sim/random.ts';
-import type { Say, StartSim } from './bench-resilience.ts';
+import type { Say, StartSim } from './bench-sim.ts';
 
 /**
  * The planner's check (issue 24): fitted on one streamed individual run on the modeled vLLM scheduler,

@@ -1,6 +1,6 @@
 import { scatterGather, SwarmPool, type RouteStrategy } from '../../core/index.ts';
 import { mulberry32 } from '../../sim/random.ts';
-import type { Say, StartSim } from './bench-resilience.ts';
+import type { Say, StartSim } from './bench-sim.ts';
 
 /** The scenario of issue 24: prompts sharing 8 long prefixes over 8 endpoints. */
 export const PREFIX_SCENARIO = { endpoints: 8, prefixes: 8, prompts: 400, prefixWords: 1_000, concurrency: 64, maxTokens: 16 };

@@ -2,10 +2,8 @@ import { peaks, requestSpans, scatterGather, SwarmPool, type InFlight, type Prom
 import type { TemplateSetting } from '../../core/templating/index.ts';
 import type { SimStats } from '../../sim/server.ts';
 import { startSimFleet, type SimFleet } from './bench-sim-fleet.ts';
-import type { Say } from './bench-resilience.ts';
+import { REAL, type Say } from './bench-sim.ts';
 
-/** Settings under which wall / ideal means something: a served model's pace, answers ending at EOS, Aurora-Swarm's concurrency. */
-export const REAL = { overheadMs: 2, ttftMs: 200, tpotMs: 20, maxTokens: 128, maxNumSeqs: 256, concurrency: 512 };
 /** Lorem answers stop at a sampled end-of-sequence between max_tokens/2 and max_tokens (the simulator's default). */
 export const REAL_FLAGS = ['--reply', 'lorem', '--request-overhead-ms', `${REAL.overheadMs}`, '--ttft-ms', `${REAL.ttftMs}`, '--tpot-ms', `${REAL.tpotMs}`, '--max-num-seqs', `${REAL.maxNumSeqs}`];
 export const SIM_PROCESSES = 2;

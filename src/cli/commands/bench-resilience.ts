@@ -1,8 +1,5 @@
 import { scatterGather, SwarmPool, type Endpoint, type PoolOptions, type ScatterOptions } from '../../core/index.ts';
-import type { SimProcess } from './bench.ts';
-
-export type Say = (line?: string) => void;
-export type StartSim = (endpoints: number, flags?: readonly string[]) => Promise<SimProcess>;
+import type { Say, SimProcess, StartSim } from './bench-sim.ts';
 
 /** Long enough answers that a run has a middle to fail in: 32 lorem tokens at 10 ms each, every prompt. */
 const FLAGS = ['--ttft-ms', '50', '--tpot-ms', '10', '--max-num-seqs', '256'];

@@ -1,5 +1,6 @@
 import { ROUTE_STRATEGIES, type ScatterOptions } from '../../core/index.ts';
-import { timed, type Say, type StartSim } from './bench-resilience.ts';
+import { timed } from './bench-resilience.ts';
+import type { Say, StartSim } from './bench-sim.ts';
 
 /**
  * Each routing strategy against round-robin when 1 of 8 endpoints is 4× slower (hedging off, so the

@@ -1,6 +1,6 @@
 import type { Endpoint } from '../../core/index.ts';
 import type { SimStats } from '../../sim/server.ts';
-import { startSimProcess, type SimProcess } from './bench.ts';
+import { startSimProcess, type SimProcess } from './bench-sim.ts';
 import { procCpuMs } from './bench-process.ts';
 
 /** Many simulated ports served by several `swarm sim` processes, so one event loop is not the bottleneck. */

@@ -1,7 +1,7 @@
 import { arrivalGaps, loadRequests, parseSlo, scatterGather, sloText, SwarmPool, sustainedLoad, sweepRows, syntheticPrompt, type RunSummary } from '../../core/index.ts';
 import { mulberry32 } from '../../sim/random.ts';
-import { REAL } from './bench-realistic.ts';
-import type { Say, StartSim } from './bench-resilience.ts';
+import { REAL } from './bench-sim.ts';
+import type { Say, StartSim } from './bench-sim.ts';
 import { sweepTable } from './run-experiment.ts';
 
 /** The sweep: individual requests at three concurrencies, repeated; then sustained load against one SLO. */

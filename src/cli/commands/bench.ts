@@ -1,21 +1,18 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { Command } from 'commander';
 import { cpus, loadavg } from 'node:os';
-import { checkHealth, childEnv, gainVerdict, matchedConcurrency, median, parseHostfile, SwarmPool, Tunnel, type Endpoint, type MatchedArm } from '../../core/index.ts';
+import { checkHealth, gainVerdict, matchedConcurrency, median, SwarmPool, Tunnel, type MatchedArm } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { clientBench } from './bench-client.ts';
 import { costCurveBench } from './bench-cost-curve.ts';
 import { originalBench } from './bench-original.ts';
-import { cores, IDEAL_RULE, pathsLine, promptList, REAL, realisticBench, SIM_PROCESSES, templateCostBench, timedRun, withFleet, type Timed } from './bench-realistic.ts';
+import { cores, IDEAL_RULE, pathsLine, promptList, realisticBench, SIM_PROCESSES, templateCostBench, timedRun, withFleet, type Timed } from './bench-realistic.ts';
 import { resilienceBench } from './bench-resilience.ts';
 import { prefixBench } from './bench-prefix.ts';
 import { llamaPlanBench, planBench } from './bench-plan.ts';
 import { sweepBench } from './bench-sweep.ts';
 import { routingBench } from './bench-routing.ts';
-import type { SimIpcMessage } from './sim.ts';
+import { REAL, startSimProcess } from './bench-sim.ts';
 
-const SIM = { overheadMs: REAL.overheadMs, ttftMs: REAL.ttftMs, tpotMs: REAL.tpotMs };
 const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing', 'prefix', 'sweep', 'plan'] as const;
 /**
  * Alternating rounds per mode. Both arms get the work in flight that fills the servers: the individual
@@ -124,40 +121,6 @@ async function tunnelBench(via: string, sshConfigFile: string | undefined, say: 
       await sim.stop();
     }
   }
-}
-
-export interface SimProcess {
-  child: ChildProcess;
-  endpoints: Endpoint[];
-  stats(): Promise<Extract<SimIpcMessage, { type: 'stats' }>>;
-  stop(): Promise<void>;
-}
-
-/** `swarm sim` in a child process (lorem replies, the bench's latency unless `flags` say otherwise). */
-export async function startSimProcess(endpoints: number, flags: readonly string[] = []): Promise<SimProcess> {
-  const args = ['sim', '--endpoints', String(endpoints), '--reply', 'lorem', '--request-overhead-ms', String(SIM.overheadMs), '--ttft-ms', String(SIM.ttftMs), '--tpot-ms', String(SIM.tpotMs), ...flags];
-  // The simulator needs no key of ours: it gets only what any child of ours may see.
-  const child: ChildProcess = fork(process.argv[1]!, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: childEnv() });
-  const [ready] = (await once(child, 'message')) as [SimIpcMessage];
-  if (ready.type !== 'ready') throw new Error('simulator did not report ready');
-  const endpointList = parseHostfile(ready.endpoints.join('\n')).endpoints;
-  return {
-    child,
-    endpoints: endpointList,
-    stats: async () => {
-      child.send({ type: 'stats' });
-      const [m] = (await once(child, 'message')) as [SimIpcMessage];
-      if (m.type !== 'stats') throw new Error('unexpected message from simulator');
-      return m;
-    },
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGCONT');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;

@@ -1,5 +1,6 @@
 import { checkExtra } from '../../core/options.ts';
 import { patternParams, routeStrategy } from './pattern-validation.ts';
+import { bool, integer, list, record, string } from './validation-primitives.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
 
 /**
@@ -141,29 +142,4 @@ function runId(value: unknown): string {
 function languageId(value: unknown): string {
   if (typeof value !== 'string' || !/^[\w.+-]{1,60}$/.test(value)) throw new Error('not a language id');
   return value;
-}
-
-export function record(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${what} must be an object`);
-  return value as Record<string, unknown>;
-}
-
-export function list(value: unknown, what: string): unknown[] {
-  if (!Array.isArray(value)) throw new Error(`${what} must be an array`);
-  return value;
-}
-
-export function string(value: unknown, what: string): string {
-  if (typeof value !== 'string') throw new Error(`${what} must be a string`);
-  return value;
-}
-
-export function bool(value: unknown, what: string): boolean {
-  if (typeof value !== 'boolean') throw new Error(`${what} must be true or false`);
-  return value;
-}
-
-export function integer(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) throw new Error(`${what} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
-  return value as number;
 }

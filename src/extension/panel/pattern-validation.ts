@@ -1,6 +1,6 @@
 import { AGGREGATE_NAMES, ROUTE_STRATEGIES, type AggregateName, type RouteStrategy } from '../../core/index.ts';
 import type { PatternParams, StageParams } from '../../panel/protocol.ts';
-import { bool, integer, list, record, string } from './message-validation.ts';
+import { bool, integer, list, record, string } from './validation-primitives.ts';
 
 /** A RunRequest's `patterns` block, every field checked and nothing else carried over. */
 export function patternParams(value: unknown): PatternParams {
