@@ -1,4 +1,4 @@
-import { promptLatencies } from './summary.ts';
+import { promptLatencies } from './prompt-latencies.ts';
 import type { PromptResult } from './result.ts';
 
 /**

@@ -1,8 +1,15 @@
 import { posix } from 'node:path';
-import { parseStatus, type LiveState } from '../core/runs/status.ts';
+import { parseStatus, type LiveState, type RunStatus } from '../core/runs/status.ts';
 import { sshHost } from '../core/scheduler/ssh-host.ts';
 import type { SshMaster } from '../core/tunnels/master.ts';
-import type { DetachedRun } from './detached-runs.ts';
+
+/** A detached run as the view shows it: its status file, and what that means from here. */
+export interface DetachedRun extends RunStatus {
+  live: LiveState;
+  folder: string;
+  /** The SSH login it was listed through (a run on the login node), none for a run here. */
+  login?: string;
+}
 
 /**
  * One command over the login, whatever the number of runs: the login node's name, then for each

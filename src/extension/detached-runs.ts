@@ -2,16 +2,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { listRuns, runsRoot } from '../core/runs/run-folder.ts';
-import { liveState, processAlive, type LiveState, type RunStatus } from '../core/runs/status.ts';
-import type { RemoteRuns } from './detached-runs-remote.ts';
+import { liveState, processAlive } from '../core/runs/status.ts';
+import type { DetachedRun, RemoteRuns } from './detached-runs-remote.ts';
 
-/** A detached run as the view shows it: its status file, and what that means from here. */
-export interface DetachedRun extends RunStatus {
-  live: LiveState;
-  folder: string;
-  /** The SSH login it was listed through (a run on the login node), none for a run here. */
-  login?: string;
-}
+export type { DetachedRun };
+
 
 /** How often the view reads the status files while it is visible and a run goes on (each is a few hundred bytes). */
 const LIVE_MS = 1_000;
