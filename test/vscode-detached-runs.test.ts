@@ -19,6 +19,17 @@ import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, screenshot, treeR
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
 const N = 400;
+
+/** The Detached Runs view's row of run `id` once its description is `ok` (polled): that description. */
+async function detachedRow(page: Page, id: string, ok: (description: string) => boolean, timeoutMs: number): Promise<string> {
+  const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
+  const found = rows.find((x) => x.label === id);
+  assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
+  return found.description;
+}
+
+/** Prompts done, from a row's `· 1,234/10,000` (-1 when it shows none). */
+const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
 const skip = !codeServerAvailable ? `code-server is not installed in ${CODE_SERVER_DIR}: run scripts/install-code-server.sh` : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing: run scripts/install-code-server.sh` : false;
 
 describe('detached runs in a real VS Code: the Detached Runs view, Attach, a reload, Cancel, Resume', { skip, timeout: 400_000 }, () => {
@@ -63,13 +74,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  const row = async (ok: (description: string) => boolean, timeoutMs = 30_000) => {
-    const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
-    const found = rows.find((x) => x.label === id);
-    assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
-    return found.description;
-  };
-  const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
+  const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
   const target = () => join(workspace, '.swarm', 'detached', `${id}.jsonl`);
   const lines = () => (existsSync(target()) ? readFileSync(target(), 'utf8').split('\n').filter(Boolean).length : 0);
 
@@ -166,13 +171,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
     await showActivity(page, 'Swarm').catch(() => {});
 
-    const row = async (ok: (description: string) => boolean, timeoutMs = 30_000) => {
-      const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
-      const found = rows.find((x) => x.label === id);
-      assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
-      return found.description;
-    };
-    const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
+    const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
     const on = ` · on ${sshd.via}`;
     const first = await row((d) => d.startsWith('running · ') && d.endsWith(on), 60_000);
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
