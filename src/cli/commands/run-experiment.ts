@@ -63,7 +63,7 @@ export function runExperimentCommand(): Command {
     const swarm = await openUnlessStopped(flagsForPool, stop, { select: options });
     if (!swarm) return;
     const tagged = narrowed(swarm.pool, { tag: exp.tags });
-    const most = exp.sweep?.parameter === 'endpoints' ? Math.max(...exp.sweep.values) : 0;
+    const most = exp.sweep?.parameter === 'endpoints' ? exp.sweep.values.reduce((m, v) => Math.max(m, v), 0) : 0;
     if (most > tagged.endpoints.length) {
       await swarm.close();
       throw new CliError(`${printable(file)}: sweep.values: ${most} endpoints asked for, ${printable(exp.hostfile)} has ${tagged.endpoints.length}${exp.tags.length ? ' with those tags' : ''}`);

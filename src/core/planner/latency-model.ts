@@ -55,7 +55,7 @@ export function fitLatencyModel(results: readonly PromptResult[], maxNumSeqs: nu
     const line = new Timeline(list);
     // Requests open at the endpoint (sent, not yet answered): at most max-num-seqs means none waited for a slot.
     const open = new Timeline(list.map((s) => ({ ...s, first: s.sent })));
-    const firstDone = Math.min(...list.map((s) => s.done));
+    const firstDone = list.reduce((m, s) => Math.min(m, s.done), Infinity);
     for (const s of list) {
       const steps = s.outTokens - 1;
       const batch = line.meanRunning(s.first, s.done);
@@ -76,7 +76,8 @@ export function fitLatencyModel(results: readonly PromptResult[], maxNumSeqs: nu
   const warm = waits.filter((w) => w.warm);
   const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - stepMs - perSeqMs * w.running);
   const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 10) : 0);
-  const wallMs = Math.max(...spans.map((s) => s.done)) - Math.min(...spans.map((s) => s.sent));
+  // Reduced, not spread into Math.max: a results file of a million rows would overflow the call stack.
+  const wallMs = spans.reduce((m, s) => Math.max(m, s.done), -Infinity) - spans.reduce((m, s) => Math.min(m, s.sent), Infinity);
   batches.sort((x, y) => x - y);
   const batchRange: [number, number] = [percentile(batches, 10), percentile(batches, 90)];
   return { stepMs, perSeqMs, prefillMsPerToken, overheadMs, maxNumSeqs, lengths: spans.map((s) => [s.inTokens, s.outTokens]), fittedOn: { requests: spans.length, endpoints: byEndpoint.size, inFlight: peak(spans), wallMs, batchRange } };
