@@ -16,6 +16,7 @@ import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startC
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
 import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
+import { patience } from './helpers/patience.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
 const N = 400;
@@ -32,7 +33,7 @@ async function detachedRow(page: Page, id: string, ok: (description: string) => 
 const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
 const skip = !codeServerAvailable ? `code-server is not installed in ${CODE_SERVER_DIR}: run scripts/install-code-server.sh` : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing: run scripts/install-code-server.sh` : false;
 
-describe('detached runs in a real VS Code: the Detached Runs view, Attach, a reload, Cancel, Resume', { skip, timeout: 400_000 }, () => {
+describe('detached runs in a real VS Code: the Detached Runs view, Attach, a reload, Cancel, Resume', { skip, timeout: patience(400_000) }, () => {
   let root = '';
   let workspace = '';
   let sim: Sim;
@@ -78,7 +79,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   const target = () => join(workspace, '.swarm', 'detached', `${id}.jsonl`);
   const lines = () => (existsSync(target()) ? readFileSync(target(), 'utf8').split('\n').filter(Boolean).length : 0);
 
-  test('the run from the CLI is listed with live progress; Attach streams its rows into a file and opens it; after a reload the view and the file go on', { timeout: 200_000 }, async () => {
+  test('the run from the CLI is listed with live progress; Attach streams its rows into a file and opens it; after a reload the view and the file go on', { timeout: patience(200_000) }, async () => {
     await showActivity(page, 'Swarm');
     const first = await row((d) => /^running · [\d,]+\/400 · [\d.]+ s$/.test(d));
     await row((d) => done(d) > done(first) && d.startsWith('running'));
@@ -90,7 +91,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     const before = await pollUntil(lines, (n) => n > 0, 20_000);
     assert.ok(before > 0 && before < N, `${before} rows streamed while it runs`);
 
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: patience(60_000) });
     await waitForSwarmContributions(page);
     // The reloaded window shows the Swarm view again by itself (its activity item may be busy meanwhile).
     await showActivity(page, 'Swarm').catch(() => {});
@@ -104,7 +105,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await screenshot(page, join(SHOTS, 'detached-2-reloaded.png'));
   });
 
-  test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: 300_000 }, async () => {
+  test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: patience(300_000) }, async () => {
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
     await row((d) => d.startsWith('finished (exit 143)'), 60_000);
@@ -127,7 +128,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   });
 });
 
-describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: 300_000 }, () => {
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(300_000) }, () => {
   let root = '';
   let sim: Sim;
   const sshd = new TestSshd();
@@ -149,7 +150,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: 240_000 }, async () => {
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: patience(240_000) }, async () => {
     const runsDir = join(root, 'login-runs');
     const prompts = join(root, 'p.txt');
     await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));

@@ -18,6 +18,7 @@ import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startC
 import { freePorts, slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
 import { endpointRows, openFromExplorer, packagedVsix, pollUntil, showActivity, swarmStatusText, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, waitForNotification, type Workbench } from './helpers/workbench.ts';
+import { patience } from './helpers/patience.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
 const shot = (name: string) => join(SHOTS, `launch-${name}.png`);
@@ -33,7 +34,7 @@ const skip = !codeServerAvailable
 type Row = Awaited<ReturnType<typeof endpointRows>>[number];
 const JOB_ROW = /^job (\d+) /;
 
-describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, timeout: 400_000 }, () => {
+describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, timeout: patience(400_000) }, () => {
   const slurm = new TestSlurm();
   let root = '';
   let workspace = '';
@@ -101,7 +102,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('1. the form from the palette; the job queued behind another, then running, connected, with its walltime left', { timeout: 150_000 }, () =>
+  test('1. the form from the palette; the job queued behind another, then running, connected, with its walltime left', { timeout: patience(150_000) }, () =>
     step('1-launch', async () => {
       // A job holding every CPU keeps ours queued until it is cancelled.
       const blocker = slurm.client('sbatch', ['--parsable', `--cpus-per-task=${slurm.cpus}`, '--wrap', 'sleep 600']).trim();
@@ -111,7 +112,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       await quickInputType(page, '4');
       // Back on the form, with the walltime changed.
       const submit = page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'Submit' }).first();
-      await submit.waitFor({ state: 'visible', timeout: 10_000 });
+      await submit.waitFor({ state: 'visible', timeout: patience(10_000) });
       assert.match((await submit.textContent()) ?? '', /1 node\(s\) × 2 sim server\(s\), walltime 4 min 00 s/);
       await screenshot(page, shot('1-form'));
       await quickPickSelect(page, /Submit/);
@@ -140,7 +141,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       assert.ok(record.endsAt, 'the walltime end is recorded once ready');
     }));
 
-  test('2. a run of 10,000 prompts; the walltime warning\'s "Drain Run": what was in flight finished, the rest kept as drained; the run record names the job', { timeout: 200_000 }, () =>
+  test('2. a run of 10,000 prompts; the walltime warning\'s "Drain Run": what was in flight finished, the rest kept as drained; the run record names the job', { timeout: patience(200_000) }, () =>
     step('2-drain', async () => {
       assert.ok(id, 'test 1 launched the job');
       await openFromExplorer(page, 'big.prompts.txt');
@@ -151,7 +152,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       assert.match(during ?? '', /left$/, 'the walltime left rides the status bar during the run');
       await screenshot(page, shot('4-run-walltime'));
       const warning = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: `job ${id} reaches its walltime` }).first();
-      await warning.waitFor({ state: 'visible', timeout: 60_000 });
+      await warning.waitFor({ state: 'visible', timeout: patience(60_000) });
       await screenshot(page, shot('5-walltime-warning'));
       await warning.locator('.monaco-button', { hasText: 'Drain Run' }).click();
       const done = await waitForNotification(page, /^Swarm: drained — kept /, { timeoutMs: 60_000 });
@@ -178,7 +179,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       const showHistory = () =>
         pollUntil(
           async () => {
-            if (!(await context.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: 2_000 });
+            if (!(await context.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: patience(2_000) });
             return context.isVisible();
           },
           Boolean,
@@ -192,7 +193,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       await screenshot(page, shot('5b-history'));
     }));
 
-  test('3. a reloaded window re-attaches the job: its row, its servers connected, its walltime; then Cancel Job ends it', { timeout: 120_000 }, () =>
+  test('3. a reloaded window re-attaches the job: its row, its servers connected, its walltime; then Cancel Job ends it', { timeout: patience(120_000) }, () =>
     step('3-reattach', async () => {
       assert.ok(id, 'test 1 launched the job');
       await page.reload();
@@ -205,7 +206,7 @@ describe('Swarm: Launch Swarm… on a real Slurm, in a real VS Code', { skip, ti
       await screenshot(page, shot('6-reattached'));
       await runCommand(page, 'Swarm: Cancel Job');
       const dialog = page.locator('.monaco-dialog-box');
-      await dialog.waitFor({ state: 'visible', timeout: 10_000 });
+      await dialog.waitFor({ state: 'visible', timeout: patience(10_000) });
       assert.match((await dialog.textContent()) ?? '', new RegExp(`Cancel job ${id} \\(slurm\\)\\?`));
       await dialog.locator('.monaco-button', { hasText: 'Cancel Job' }).click();
       await waitForNotification(page, new RegExp(`^Swarm: cancelled job ${id}\\.`), { timeoutMs: 30_000 });

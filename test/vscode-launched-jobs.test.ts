@@ -14,11 +14,12 @@ import { BIN, ROOT } from './helpers/cli.ts';
 import { codeServerAvailable, runExtensionHostTests } from './helpers/code-server.ts';
 import { freePorts, slurmUnavailable, TestSlurm } from './helpers/slurm.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
+import { patience } from './helpers/patience.ts';
 
 const skip = !codeServerAvailable ? 'code-server is not installed (scripts/install-code-server.sh)' : !haveSshd ? 'openssh-server is not installed (scripts/install-test-deps.sh)' : (slurmUnavailable ?? false);
 const ENTRY = join(ROOT, 'dist-test', 'launched-jobs.cjs');
 
-describe('launched jobs in a real VS Code: one SSH login per window, the walltime, the panel\'s Drain (real sshd, real Slurm)', { skip, timeout: 1_000_000 }, () => {
+describe('launched jobs in a real VS Code: one SSH login per window, the walltime, the panel\'s Drain (real sshd, real Slurm)', { skip, timeout: patience(1_000_000) }, () => {
   const slurm = new TestSlurm();
   let sshd: TestSshd;
   let workspace = '';

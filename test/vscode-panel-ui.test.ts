@@ -19,6 +19,7 @@ import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { activeTabLabel, connectFromExplorer, openFromExplorer, swarmStatusText } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, runCommandAnswering, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
+import { patience } from './helpers/patience.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 // Page callbacks run in the webview, with its globals; typed loosely so the node type check stays as it is.
@@ -135,7 +136,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     console.log(`# panel UI timings: ${timings.join(' · ')}`);
   });
 
-  test('compares batched and individual on the local simulator, both arms and their charts, and reruns it from History', { timeout: 240_000 }, async () => {
+  test('compares batched and individual on the local simulator, both arms and their charts, and reruns it from History', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
     await runCommandAnswering(page, 'Swarm: Start Local Simulator', '4');
     await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
@@ -143,7 +144,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
 
     await runCommand(page, 'Swarm: Open Panel');
     const app = panelFrame(page);
-    await app.locator('#run').waitFor({ timeout: 30_000 });
+    await app.locator('#run').waitFor({ timeout: patience(30_000) });
     const csp = (await app.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')) ?? '';
     assert.match(csp, /default-src 'none'/);
     assert.match(csp, /script-src 'nonce-[\w-]+'/);
@@ -164,7 +165,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await app.locator('#run').click();
 
     const figures = app.locator('#compare-figures');
-    await figures.waitFor({ timeout: 60_000 });
+    await figures.waitFor({ timeout: patience(60_000) });
     await until(() => figures.locator('thead th').allTextContents(), (h) => h.map((s) => s.trim()).join('|') === '|batched|individual', 'both arms as columns');
     const requests = await until(
       () => figures.locator('tr[data-figure="generation requests"] .median').allTextContents(),
@@ -210,9 +211,9 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     // A window reload: the serializer brings the panel back, the host sends the history; a saved run reopens.
     // (What the webview restores from its own setState depends on when the web workbench last flushed it.)
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await page.locator('.monaco-workbench').waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: patience(30_000) });
     const revived = panelFrame(page);
-    await revived.locator('#run').waitFor({ timeout: 30_000 });
+    await revived.locator('#run').waitFor({ timeout: patience(30_000) });
     const revivedTab = (name: string) => revived.locator('vscode-tab-header', { hasText: name }).first();
     await until(() => revivedTab('History').textContent(), (t) => /2/.test(t ?? ''), 'the history from the host after reload');
     await revivedTab('History').click();
@@ -225,7 +226,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     assert.deepEqual(problems, [], 'no CSP violation');
   });
 
-  test('the panel shows the run it was told about: a palette run while the panel is in the background brings that run forward, its total known from the start', { timeout: 240_000 }, async () => {
+  test('the panel shows the run it was told about: a palette run while the panel is in the background brings that run forward, its total known from the start', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
     // (The window reload above restarted the extension host, and the simulator with it.)
     if ((await swarmStatusText(page)) === null) {
@@ -260,7 +261,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await screenshot(page, join(SHOTS, 'panel-right-run.png'));
   });
 
-  test('a comparison on a swarm with a failing endpoint: the run bar, the header and the verdict report each arm\'s failed prompts; the timeline draws the failed requests', { timeout: 240_000 }, async () => {
+  test('a comparison on a swarm with a failing endpoint: the run bar, the header and the verdict report each arm\'s failed prompts; the timeline draws the failed requests', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
     await connectFromExplorer(page, 'flaky.hostfile');
     await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
@@ -302,7 +303,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await screenshot(page, join(SHOTS, 'panel-compare-failing-endpoint.png'));
     lap('comparison with failures shown');
   });
-  test('a batched run streams into the panel and a cancel keeps every answer that came; an all-down swarm is said before Run', { timeout: 240_000 }, async () => {
+  test('a batched run streams into the panel and a cancel keeps every answer that came; an all-down swarm is said before Run', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
     await connectFromExplorer(page, 'slow.hostfile');
     await statusBarItem(page, /Swarm 2\/2/, { timeoutMs: 30_000 });
@@ -351,7 +352,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     lap('all-down warning');
   });
 
-  test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: 300_000 }, async (t) => {
+  test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: patience(300_000) }, async (t) => {
     const page = wb!.page;
     await runCommandAnswering(page, 'Swarm: Start Local Simulator', '1000');
     await statusBarItem(page, /Swarm 1000\/1000/, { timeoutMs: 120_000 });

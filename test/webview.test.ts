@@ -20,6 +20,7 @@ import type { PanelPage } from './webview-harness/browser.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 import { comparison, comparisonStarted, CONTEXT, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, type Theme } from './webview-harness/server.ts';
+import { patience } from './helpers/patience.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
 // here so that the project's type check (node only, no DOM library) stays as it is.
@@ -251,7 +252,7 @@ const duplicateIds = (page: Page) =>
   }) as Promise<string[]>;
 const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
 
-describe('webview: the panel in Chromium', { timeout: 300_000 }, () => {
+describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () => {
   before(async () => {
     const built = join(ROOT, 'dist', 'webview', 'panel.js');
     let newest = 0;

@@ -104,7 +104,7 @@ export async function showActivity(page: Page, label: string): Promise<void> {
   const item = activity(page, label);
   for (let i = 0; i < 3; i++) {
     if ((await item.getAttribute('class'))?.split(/\s+/).includes('checked') && (await page.locator('.part.sidebar').isVisible())) return;
-    await item.click({ timeout: 3_000 });
+    await item.click({ timeout: patience(3_000) });
     await pollUntil(() => item.getAttribute('class'), (c) => Boolean(c?.split(/\s+/).includes('checked')), 2_000, 100);
   }
   if (!(await item.getAttribute('class'))?.split(/\s+/).includes('checked')) throw new Error(`activity ${label} did not open`);
@@ -136,7 +136,7 @@ export async function openFromExplorer(page: Page, fileName: string): Promise<vo
   await showActivity(page, 'Explorer');
   const { explorerRow } = await import('./workbench.ts');
   for (let attempt = 0; attempt < 3; attempt++) {
-    await explorerRow(page, fileName).click({ timeout: 5_000 });
+    await explorerRow(page, fileName).click({ timeout: patience(5_000) });
     const tab = await pollUntil(() => activeTabLabel(page), (l) => l === fileName, 5_000);
     if (tab === fileName) return;
   }
@@ -155,14 +155,14 @@ export async function quickOpenFile(page: Page, fileName: string): Promise<void>
       }
       await page.locator('.monaco-workbench').focus().catch(() => {});
       await page.keyboard.press('Control+P');
-      await input.waitFor({ state: 'visible', timeout: 5_000 });
+      await input.waitFor({ state: 'visible', timeout: patience(5_000) });
       await input.fill(fileName);
       const row = page
         .locator('.quick-input-widget .quick-input-list .monaco-list-row')
         .filter({ has: page.locator('.label-name', { hasText: fileName }) })
         .first();
-      await row.waitFor({ state: 'visible', timeout: 5_000 });
-      await row.click({ timeout: 2_000 });
+      await row.waitFor({ state: 'visible', timeout: patience(5_000) });
+      await row.click({ timeout: patience(2_000) });
       if ((await pollUntil(() => activeTabLabel(page), (l) => l === fileName, 5_000)) === fileName) return;
       throw new Error(`${fileName} is not the active editor after Quick Open`);
     } catch (e) {
@@ -235,8 +235,8 @@ export async function hoverText(page: Page, target: Locator, expect?: RegExp): P
   for (let attempt = 0; attempt < 4; attempt++) {
     try {
       await page.mouse.move(700, 400);
-      await target.hover({ timeout: 3_000 });
-      await hover.waitFor({ state: 'visible', timeout: 4_000 });
+      await target.hover({ timeout: patience(3_000) });
+      await hover.waitFor({ state: 'visible', timeout: patience(4_000) });
       return ((await hover.textContent()) ?? '').replace(/\u00a0/g, ' ').trim();
     } catch (e) {
       last = e;
@@ -249,7 +249,7 @@ export async function hoverText(page: Page, target: Locator, expect?: RegExp): P
 export async function dismissHover(page: Page): Promise<void> {
   await page.mouse.move(700, 400);
   await page.keyboard.press('Escape');
-  await page.locator('.workbench-hover').first().waitFor({ state: 'hidden', timeout: 3_000 }).catch(() => {});
+  await page.locator('.workbench-hover').first().waitFor({ state: 'hidden', timeout: patience(3_000) }).catch(() => {});
 }
 
 /** Switches the colour theme through "Preferences: Color Theme" and waits for the workbench to repaint in it. */

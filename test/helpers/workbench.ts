@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { pidsMentioning, removeOnExit, type CodeServer } from './code-server.ts';
+import { patience } from './patience.ts';
 
 export const CHROMIUM = process.env.SWARM_CHROMIUM || '/usr/bin/chromium';
 
@@ -33,7 +34,7 @@ export function launchChromium(dir: string, home: string, viewport = { width: 12
     args: CHROMIUM_ARGS,
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
     viewport,
-    timeout: 30_000,
+    timeout: patience(30_000),
   });
 }
 
@@ -102,11 +103,11 @@ export async function openWorkbench(server: CodeServer, folder: string, opts: Op
     page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
     await opts.beforeGoto?.(page);
-    await page.goto(workbenchUrl(server, folder, opts), { waitUntil: 'domcontentloaded', timeout: 30_000 });
+    await page.goto(workbenchUrl(server, folder, opts), { waitUntil: 'domcontentloaded', timeout: patience(30_000) });
     if (opts.waitForWorkbench !== false) {
-      await page.locator('.monaco-workbench').waitFor({ timeout: 30_000 });
-      await page.locator('.part.statusbar').waitFor({ timeout: 30_000 });
-      await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 30_000 }).catch(() => {
+      await page.locator('.monaco-workbench').waitFor({ timeout: patience(30_000) });
+      await page.locator('.part.statusbar').waitFor({ timeout: patience(30_000) });
+      await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: patience(30_000) }).catch(() => {
         /* an empty folder has no rows */
       });
     }
@@ -147,7 +148,7 @@ function quickInputRow(page: Page, label: string | RegExp): Locator {
 async function pickRow(page: Page, row: Locator): Promise<void> {
   const focused = await row.evaluate((el) => el.classList.contains('focused')).catch(() => false);
   if (focused) await page.keyboard.press('Enter');
-  else await row.click({ timeout: 2_000 });
+  else await row.click({ timeout: patience(2_000) });
 }
 
 /**
@@ -190,7 +191,7 @@ export async function quickPickSelect(page: Page, label: string | RegExp, opts: 
     const row = quickInputRow(page, label);
     await row.waitFor({ state: 'visible', timeout });
     await pickRow(page, row);
-    await row.waitFor({ state: 'detached', timeout: 3_000 }).catch(async () => {
+    await row.waitFor({ state: 'detached', timeout: patience(3_000) }).catch(async () => {
       if (await row.isVisible()) throw new Error(`quick pick row ${label} still visible after picking it`);
     });
   });
@@ -233,29 +234,29 @@ export async function explorerContextMenu(page: Page, fileName: string, itemLabe
   await retry(opts.tries ?? 4, async () => {
     if (!(await menu.isVisible())) {
       const row = explorerRow(page, fileName);
-      await row.waitFor({ state: 'visible', timeout: 10_000 });
-      await row.click({ button: 'right', timeout: 5_000 });
-      await menu.waitFor({ state: 'visible', timeout: 3_000 });
+      await row.waitFor({ state: 'visible', timeout: patience(10_000) });
+      await row.click({ button: 'right', timeout: patience(5_000) });
+      await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
     }
     const item = menu.locator('.action-item').filter({ has: page.locator('.action-label', { hasText: exact(itemLabel) }) }).first();
-    await item.waitFor({ state: 'visible', timeout: 3_000 });
+    await item.waitFor({ state: 'visible', timeout: patience(3_000) });
     await sleep(250);
-    await item.click({ timeout: 2_000 });
-    await menu.waitFor({ state: 'hidden', timeout: 2_000 });
+    await item.click({ timeout: patience(2_000) });
+    await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
   });
 }
 
 /** The labels of the explorer context menu of `fileName` (then closes the menu). */
 export async function explorerContextMenuItems(page: Page, fileName: string): Promise<string[]> {
   const row = explorerRow(page, fileName);
-  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  await row.waitFor({ state: 'visible', timeout: patience(10_000) });
   await row.click({ button: 'right' });
   const menu = page.locator('.context-view .monaco-menu');
-  await menu.waitFor({ state: 'visible', timeout: 3_000 });
+  await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
   await sleep(250);
   const labels = (await menu.locator('.action-item .action-label').allTextContents()).map((s) => s.trim()).filter(Boolean);
   await page.keyboard.press('Escape');
-  await menu.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => {});
+  await menu.waitFor({ state: 'hidden', timeout: patience(2_000) }).catch(() => {});
   return labels;
 }
 
@@ -292,8 +293,8 @@ export async function expandView(page: Page, viewTitle: string, opts: { timeoutM
   await pane.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 10_000 });
   const header = pane.locator('.pane-header').first();
   await retry(3, async () => {
-    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click({ timeout: 2_000 });
-    await pane.locator('.pane-body').waitFor({ state: 'visible', timeout: 2_000 });
+    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click({ timeout: patience(2_000) });
+    await pane.locator('.pane-body').waitFor({ state: 'visible', timeout: patience(2_000) });
   });
   return pane;
 }
