@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { checkHealth, FALLBACK_MAX_MODEL_LEN, parseVllmMetrics, readLoad, scatterGather, type Endpoint } from '../src/core/index.ts';
 import { Fixture } from './helpers/swarm.ts';
+import { until } from './helpers/patience.ts';
 
 /**
  * A minimal OpenAI-compatible server that is not vLLM (or is an old one): no `/health`, no
@@ -80,11 +81,14 @@ describe('endpoint load from /metrics', () => {
   after(() => fx.close());
 
   it('reads running and waiting sequences while a batch is in flight, and KV-cache usage', async () => {
-    const sim = await fx.sim(1, { maxNumSeqs: 2, ttftMs: 300 });
+    // A first token 2 s away: a wide window in which all five are at the server, two running, three waiting.
+    const sim = await fx.sim(1, { maxNumSeqs: 2, ttftMs: 2_000 });
     const pool = fx.pool(sim.endpoints);
     const run = scatterGather(pool, ['a', 'b', 'c', 'd', 'e'], { maxTokens: 5 });
-    await new Promise((r) => setTimeout(r, 150));
-    const load = await readLoad(pool, 0);
+    const load = await until(async () => {
+      const l = await readLoad(pool, 0);
+      return l && l.running + l.waiting === 5 ? l : undefined;
+    }, 'the batch at the server');
     assert.deepEqual([load!.running, load!.waiting], [2, 3]);
     assert.ok(load!.kvCacheUsage! > 0);
     await run.done;

@@ -25,7 +25,7 @@ export async function planBench(say: Say, startSim: StartSim): Promise<void> {
       const before = (await sim.stats()).servers.map((s) => s.scheduler!.modeledMs);
       const run = await scatterGather(subpool.slice(pool, 0, endpoints), prompts.slice(0, n), { batch: true, maxTokens: PLAN.maxTokens, keepResults: false }).done;
       const after = (await sim.stats()).servers.map((s) => s.scheduler!.modeledMs);
-      const modeled = Math.max(...after.map((a, i) => a - before[i]!)) * PLAN.slow;
+      const modeled = after.reduce((m, a, i) => Math.max(m, a - before[i]!), 0) * PLAN.slow;
       const predicted = predictWall(model, { endpoints, prompts: n, inFlight: endpoints, batched: true }).wallMs;
       const measured = run.summary.wallMs;
       say(`  ${`${endpoints} × ${n}`.padEnd(20)}  ${`${(predicted / 1000).toFixed(2)} s`.padEnd(10)}  ${`${(measured / 1000).toFixed(2)} s`.padEnd(14)}  ${`${(((predicted - measured) / measured) * 100).toFixed(1)} %`.padEnd(6)}  ${(modeled / 1000).toFixed(2)} s`);

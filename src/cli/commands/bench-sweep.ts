@@ -11,7 +11,7 @@ const LOAD = { endpoints: 4, durationS: 5, rate: 40, inputLen: 100, outputLen: 1
 /** `bench --only sweep`: a 3-point concurrency sweep (median and IQR over repetitions) and goodput under one SLO. */
 export async function sweepBench(say: Say, startSim: StartSim): Promise<void> {
   const sim = await startSim(SWEEP.endpoints, ['--max-num-seqs', String(REAL.maxNumSeqs)]);
-  const pool = new SwarmPool(sim.endpoints, { concurrency: Math.max(...SWEEP.concurrencies), hedge: false });
+  const pool = new SwarmPool(sim.endpoints, { concurrency: SWEEP.concurrencies.reduce((m, c) => Math.max(m, c), 1), hedge: false });
   try {
     say();
     say(`concurrency sweep: ${SWEEP.prompts} individual requests over ${SWEEP.endpoints} simulated servers (ttft ${REAL.ttftMs} ms, tpot ${REAL.tpotMs} ms), max_tokens ${SWEEP.maxTokens}, ${SWEEP.repetitions} repetitions per point, interleaved`);
