@@ -369,7 +369,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const watchBig = `() => {
       const w = window;
       if (!w.__big) {
-        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0 };
+        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0, statusChanges: 0 };
         // When the host's messages reach the page (before the panel reduces and draws them); each runProgress with the run's clock when it was sent.
         window.addEventListener('message', (e) => {
           const m = e.data;
@@ -381,6 +381,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
           }
           if (m.type === 'runFinished' && m.runId === w.__big.runId) w.__big.finishedAt = Date.now();
           if (m.type === 'endpoints' && w.__big.runId && !w.__big.finishedAt) w.__big.endpointLists++;
+          if (m.type === 'endpointStatus' && w.__big.runId && !w.__big.finishedAt) w.__big.statusChanges++;
           if (m.type === 'history' && w.__big.finishedAt && !w.__big.historyAt) w.__big.historyAt = Date.now();
         });
         let last = performance.now();
@@ -401,7 +402,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       }
       return w.__big;
     }`;
-    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number };
+    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number; statusChanges: number };
     // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
     const poll = async () => {
       const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
@@ -449,7 +450,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const longTasks = ((await page.evaluate('window.__longTasks')) as Array<[number, number]>).filter(([at]) => at >= runStart && at <= big.doneAt);
     const sum = (list: Array<[number, number]>) => Math.round(list.reduce((n, [, d]) => n + d, 0));
     t.diagnostic(
-      `endpoint lists during the run: ${big.endpointLists} · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
+      `endpoint lists during the run: ${big.endpointLists} (status changes: ${big.statusChanges}) · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
         ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
     );
     const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
