@@ -36,8 +36,6 @@ export class App implements PanelApp {
       if (!isHostMessage(e.data) || settleReply(e.data)) return;
       const message = e.data as Exclude<typeof e.data, { type: 'reply' }>;
       this.dispatch(message);
-      // Taken in: the host sends the run's next progress only now (see `seen` in protocol.ts).
-      if (message.type === 'runProgress') post({ type: 'seen', runId: message.runId });
       if (message.type === 'init') {
         const id = reopenId(this.state);
         if (id) void this.ask('openRun', { id }).then((run) => run && this.dispatch({ type: 'opened', run, ifShowing: id }));

@@ -218,8 +218,7 @@ export type RunMessage =
     }
   | { type: 'armStarted'; runId: string; arm: Arm; round: number }
   /**
-   * Throttled (a few per second, never one per token, and not before the page said it `seen` the last
-   * one): new results since the last update. `servers`:
+   * Throttled (a few per second, never one per token): new results since the last update. `servers`:
    * while an unstreamed batch runs (its answers come only at its end), the servers' own `/metrics`
    * summed over the run's endpoints — sequences running and waiting, and finished and tokens
    * generated since their first reading (on those servers, by anyone).
@@ -292,12 +291,6 @@ export type PanelMessage =
   | { type: 'cancel' }
   /** Drains the run going: what is in flight finishes, nothing new is sent; the rest is kept as drained for a resume. */
   | { type: 'drain' }
-  /**
-   * The page took in a `runProgress` of this run. The host sends a run's next progress only once the
-   * last was seen (or after a while): the webview shares the workbench's thread, and progress sent
-   * faster than that thread takes it in queued up, so the run's end reached the page seconds late.
-   */
-  | { type: 'seen'; runId: string }
   | { [M in RequestMethod]: { type: 'request'; requestId: number; method: M; params: Requests[M]['params'] } }[RequestMethod];
 
 export function isPanelMessage(value: unknown): value is PanelMessage {

@@ -6,16 +6,11 @@ import { throttle, type Throttled } from '../throttle.ts';
 export const PROGRESS_PER_SECOND = 4;
 /** A progress message at least this often while the run goes, rows or not: the panel's clock moves during a long unstreamed batch. */
 const HEARTBEAT_MS = 1000;
-/** A progress message the page has not said `seen` after this long is taken as lost: the next goes anyway. */
-const UNSEEN_MS = 5000;
 
 /**
  * The rows of one run (or one arm of a comparison) on their way to the panel: throttled
  * `runProgress` messages, each with the rows that arrived since the previous one (never one message
- * per result), and the next only once the page said it `seen` the last: what comes meanwhile waits
- * here and goes as one message, so the page is never more than one message behind (the webview
- * shares the workbench's thread; 10,000 rows over 1,000 endpoints reached it up to 20 s late).
- * Keeps every row, so a webview that comes back mid-run gets them all at once.
+ * per result). Keeps every row, so a webview that comes back mid-run gets them all at once.
  */
 export class LiveRows {
   readonly rows: ResultRow[];
@@ -24,8 +19,6 @@ export class LiveRows {
   private readonly heartbeat: NodeJS.Timeout;
   /** The servers' latest reading, when they are watched (an unstreamed batch). */
   private servers: ServerLoad | undefined;
-  /** When the progress the page has not said `seen` yet went (`performance.now()`); null when it has. */
-  private unseenSince: number | null = null;
   /** Counts of the rows it started with (a continued run's kept rows). */
   private readonly base = { done: 0, ok: 0, failed: 0 };
 
@@ -44,10 +37,7 @@ export class LiveRows {
       if (r.status === 'ok') this.base.ok++;
       if (r.status === 'failed') this.base.failed++;
     }
-    this.pace = throttle(() => {
-      if (this.unseenSince !== null && performance.now() - this.unseenSince < UNSEEN_MS) return; // `seen` asks again
-      this.send(this.pending.splice(0));
-    }, 1000 / PROGRESS_PER_SECOND);
+    this.pace = throttle(() => this.send(this.pending.splice(0)), 1000 / PROGRESS_PER_SECOND);
     if (kept.length) this.pace.call();
     this.heartbeat = setInterval(() => this.pace.call(), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -65,13 +55,6 @@ export class LiveRows {
     this.pace.call();
   }
 
-  /** The page took in the last progress message: what waits goes (paced as ever). */
-  seen(): void {
-    if (this.unseenSince === null) return;
-    this.unseenSince = null;
-    this.pace.call();
-  }
-
   /** Sends what is waiting now (before the arm's or the run's end is said). */
   drain(): void {
     clearInterval(this.heartbeat);
@@ -82,7 +65,6 @@ export class LiveRows {
   /** Everything so far, for a webview that just said `ready`. */
   resync(): void {
     this.pending = [];
-    this.unseenSince = null;
     this.pace.cancel();
     this.send([...this.rows]);
   }
@@ -90,7 +72,6 @@ export class LiveRows {
   private send(results: ResultRow[]): void {
     const p = this.run.progress;
     const b = this.base;
-    const went = this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results, ...(this.servers ? { servers: this.servers } : {}) });
-    if (went) this.unseenSince = performance.now();
+    this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results, ...(this.servers ? { servers: this.servers } : {}) });
   }
 }

@@ -6,7 +6,6 @@ export interface PanelHandlers {
   ready(): void | Promise<void>;
   cancel(): void | Promise<void>;
   drain(): void | Promise<void>;
-  seen(runId: string): void;
   requests: { [M in RequestMethod]: (params: Requests[M]['params']) => Promise<Requests[M]['result']> };
 }
 
@@ -38,8 +37,6 @@ export class MessageRouter {
         return this.handlers.cancel();
       case 'drain':
         return this.handlers.drain();
-      case 'seen':
-        return this.handlers.seen(message.runId);
       case 'request':
         return this.answer(message.requestId, () => (this.handlers.requests[message.method] as (p: unknown) => Promise<unknown>)(message.params));
     }

@@ -16,9 +16,6 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
       case 'cancel':
       case 'drain':
         return { ok: true, message: { type: m.type } };
-      case 'seen':
-        if (typeof m.runId !== 'string') return { ok: false, error: 'seen without a runId' };
-        return { ok: true, message: { type: 'seen', runId: m.runId } };
       case 'request': {
         if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };
         const requestId = m.requestId as number;

@@ -158,7 +158,6 @@ export class PanelHost implements vscode.Disposable {
       cancel: () => void this.runs.cancel(),
       // As the palette's and the walltime warning's Drain Run: the run going, whoever started it.
       drain: () => void vscode.commands.executeCommand('swarmLab.drainRun'),
-      seen: (runId) => this.runs.seen(runId),
       requests: {
         run: ({ request }) => this.start(request),
         rerun: async ({ id }) => {

@@ -82,11 +82,6 @@ export class RunOrchestrator {
     return going.length > 0;
   }
 
-  /** The page took in a progress message of this run: its next may go. */
-  seen(runId: string): void {
-    this.active.get(runId)?.recorder.seen();
-  }
-
   /** A webview that just said `ready` hears each active run from its start (and its end, when said). */
   resync(): void {
     for (const a of this.active.values()) a.recorder.resync();

@@ -107,11 +107,6 @@ export class RunRecorder {
     return delivered;
   }
 
-  /** The page took in the last progress message: the next may go. */
-  seen(): void {
-    this.live?.seen();
-  }
-
   /** Everything said so far and every row, for a webview that just said `ready`. */
   resync(): void {
     for (const m of this.said) this.post(m);
