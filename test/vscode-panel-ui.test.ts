@@ -503,6 +503,8 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const record = saved.map((x) => x.record).filter((r) => /big\.prompts\.txt/.test(r.label) && r.summary.prompts === 10_000).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0]!;
     // Where the time goes: the host saving the record (its file's time), then the panel hearing and drawing it.
     const savedAt = statSync(join(runs, `${(record as unknown as { id: string }).id}${RECORD_SUFFIX}`)).mtimeMs;
+    // Its results file's last write: its last row, on the host's clock (the record's start is taken before the run is prepared, so the run's end from it is early by that).
+    const rowsAt = statSync(join(runs, (record as unknown as { file: string }).file)).mtimeMs;
     assert.ok(record, 'the big batched run is saved');
     assert.equal(record.summary.ok, 10_000);
     assert.equal(record.summary.endpoints.length, 1_000);
@@ -519,7 +521,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
         ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
     );
     const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
-    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
+    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (results file written at ${after(rowsAt)}, last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
     t.diagnostic(figures);
     timings.push(`10,000 × 1,000: ${figures}`);
     await screenshot(page, join(SHOTS, 'panel-1000-done.png'));
