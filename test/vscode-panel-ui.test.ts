@@ -76,6 +76,16 @@ async function unusedPorts(n: number): Promise<number[]> {
 
 const panelFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
+/** Connects the workspace's `hostfile`, waits for its `healthy` endpoints, clears the toasts and opens the panel: its page and a tab finder. */
+async function panelOn(page: Page, hostfile: string, healthy: RegExp): Promise<{ app: FrameLocator; tab: (name: string) => ReturnType<FrameLocator['locator']> }> {
+  await connectFromExplorer(page, hostfile);
+  await statusBarItem(page, healthy, { timeoutMs: 30_000 });
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await runCommand(page, 'Swarm: Open Panel');
+  const app = panelFrame(page);
+  return { app, tab: (name: string) => app.locator('vscode-tab-header', { hasText: name }).first() };
+}
+
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -307,12 +317,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
   });
   test('a batched run streams into the panel and a cancel keeps every answer that came; an all-down swarm is said before Run', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
-    await connectFromExplorer(page, 'slow.hostfile');
-    await statusBarItem(page, /Swarm 2\/2/, { timeoutMs: 30_000 });
-    await runCommand(page, 'Notifications: Clear All Notifications');
-    await runCommand(page, 'Swarm: Open Panel');
-    const app = panelFrame(page);
-    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    const { app, tab } = await panelOn(page, 'slow.hostfile', /Swarm 2\/2/);
     await tab('Compose').click();
     await app.locator('#pattern input[value="scatter"]').click();
     if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
@@ -356,12 +361,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
 
   test('each pattern from Compose on a swarm of roles with one failing endpoint: its result under a tab named for it, what failed said at the final answer', { timeout: patience(300_000) }, async () => {
     const page = wb!.page;
-    await connectFromExplorer(page, 'roles.hostfile');
-    await statusBarItem(page, /Swarm 4\/4/, { timeoutMs: 30_000 });
-    await runCommand(page, 'Notifications: Clear All Notifications');
-    await runCommand(page, 'Swarm: Open Panel');
-    const app = panelFrame(page);
-    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    const { app, tab } = await panelOn(page, 'roles.hostfile', /Swarm 4\/4/);
     await until(() => app.locator('.conn').textContent(), (t) => /4 endpoints/.test(t ?? ''), 'the swarm of roles in the panel');
     const setSelect = (selector: string, v: string) =>
       app.locator(selector).evaluate((el, value) => {
