@@ -85,6 +85,16 @@ function armRound(arm: ArmRound['arm'], round: number, over: Partial<RunSummary>
 }
 
 describe('panel reducer', () => {
+  test('endpoint statuses that moved apply to the list held, the rest of it as it was; the UI state is untouched', () => {
+    const tags = { role: 'chat' };
+    const list: Action = { type: 'endpoints', connected: true, source: 'six.hostfile', endpoints: ['a:1', 'b:1', 'c:1'].map((id) => ({ id, status: 'up', model: 'llama', tags })) };
+    const before = run([init(), list]);
+    const after = run([{ type: 'endpointStatus', changes: [['b:1', 'degraded'], ['gone:1', 'down']] }], before);
+    assert.deepEqual(after.endpoints.map((e) => [e.id, e.status, e.model, e.tags]), [['a:1', 'up', 'llama', tags], ['b:1', 'degraded', 'llama', tags], ['c:1', 'up', 'llama', tags]]);
+    assert.equal(after.endpoints[0], before.endpoints[0], 'an endpoint that did not move is the same object');
+    assert.equal(after.ui, before.ui, 'nothing the panel saves changed (app.ts saves only when the UI or the run on show did)');
+  });
+
   test('a palette run arriving while another run is on show replaces it: label, totals, rows, filters', () => {
     const big = Array.from({ length: 30 }, (_, i) => row(i));
     let s = run([init(), started('big', 3000, { label: 'big.prompts.txt · individual' }), progress('big', big, 3000), { type: 'filter', patch: { mode: 'failures', search: 'x' } }, { type: 'tab', tab: 'history' }]);

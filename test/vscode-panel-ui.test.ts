@@ -76,6 +76,16 @@ async function unusedPorts(n: number): Promise<number[]> {
 
 const panelFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
+/** Connects the workspace's `hostfile`, waits for its `healthy` endpoints, clears the toasts and opens the panel: its page and a tab finder. */
+async function panelOn(page: Page, hostfile: string, healthy: RegExp): Promise<{ app: FrameLocator; tab: (name: string) => ReturnType<FrameLocator['locator']> }> {
+  await connectFromExplorer(page, hostfile);
+  await statusBarItem(page, healthy, { timeoutMs: 30_000 });
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await runCommand(page, 'Swarm: Open Panel');
+  const app = panelFrame(page);
+  return { app, tab: (name: string) => app.locator('vscode-tab-header', { hasText: name }).first() };
+}
+
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -116,10 +126,12 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await mkdir(simDir);
     sims.push(await startSim(simDir, 'good.hostfile', 3), await startSim(simDir, 'bad.hostfile', 1, ['--fault-rate', '1', '--fault-status', '400']));
     await writeFile(join(workspace, 'flaky.hostfile'), `${sims.flatMap((x) => x.lines).join('\n')}\n`);
-    // Two servers slow enough to watch a batched run stream in (lorem answers of ~60 tokens at 40 ms a token).
-    const slow = await startSim(simDir, 'slow.hostfile', 2, ['--reply', 'lorem', '--tpot-ms', '40', '--answer-tokens', '60']);
+    // Two servers slow enough to watch a batched run stream in, and cancel it midway on a loaded machine (lorem answers of ~150 tokens at 40 ms a token).
+    const slow = await startSim(simDir, 'slow.hostfile', 2, ['--reply', 'lorem', '--tpot-ms', '40', '--answer-tokens', '150']);
     sims.push(slow);
     await writeFile(join(workspace, 'slow.hostfile'), `${slow.lines.join('\n')}\n`);
+    // A swarm of roles for the patterns: two hypotheses and two critiques writers, one of which refuses every generation.
+    await writeFile(join(workspace, 'roles.hostfile'), `${[...sims[0]!.lines, ...sims[1]!.lines].map((l, i) => `${l}\trole=${i < 2 ? 'hypotheses' : 'critiques'}`).join('\n')}\n`);
     // Two endpoints nobody listens on: an all-down swarm.
     await writeFile(join(workspace, 'dead.hostfile'), `${(await unusedPorts(2)).map((port) => `127.0.0.1\t${port}`).join('\n')}\n`);
     server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
@@ -305,12 +317,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
   });
   test('a batched run streams into the panel and a cancel keeps every answer that came; an all-down swarm is said before Run', { timeout: patience(240_000) }, async () => {
     const page = wb!.page;
-    await connectFromExplorer(page, 'slow.hostfile');
-    await statusBarItem(page, /Swarm 2\/2/, { timeoutMs: 30_000 });
-    await runCommand(page, 'Notifications: Clear All Notifications');
-    await runCommand(page, 'Swarm: Open Panel');
-    const app = panelFrame(page);
-    const tab = (name: string) => app.locator('vscode-tab-header', { hasText: name }).first();
+    const { app, tab } = await panelOn(page, 'slow.hostfile', /Swarm 2\/2/);
     await tab('Compose').click();
     await app.locator('#pattern input[value="scatter"]').click();
     if (await app.locator('#clear-prompts:not([disabled])').count()) await app.locator('#clear-prompts').click();
@@ -352,6 +359,58 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     lap('all-down warning');
   });
 
+  test('each pattern from Compose on a swarm of roles with one failing endpoint: its result under a tab named for it, what failed said at the final answer', { timeout: patience(300_000) }, async () => {
+    const page = wb!.page;
+    const { app, tab } = await panelOn(page, 'roles.hostfile', /Swarm 4\/4/);
+    await until(() => app.locator('.conn').textContent(), (t) => /4 endpoints/.test(t ?? ''), 'the swarm of roles in the panel');
+    const setSelect = (selector: string, v: string) =>
+      app.locator(selector).evaluate((el, value) => {
+        (el as unknown as { value: string }).value = value;
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      }, v);
+    const runStatus = () => app.locator('#run-status').evaluate((e) => `${e.getAttribute('data-run')} ${e.getAttribute('data-state')}`);
+    const patterns: Array<[pattern: string, tabName: RegExp, fill: () => Promise<void>]> = [
+      ['tree-reduce', /Reduce tree/, async () => {
+        await app.locator('#items textarea').fill(Array.from({ length: 12 }, (_, i) => `item number ${i + 1}`).join('\n'));
+        await app.locator('#fanin input').fill('3');
+      }],
+      ['broadcast', /Broadcast/, async () => {
+        await app.locator('#broadcast-prompt textarea').fill('Yes or no: is a swarm a crowd?');
+        await setSelect('#aggregate', 'vote');
+      }],
+      ['fan-out-fan-in', /Fan-out/, async () => {
+        await app.locator('#fanout-prompt textarea').fill('Name a use of a swarm');
+      }],
+      ['pipeline', /Pipeline/, async () => {
+        await app.locator('#pipeline-input textarea').fill('a poem about GPUs');
+      }],
+      ['blackboard', /Blackboard/, async () => {
+        await app.locator('#max-rounds input').fill('2');
+      }],
+    ];
+    for (const [pattern, tabName, fill] of patterns) {
+      await tab('Compose').click();
+      await app.locator(`#pattern input[value="${pattern}"]`).click();
+      if (await app.locator('#compare-toggle').count() && (await app.locator('#compare-toggle').evaluate((e) => (e as unknown as { checked: boolean }).checked))) await app.locator('#compare-toggle').click();
+      await fill();
+      const before = await app.locator('#run-status').getAttribute('data-run');
+      await app.locator('#run').click();
+      const ended = await until(runStatus, (st) => !st.startsWith(`${before} `) && !st.endsWith(' running'), `the ${pattern} run to end`, 120_000);
+      await until(() => app.locator('#tree').getAttribute('data-pattern'), (p) => p === pattern, `the ${pattern} steps on show (${ended})`);
+      const header = ((await app.locator('vscode-tab-header[data-tab="tree"]').textContent()) ?? '').replace(/\s+/g, ' ');
+      assert.match(header, tabName, `the steps tab is named for ${pattern}`);
+      // A prompt the failing endpoint took is said at the final answer (named, with why), never dropped silently.
+      const failed = Number(/([\d,]+) failed/.exec((await app.locator('#run-status .counts').textContent()) ?? '')?.[1] ?? 0);
+      if (failed) assert.match(((await app.locator('#tree-missing').textContent()) ?? '').replace(/\s+/g, ' '), /did not reach it\..*HTTP 400/, `${pattern}: its ${failed} failed at the final answer`);
+      else assert.equal(await app.locator('#tree-complete').count(), 1, `${pattern}: nothing failed, and it says so`);
+      // A vote that is the answer (a broadcast's, a pipeline's last stage's) is drawn as a table there, not as JSON.
+      if (pattern === 'broadcast' || pattern === 'pipeline') assert.equal(await app.locator('section.final .aggregate[data-aggregate="vote"]').count(), 1, `${pattern}: the vote at the final answer`);
+      await runCommand(page, 'Notifications: Clear All Notifications');
+      await screenshot(page, join(SHOTS, `panel-pattern-${pattern}.png`));
+    }
+    lap('patterns shown');
+  });
+
   test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: patience(300_000) }, async (t) => {
     const page = wb!.page;
     await runCommandAnswering(page, 'Swarm: Start Local Simulator', '1000');
@@ -369,7 +428,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const watchBig = `() => {
       const w = window;
       if (!w.__big) {
-        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0 };
+        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0, statusChanges: 0 };
         // When the host's messages reach the page (before the panel reduces and draws them); each runProgress with the run's clock when it was sent.
         window.addEventListener('message', (e) => {
           const m = e.data;
@@ -381,27 +440,34 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
           }
           if (m.type === 'runFinished' && m.runId === w.__big.runId) w.__big.finishedAt = Date.now();
           if (m.type === 'endpoints' && w.__big.runId && !w.__big.finishedAt) w.__big.endpointLists++;
+          if (m.type === 'endpointStatus' && w.__big.runId && !w.__big.finishedAt) w.__big.statusChanges++;
           if (m.type === 'history' && w.__big.finishedAt && !w.__big.historyAt) w.__big.historyAt = Date.now();
         });
+        // The page is read every 50 ms, not every frame: reading it each frame cost the thread it measures (5 % of it).
+        const look = setInterval(() => {
+          const status = document.querySelector('#run-status');
+          const label = status?.querySelector('.run-label')?.textContent ?? '';
+          w.__big.shown = w.__big.shown || /big\\.prompts\\.txt/.test(label);
+          const servers = document.querySelector('#run-servers')?.textContent;
+          if (servers && /big\\.prompts\\.txt/.test(label)) w.__big.servers = servers.replace(/\\s+/g, ' ').trim();
+          if (!w.__big.doneAt && status?.getAttribute('data-state') === 'done' && /big\\.prompts\\.txt/.test(label)) {
+            w.__big.doneAt = Date.now();
+            clearInterval(look);
+          }
+        }, 50);
         let last = performance.now();
         const frame = () => {
           const now = performance.now();
-          const status = document.querySelector('#run-status');
-          const label = status?.querySelector('.run-label')?.textContent ?? '';
           // Frames count from when the panel shows the big run.
           if (w.__big.shown) w.__big.longestFrame = Math.max(w.__big.longestFrame, now - last);
-          w.__big.shown = w.__big.shown || /big\\.prompts\\.txt/.test(label);
           last = now;
-          const servers = document.querySelector('#run-servers')?.textContent;
-          if (servers && /big\\.prompts\\.txt/.test(label)) w.__big.servers = servers.replace(/\\s+/g, ' ').trim();
-          if (!w.__big.doneAt && status?.getAttribute('data-state') === 'done' && /big\\.prompts\\.txt/.test(label)) w.__big.doneAt = Date.now();
           if (!w.__big.doneAt) requestAnimationFrame(frame);
         };
         requestAnimationFrame(frame);
       }
       return w.__big;
     }`;
-    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number };
+    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number; statusChanges: number };
     // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
     const poll = async () => {
       const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
@@ -437,6 +503,8 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const record = saved.map((x) => x.record).filter((r) => /big\.prompts\.txt/.test(r.label) && r.summary.prompts === 10_000).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0]!;
     // Where the time goes: the host saving the record (its file's time), then the panel hearing and drawing it.
     const savedAt = statSync(join(runs, `${(record as unknown as { id: string }).id}${RECORD_SUFFIX}`)).mtimeMs;
+    // Its results file's last write: its last row, on the host's clock (the record's start is taken before the run is prepared, so the run's end from it is early by that).
+    const rowsAt = statSync(join(runs, (record as unknown as { file: string }).file)).mtimeMs;
     assert.ok(record, 'the big batched run is saved');
     assert.equal(record.summary.ok, 10_000);
     assert.equal(record.summary.endpoints.length, 1_000);
@@ -449,11 +517,11 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const longTasks = ((await page.evaluate('window.__longTasks')) as Array<[number, number]>).filter(([at]) => at >= runStart && at <= big.doneAt);
     const sum = (list: Array<[number, number]>) => Math.round(list.reduce((n, [, d]) => n + d, 0));
     t.diagnostic(
-      `endpoint lists during the run: ${big.endpointLists} · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
+      `endpoint lists during the run: ${big.endpointLists} (status changes: ${big.statusChanges}) · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
         ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
     );
     const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
-    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
+    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (results file written at ${after(rowsAt)}, last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
     t.diagnostic(figures);
     timings.push(`10,000 × 1,000: ${figures}`);
     await screenshot(page, join(SHOTS, 'panel-1000-done.png'));

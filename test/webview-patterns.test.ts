@@ -127,7 +127,7 @@ describe('webview: the ported patterns in Chromium', { timeout: patience(120_000
   });
 
   for (const width of [1280, 400]) {
-    it(`a pipeline's stages show as levels, with the vote and the merge errors, model output as text (${width} px)`, async () => {
+    it(`a pipeline's stages show as levels, its last stage's vote as its final answer, the merge errors, model output as text (${width} px)`, async () => {
       const p = await panel({ width, height: 900 });
       const { page } = p;
       const rows = [row(0), row(1), row(2, { text: HOSTILE }), row(3, { level: 1 }), row(4, { level: 1 })];
@@ -139,7 +139,9 @@ describe('webview: the ported patterns in Chromium', { timeout: patience(120_000
       assert.equal((await page.locator('vscode-tab-header[data-tab="tree"]').textContent())!.trim(), 'Pipeline', 'the tab is named for the pattern');
       assert.deepEqual(await page.locator('#tree section.level').evaluateAll((s) => s.map((x) => (x as { dataset: { level: string } }).dataset.level)), ['0', '1'], 'stages in the order they ran');
       assert.match((await page.locator('section.level[data-level="1"] h3').textContent()) ?? '', /Stage 2 · pick \(3 agents\)\s+3 answers/);
-      const vote = page.locator('section.level[data-level="1"] .aggregate[data-aggregate="vote"]');
+      // The last stage's vote is the pipeline's answer: drawn as a table at the final answer, not in its stage again.
+      const vote = page.locator('section.final .aggregate[data-aggregate="vote"]');
+      assert.equal(await page.locator('section.level[data-level="1"] .aggregate').count(), 0);
       assert.equal(await vote.locator('.vote-winner').textContent(), HOSTILE);
       assert.equal(await vote.locator('.vote-confidence').textContent(), '50.0%');
       assert.equal(await vote.locator('.vote-votes').textContent(), '3 of 4 (1 failed)');

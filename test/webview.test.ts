@@ -823,12 +823,30 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
       const cells = await page.locator('#history-table tbody tr').first().evaluate((tr) => {
         const [status, rerun, csv] = ['.run-ended', 'td.actions [data-action="rerun"]', 'td.actions [data-action="export-csv"]'].map((sel) => tr.querySelector(sel).getBoundingClientRect());
         const shown = [status, rerun, csv].map((b) => b.width > 0 && b.right <= document.documentElement.clientWidth + 0.5);
-        return { status: shown[0], actions: shown[1] && shown[2], pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth };
+        // Every column on show ends inside the panel (the last one too), none pushed past its edge.
+        const cut = [...tr.querySelectorAll('td')].filter((td) => td.getBoundingClientRect().width > 0 && td.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).length;
+        return { status: shown[0], actions: shown[1] && shown[2], cut, pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth };
       });
       await shot(page, `history-${width}`);
-      assert.deepEqual(cells, { status: true, actions: true, pageScrolls: false }, `${width}px: History keeps status and actions in view`);
+      assert.deepEqual(cells, { status: true, actions: true, cut: 0, pageScrolls: false }, `${width}px: History keeps status, actions and every column on show in view`);
       await assertClean(p);
     }
+  });
+
+  it('History at 1,000 px (a panel beside the editor in a 1,400 px window): every column ends inside the panel, the last one too', async () => {
+    const p = await panel('dark', { width: 1000, height: 500 });
+    const { page } = p;
+    // As code-server showed it: a comparison on the local simulator, its context line long.
+    const context = { hostfile: 'local simulator (4 endpoints)', endpoints: 4, model: 'sim-model', params: { batch: true, stream: true, tags: [] } };
+    await host(page, { type: 'init', state: initState({ history: [record('wide', '2026-11-02T10:20:00.000Z', { label: '8 prompts · batched vs individual × 2', mode: 'compare', context })] }) });
+    await tab(page, 'history');
+    const cells = await page.locator('#history-table tbody tr').first().evaluate((tr) =>
+      [...tr.querySelectorAll('td')].map((td) => ({ text: td.textContent.trim().slice(0, 20), shown: td.getBoundingClientRect().width > 0, inside: td.getBoundingClientRect().right <= document.documentElement.clientWidth + 0.5 })),
+    );
+    await shot(page, 'history-1000');
+    assert.equal(cells.at(-1)!.shown, true, 'the last column (prompts/s) is on show at this width');
+    assert.deepEqual(cells.filter((c) => c.shown && !c.inside), [], 'no column cut at the panel\'s edge');
+    await assertClean(p);
   });
 
   it('renders 100,000 rows: scrolls to the last one with a small DOM', async () => {

@@ -56,10 +56,11 @@ export class App implements PanelApp {
     this.state = reduce(before, action);
     if (this.state === before) return;
     if (this.state.notice !== before.notice) this.timeNotice(this.state.notice);
-    // Progress is not kept: a run going is resynced by the host after a reload. Saving the whole UI
-    // state (a palette run's 10,000 prompts adopted into Compose) a few times a second cost the
-    // workbench's thread, which the panel shares, seconds over a long run.
-    if (action.type !== 'runProgress') this.persist();
+    // Only what is kept is saved (the UI and the run on show, not its progress: a run going is
+    // resynced by the host after a reload). Saving the whole UI state (a palette run's 10,000 prompts
+    // adopted into Compose) on every progress or endpoint message cost the workbench's thread, which
+    // the panel shares, seconds over a long run.
+    if (action.type !== 'runProgress' && (this.state.ui !== before.ui || this.state.run !== before.run || this.state.reduce !== before.reduce || this.state.comparison !== before.comparison)) this.persist();
     this.invalidate();
   }
 

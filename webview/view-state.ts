@@ -114,6 +114,10 @@ export function reduce(s: ViewState, a: Action): ViewState {
     }
     case 'endpoints':
       return { ...s, connected: a.connected, source: a.source, endpoints: a.endpoints };
+    case 'endpointStatus': {
+      const changed = new Map(a.changes);
+      return { ...s, endpoints: s.endpoints.map((e) => (changed.has(e.id) ? { ...e, status: changed.get(e.id)! } : e)) };
+    }
     case 'history':
       return withHistory(s, a.history);
     case 'runStarted': {

@@ -236,6 +236,12 @@ export type RunMessage =
 export type HostMessage =
   | { type: 'init'; state: PanelState }
   | { type: 'endpoints'; connected: boolean; source: string | null; endpoints: EndpointInfo[] }
+  /**
+   * Only statuses moved (the same endpoints, models and tags): each changed endpoint's new status.
+   * During a run hedges bench and restore endpoints about once a second; 1,000 endpoints resent
+   * whole each time crossed the workbench's thread, which the panel shares, for a few changed words.
+   */
+  | { type: 'endpointStatus'; changes: Array<[id: string, status: EndpointStatus]> }
   | RunMessage
   /** Newest first: sent at `init`, once a run's record is saved, and after a rename or delete. */
   | { type: 'history'; history: HistoryEntry[] }

@@ -23,8 +23,8 @@ export const STEPS_TAB: Record<Pattern, string> = {
   blackboard: 'Blackboard',
 };
 
-/** Missing answers as the final answer lists them: each one's name, why, and a failed group's items. */
-function missingList(missing: readonly MissingAnswer[], leaves: number | null) {
+/** Missing answers as the final answer lists them: each one's name, its step past the first (as the steps are headed), why, and a failed group's items. */
+function missingList(missing: readonly MissingAnswer[], leaves: number | null, stepName: (level: number) => string) {
   if (!missing.length) return html`<p class="muted" id="tree-complete">Every answer reached the final one.</p>`;
   const lostItems = new Set<string>();
   for (const m of missing) {
@@ -39,7 +39,7 @@ function missingList(missing: readonly MissingAnswer[], leaves: number | null) {
     <ul>
       ${missing.map(
         (m) => html`<li data-level=${m.level}>
-          <b>${m.name}</b>${m.level > 0 ? html` <span class="muted">(level ${m.level})</span>` : nothing}: <span class="error">${m.reason}</span>${m.items?.length
+          <b>${m.name}</b>${m.level > 0 ? html` <span class="muted">(${stepName(m.level)})</span>` : nothing}: <span class="error">${m.reason}</span>${m.items?.length
             ? html` — took ${m.items.length === 1 ? 'item' : 'items'} ${m.items.map((i) => i + 1).join(', ')} with it`
             : nothing}
         </li>`,
@@ -54,8 +54,10 @@ export function treeView(app: App) {
   if (!r) return html`<p class="empty" id="tree-empty">No steps yet: a tree-reduce, pipeline, fan-out, blackboard or broadcast run shows its steps here.</p>`;
   // A tree reads from its root down; a pipeline, a blackboard and a fan-out in the order they ran.
   const levels = pattern === 'tree-reduce' ? [...r.levels].sort((a, b) => b.level - a.level) : [...r.levels].sort((a, b) => a.level - b.level);
-  // A broadcast's answer is its aggregate: drawn as a table at the top (its text is the aggregate as JSON).
-  const final = pattern === 'broadcast' ? r.levels[0]?.aggregate : undefined;
+  // A broadcast's answer is its aggregate, and so is a pipeline's whose last stage aggregates (a vote):
+  // drawn as a table at the top (its text is the aggregate as JSON), not in its step again.
+  const last = r.levels.reduce<(typeof r.levels)[number] | undefined>((a, l) => (!a || l.level > a.level ? l : a), undefined);
+  const final = pattern === 'broadcast' || pattern === 'pipeline' ? last?.aggregate : undefined;
   const leaves = pattern === 'tree-reduce' && r.missing ? (r.levels.find((l) => l.level === 0)?.texts.length ?? 0) + r.missing.filter((m) => m.level === 0).length : null;
   return html`<div class="tree" id="tree" data-pattern=${pattern}>
     <section class="final">
@@ -64,7 +66,7 @@ export function treeView(app: App) {
         ? html`${aggregateView(final)}
             <details class="as-text"><summary>As text</summary><pre class="vl-text" id="tree-final" tabindex="0">${r.text}</pre></details>`
         : html`<pre class="vl-text" id="tree-final" tabindex="0">${r.text}</pre>`}
-      ${r.missing ? missingList(r.missing, leaves) : nothing}
+      ${r.missing ? missingList(r.missing, leaves, (level) => (pattern === 'tree-reduce' ? `level ${level}` : (r.levels.find((l) => l.level === level)?.label ?? `step ${level + 1}`))) : nothing}
       <div class="toolbar">
         <vscode-button secondary icon="copy" @click=${() => app.copy(r.text)}>Copy</vscode-button>
         <vscode-button secondary icon="go-to-file" @click=${() => app.openInEditor(r.text, 'markdown')}>Open in editor</vscode-button>

@@ -1,4 +1,5 @@
 import type * as vscode from 'vscode';
+import type { EndpointStatus } from '../../core/endpoint-status.ts';
 import type { EndpointInfo, HostMessage } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import type { Session } from '../session.ts';
@@ -24,8 +25,12 @@ export class EndpointFeed implements vscode.Disposable {
   private connectionSub: vscode.Disposable | undefined;
   private readonly sessionSub: vscode.Disposable;
   private readonly paced: Throttled;
-  /** The last message posted, as JSON (a webview that says `ready` gets the endpoints of the moment with `init`). */
+  /**
+   * The last list posted as JSON without its statuses, and the statuses it (and the changes since)
+   * said (a webview that says `ready` gets the endpoints of the moment with `init`).
+   */
   private last = '';
+  private statuses: EndpointStatus[] = [];
 
   constructor(
     private readonly session: Session,
@@ -34,9 +39,17 @@ export class EndpointFeed implements vscode.Disposable {
   ) {
     this.paced = throttle(() => {
       const message = endpointsMessage(this.session);
-      const said = JSON.stringify(message);
-      if (said === this.last) return;
+      const statuses = message.endpoints.map((e) => e.status);
+      // What the list is besides statuses: when only statuses moved, only the changed ones go.
+      const said = JSON.stringify({ ...message, endpoints: message.endpoints.map((e) => ({ ...e, status: '' })) });
+      if (said === this.last) {
+        const changes = message.endpoints.flatMap((e, i): Array<[string, EndpointStatus]> => (e.status === this.statuses[i] ? [] : [[e.id, e.status]]));
+        this.statuses = statuses;
+        if (changes.length) this.post({ type: 'endpointStatus', changes });
+        return;
+      }
       this.last = said;
+      this.statuses = statuses;
       this.post(message);
     }, intervalMs);
     this.sessionSub = session.onDidChange((c) => this.follow(c));

@@ -3,7 +3,7 @@ import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts
 import { throttle, type Throttled } from '../throttle.ts';
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
-export const PROGRESS_PER_SECOND = 5;
+export const PROGRESS_PER_SECOND = 4;
 /** A progress message at least this often while the run goes, rows or not: the panel's clock moves during a long unstreamed batch. */
 const HEARTBEAT_MS = 1000;
 

@@ -135,9 +135,28 @@ describe('the Swarm Lab panel (extension side)', function () {
     const m = mark();
     const cluster = await sim(2, { model: 'sim-panel' });
     await connectTo(cluster);
-    const update = await until(() => ofType(since(m), 'endpoints').find((e) => e.connected && e.endpoints.every((x) => x.status === 'up')), 'healthy endpoints');
+    // What the webview holds: the last list, with the statuses that moved since (endpointStatus) applied.
+    const shown = () => {
+      let list: Msg<'endpoints'> | undefined;
+      for (const x of since(m)) {
+        if (x.type === 'endpoints') list = x;
+        if (x.type === 'endpointStatus' && list) {
+          const moved = new Map(x.changes);
+          list = { ...list, endpoints: list.endpoints.map((e) => ({ ...e, status: moved.get(e.id) ?? e.status })) };
+        }
+      }
+      return list;
+    };
+    const update = await until(() => [shown()].find((e) => e?.connected && e.endpoints.every((x) => x.status === 'up')), 'healthy endpoints');
     assert.deepEqual(update.endpoints.map((e) => [e.id, e.model]), cluster.endpoints.map((e) => [`${e.host}:${e.port}`, 'sim-panel']));
-    assert.ok(since(m).filter((x) => x.type === 'endpoints').length <= 4, 'endpoint updates are throttled');
+    assert.ok(since(m).filter((x) => x.type === 'endpoints' || x.type === 'endpointStatus').length <= 4, 'endpoint updates are throttled');
+    // A status that moves alone crosses alone: taking an endpoint out of runs sends its new status, not the list.
+    const n = mark();
+    await vscode.commands.executeCommand('swarmLab.toggleExclude', { view: { id: update.endpoints[0]!.id } });
+    const moved = await until(() => ofType(since(n), 'endpointStatus')[0], 'the excluded status');
+    assert.deepEqual(moved.changes, [[update.endpoints[0]!.id, 'excluded']]);
+    assert.equal(ofType(since(n), 'endpoints').length, 0, 'no whole list for one status');
+    await vscode.commands.executeCommand('swarmLab.toggleExclude', { view: { id: update.endpoints[0]!.id } });
   });
 
   it('follows a palette scatter live (throttled, every row exactly once) and shows it when done; saves it in the history', async () => {
