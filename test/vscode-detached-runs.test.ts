@@ -105,6 +105,32 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await screenshot(page, join(SHOTS, 'detached-2-reloaded.png'));
   });
 
+  test('History lists the run while it goes (detached · running, where it lives); Open shows its rows in input order, and more as they land', { timeout: patience(120_000) }, async () => {
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    const entry = app.locator(`#history-table tbody tr[data-run="detached-${id}"]`);
+    // Clicked again until History shows (a click while the panel starts may be lost).
+    await pollUntil(
+      async () => {
+        if (!(await entry.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+        return entry.isVisible();
+      },
+      Boolean,
+      30_000,
+      500,
+    );
+    assert.equal(((await entry.locator('.run-ended').textContent()) ?? '').trim(), 'detached · running');
+    assert.equal(((await entry.locator('[data-detached-where]').textContent()) ?? '').trim(), 'on this machine');
+    await entry.locator('[data-action="open"]').click();
+    const shown = app.locator(`#run-status[data-run="detached-${id}"] #progress-done`);
+    const count = async () => Number(((await shown.textContent({ timeout: patience(2_000) }).catch(() => '')) ?? '').replace(/,/g, '') || -1);
+    const first = await pollUntil(count, (n) => n > 0, 30_000);
+    // Its rows are sent again as they land: the count grows with no click.
+    const later = await pollUntil(count, (n) => n > first, 30_000);
+    assert.ok(later > first && later <= N, `${first} rows, then ${later}`);
+    await screenshot(page, join(SHOTS, 'detached-history-streaming.png'));
+  });
+
   test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: patience(300_000) }, async () => {
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
