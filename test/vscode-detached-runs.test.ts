@@ -5,7 +5,7 @@
  * keeps every finished row; Resume completes the rest. Screenshots go to .tmp/screenshots/detached-*.png.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,6 +151,42 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     assert.match(final, new RegExp(`^finished \\(exit 0\\) · ${(N - ok).toLocaleString('en-US')}/${(N - ok).toLocaleString('en-US')} · `));
     const rows = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x) => x.status === 'ok'), 20_000);
     assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
+  });
+
+  test('Run on the cluster: the panel\'s scatter starts detached (here: no login), History lists it, and it ends with every row in order', { timeout: patience(180_000) }, async () => {
+    await writeFile(join(workspace, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
+    await connectFromExplorer(page, 'cluster.hostfile');
+    await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    await pollUntil(
+      async () => {
+        if (!(await app.locator('#add-prompt').isVisible())) await app.locator('vscode-tab-header', { hasText: 'Compose' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+        return app.locator('#add-prompt').isVisible();
+      },
+      Boolean,
+      30_000,
+      500,
+    );
+    const asked = ['cluster question 0', 'cluster question 1', 'cluster question 2'];
+    for (const prompt of asked) {
+      await app.locator('#add-prompt').click();
+      await app.locator('#prompt-editor textarea').fill(prompt);
+    }
+    await pollUntil(() => app.locator('#prompt-count').textContent(), (t) => t === '3', 20_000);
+    const before = new Set(readdirSync(env.SWARM_RUNS_DIR!));
+    await pollUntil(() => app.locator('#run-detached').isEnabled(), Boolean, 20_000);
+    await app.locator('#run-detached').click();
+    const started = await pollUntil(() => readdirSync(env.SWARM_RUNS_DIR!).filter((d) => !before.has(d)), (d) => d.length === 1, 60_000);
+    const runId = started[0]!;
+    const entry = app.locator(`#history-table tbody tr[data-run="detached-${runId}"]`);
+    await pollUntil(() => entry.isVisible(), Boolean, 30_000);
+    await pollUntil(async () => ((await entry.locator('.run-ended').textContent()) ?? '').trim(), (t) => t === 'done', 60_000);
+    await screenshot(page, join(SHOTS, 'detached-run-on-cluster.png'));
+    const status = JSON.parse(readFileSync(join(env.SWARM_RUNS_DIR!, runId, 'status.json'), 'utf8'));
+    assert.equal(status.exitCode, 0);
+    const rows = jsonLines(readFileSync(join(env.SWARM_RUNS_DIR!, runId, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), asked.map((p, i) => [i, p, 'ok']));
   });
 });
 

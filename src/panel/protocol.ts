@@ -273,6 +273,12 @@ export interface Requests {
   connect: { params: { simulator: boolean }; result: null };
   /** Starts a run; answers its id (its `runStarted` follows) or fails with why it cannot start. */
   run: { params: { request: RunRequest }; result: { runId: string } };
+  /**
+   * "Run on the cluster": a scatter run started detached where the swarm is (the login node through
+   * the window's one SSH login, else this machine), outliving the editor; answers its History id.
+   * It is no run of this lifecycle: History lists it (record.detached) as it goes.
+   */
+  runDetached: { params: { request: RunRequest }; result: { runId: string } };
   /** Runs a saved run again, on the hostfile it ran on. */
   rerun: { params: { id: string }; result: { runId: string } };
   /**

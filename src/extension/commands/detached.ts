@@ -1,18 +1,18 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import * as vscode from 'vscode';
 import { stopRun } from '../../core/runs/status.ts';
 import { DetachedRows } from '../detached-rows.ts';
 import type { DetachedRun, DetachedRunsTree } from '../detached-runs.ts';
 import type { Services } from '../services.ts';
+import { cliEnv, flagValue } from '../cli-env.ts';
 
 /** The runs whose rows this workspace follows into a file, followed again after a reload. */
 const ATTACHED = 'swarmLab.attachedRuns';
 const followers = new Map<string, DetachedRows>();
 
-/** The variables the bundled CLI keeps from the editor's environment (no settings, no secrets of ours). */
-const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SWARM_API_KEY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE'];
 
 /** Where the rows of run `id` are followed to: the workspace's `.swarm/detached/`, else the extension's storage. */
 function targetOf(services: Services, id: string): string {
@@ -106,8 +106,9 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
     void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (resuming a run starts one).');
     return false;
   }
-  const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1', NO_COLOR: '1' };
-  for (const name of KEPT) if (process.env[name] !== undefined) env[name] = process.env[name];
+  // The keys its endpoints need from the editor's secret storage go in the child's environment only.
+  const hostfile = flagValue(run.command, '--hostfile');
+  const env = await cliEnv(services, hostfile && resolve(await runCwd(run.folder), hostfile));
   const cli = join(services.context.extensionPath, 'dist', 'cli.js');
   const child = spawn(process.execPath, [cli, 'resume', run.id, '--runs-dir', tree.root], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -126,4 +127,10 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
   // A run whose rows were followed is followed again.
   if (services.context.workspaceState.get<string[]>(ATTACHED, []).includes(run.id)) await follow(services, tree, run.id, run.folder, targetOf(services, run.id));
   return true;
+}
+
+/** The folder a run here was started from (its spec's `cwd`): its command's relative paths are from there. */
+async function runCwd(folder: string): Promise<string> {
+  const spec = await readFile(join(folder, 'spec.json'), 'utf8').then((t) => JSON.parse(t) as { cwd?: string }, () => ({ cwd: undefined }));
+  return spec.cwd ?? folder;
 }

@@ -13,6 +13,7 @@ import { openedRun, RunOrchestrator, type Launched } from './run-orchestrator.ts
 import { LaunchError } from './run-request-plan.ts';
 import { SwarmPanel } from './swarm-panel.ts';
 import { detachedEntry, detachedOf, detachedOpened, detachedRows } from '../detached-history.ts';
+import { runOnCluster } from '../run-on-cluster.ts';
 
 /** Messages the host posted, oldest first, for tests (the newest this many). */
 const LOG_LIMIT = 2_000;
@@ -201,6 +202,11 @@ export class PanelHost implements vscode.Disposable {
         connect: async ({ simulator }) => {
           void vscode.commands.executeCommand(simulator ? 'swarmLab.startSimulator' : 'swarmLab.connect');
           return null;
+        },
+        runDetached: async ({ request }) => {
+          const started = await runOnCluster(this.services, request);
+          this.post({ type: 'history', history: await this.history.list() });
+          return started;
         },
         openRun: async ({ id, arm }) => {
           const detached = detachedOf(id, this.services.detached.list);
