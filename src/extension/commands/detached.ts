@@ -40,6 +40,9 @@ export async function attachDetachedRun(services: Services, tree: DetachedRunsTr
   if (run.login) return void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: follow it with swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE`);
   if (!run.results) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} writes no results file (its outcome is in ${run.folder})`);
   const target = targetOf(services, run.id);
+  // A sharded run's rows are in its shards' own files (each in its shard's order) until its end merges them into one.
+  const shards = flagValue(run.command, '--shards');
+  if (shards && !flagValue(run.command, '--shard') && run.live !== 'finished') void vscode.window.showInformationMessage(`Swarm: run ${run.id} runs as ${shards} shards: ${target} fills with its rows, in input order, when its shards are merged at its end (until then each shard writes its own file in ${run.folder}).`);
   await follow(services, tree, run.id, run.folder, target);
   await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: false });
   return target;
