@@ -190,7 +190,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   });
 });
 
-describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(300_000) }, () => {
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(480_000) }, () => {
   let root = '';
   let sim: Sim;
   const sshd = new TestSshd();
@@ -212,7 +212,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: patience(240_000) }, async () => {
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
     const runsDir = join(root, 'login-runs');
     const prompts = join(root, 'p.txt');
     await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
@@ -248,7 +248,14 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
     const ok = rows.filter((r) => r.status === 'ok').length;
     assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
-    // Listing each second and cancelling rode the connection's login: no other.
+
+    // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
+    await runCommand(page, 'Swarm: Resume Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on), 180_000);
+    const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
+    // Listing each second, cancelling and resuming rode the connection's login: no other.
     assert.equal(sshd.logins() - logins, 1, 'one SSH login');
   });
 });

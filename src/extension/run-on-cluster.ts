@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { newRunId } from '../core/runs/run-folder.ts';
 import type { RunRequest } from '../panel/protocol.ts';
 import { cliEnv } from './cli-env.ts';
 import { historyId } from './detached-history.ts';
+import { rideConfig } from './ride-login.ts';
 import type { Services } from './services.ts';
 import { settings } from './settings.ts';
 
@@ -72,15 +72,4 @@ function generationArgs(r: RunRequest): string[] {
   for (const [k, v] of r.tags) args.push('--tag', `${k}=${v}`);
   if (r.route) args.push('--route', r.route);
   return args;
-}
-
-/**
- * An ssh config for the CLI that rides the window's master (its control socket) and otherwise reads
- * the user's own config: the first value ssh finds wins, so ours come first.
- */
-async function rideConfig(folder: string, socket: string | undefined, userConfig: string): Promise<string> {
-  const path = join(folder, 'ride-login.ssh_config');
-  const own = userConfig || join(homedir(), '.ssh', 'config');
-  await writeFile(path, `${socket ? `Host *\n  ControlPath ${socket}\n  ControlMaster auto\n` : ''}Include ${own}\n`, { mode: 0o600 });
-  return path;
 }

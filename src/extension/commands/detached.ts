@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as vscode from 'vscode';
 import { stopRun } from '../../core/runs/status.ts';
@@ -8,6 +8,8 @@ import { DetachedRows } from '../detached-rows.ts';
 import type { DetachedRun, DetachedRunsTree } from '../detached-runs.ts';
 import type { Services } from '../services.ts';
 import { cliEnv, flagValue } from '../cli-env.ts';
+import { rideConfig } from '../ride-login.ts';
+import { settings } from '../settings.ts';
 
 /** The runs whose rows this workspace follows into a file, followed again after a reload. */
 const ATTACHED = 'swarmLab.attachedRuns';
@@ -101,8 +103,9 @@ export async function cancelDetachedRun(services: Services, tree: DetachedRunsTr
 export async function resumeDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<boolean> {
   const run = await pickRun(tree, given, 'Resume', (r) => r.live === 'died' || (r.live === 'finished' && r.exitCode !== 0));
   if (!run) return false;
-  if (run.login) {
-    void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: resume it with swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'}`);
+  const master = services.session.connection?.tunnel?.master;
+  if (run.login && (!tree.remote || tree.remote.label !== run.login || !master)) {
+    void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.login}: connect through that login again to resume it (or swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'})`);
     return false;
   }
   if (!vscode.workspace.isTrusted) {
@@ -110,10 +113,14 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
     return false;
   }
   // The keys its endpoints need from the editor's secret storage go in the child's environment only.
-  const hostfile = flagValue(run.command, '--hostfile');
+  // A login-node run's hostfile is there (its keys travelled with it); the window's default key still goes.
+  const hostfile = run.login ? undefined : flagValue(run.command, '--hostfile');
   const env = await cliEnv(services, hostfile && resolve(await runCwd(run.folder), hostfile));
   const cli = join(services.context.extensionPath, 'dist', 'cli.js');
-  const child = spawn(process.execPath, [cli, 'resume', run.id, '--runs-dir', tree.root], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // On the login node: resumed there over the window's login (the CLI rides its control socket: no second login).
+  const s = settings();
+  const where = run.login ? ['--via', s.sshVia, '--ssh-config', await rideConfig(await rideFolder(services), master!.controlSocket, s.sshConfigFile), '--ssh-path', s.sshPath, '--runs-dir', tree.remote!.root] : ['--runs-dir', tree.root];
+  const child = spawn(process.execPath, [cli, 'resume', run.id, ...where], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout.resume();
@@ -136,4 +143,11 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
 async function runCwd(folder: string): Promise<string> {
   const spec = await readFile(join(folder, 'spec.json'), 'utf8').then((t) => JSON.parse(t) as { cwd?: string }, () => ({ cwd: undefined }));
   return spec.cwd ?? folder;
+}
+
+/** Where the ssh config that rides the window's login is written (the extension's storage). */
+async function rideFolder(services: Services): Promise<string> {
+  const folder = services.context.globalStorageUri.fsPath;
+  await mkdir(folder, { recursive: true });
+  return folder;
 }
