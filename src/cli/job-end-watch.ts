@@ -1,4 +1,5 @@
 import type { Run } from '../core/index.ts';
+import { printable } from './format.ts';
 
 /** Between looks at the job's scheduler while its servers answer; while some are down, more often (a job ending takes them all). */
 const JOB_LOOK_MS = 30_000;
@@ -15,11 +16,17 @@ export function watchJobEnd(run: Run<unknown>, check: () => Promise<string | und
   let timer: NodeJS.Timeout | undefined;
   let looking = false;
   let over = false;
+  let warned = false;
   const look = async () => {
     if (looking || over) return;
     looking = true;
     clearTimeout(timer);
-    const reason = await check().catch(() => undefined);
+    const reason = await check().catch((err: unknown) => {
+      // Said once: a job ending early would then show as failures, not as cancelled by job end.
+      if (!warned) process.stderr.write(`\nwarning: cannot ask the job's scheduler whether it still runs (${printable((err as Error).message.split('\n')[0] ?? '')}); asking again every ${JOB_LOOK_MS / 1000} s\n`);
+      warned = true;
+      return undefined;
+    });
     looking = false;
     if (over || run.cancelled) return;
     if (reason) {
