@@ -34,8 +34,8 @@ function recordOf(run: DetachedRun, rows: readonly ResultRow[]): RunRecord {
   const [command = 'scatter', ...args] = run.command;
   const batch = !args.includes('--no-batch');
   const summary = summarize(rows, { requests: new Map(), paths: new Map(), usage: new Map(), model: null }, run.wallMs, { pattern: command, batch });
-  // The status file counts every prompt (the rows read may be fewer while it runs, or none in the list).
-  Object.assign(summary, { prompts: run.total, ok: run.ok, failed: run.failed, cancelled: run.cancelled, promptThroughput: run.wallMs ? run.ok / (run.wallMs / 1000) : 0 });
+  // The list has no rows: the status file's counts. Opened, the rows' own (the status file is written apart from them, a moment behind).
+  if (!rows.length) Object.assign(summary, { prompts: run.total, ok: run.ok, failed: run.failed, cancelled: run.cancelled, promptThroughput: run.wallMs ? run.ok / (run.wallMs / 1000) : 0 });
   const finished = run.live === 'finished';
   return {
     id: historyId(run),
