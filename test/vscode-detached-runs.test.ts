@@ -212,7 +212,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
     const runsDir = join(root, 'login-runs');
     const prompts = join(root, 'p.txt');
     await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
@@ -240,6 +240,18 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
     await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
 
+    // Attach, over the same login: its rows so far in a file here, in input order, growing as they land.
+    await runCommand(page, 'Swarm: Attach to Detached Run');
+    await quickPickSelect(page, id);
+    assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
+    const followed = join(ws, '.swarm', 'detached', `${id}.jsonl`);
+    const count = () => (existsSync(followed) ? readFileSync(followed, 'utf8').split('\n').filter(Boolean).length : 0);
+    const seen = await pollUntil(count, (n) => n > 0, 30_000);
+    await pollUntil(count, (n) => n > seen, 30_000);
+    const sofar = jsonLines(readFileSync(followed, 'utf8'));
+    assert.deepEqual(sofar.map((r) => r.index), [...sofar.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
+    assert.ok(sofar.every((r) => r.prompt === `question ${r.index}`));
+
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
     await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
@@ -248,6 +260,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
     const ok = rows.filter((r) => r.status === 'ok').length;
     assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
+    // The followed file ends as its results file: every row, in input order.
+    await pollUntil(() => jsonLines(readFileSync(followed, 'utf8')).map((r) => r.index).join(), (x) => x === rows.map((r) => r.index).join(), 30_000);
 
     // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
     await runCommand(page, 'Swarm: Resume Detached Run');

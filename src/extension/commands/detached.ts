@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import * as vscode from 'vscode';
 import { stopRun } from '../../core/runs/status.ts';
 import { DetachedRows } from '../detached-rows.ts';
 import type { DetachedRun, DetachedRunsTree } from '../detached-runs.ts';
+import type { RemoteRuns } from '../detached-runs-remote.ts';
+import { detachedRows } from '../detached-history.ts';
 import type { Services } from '../services.ts';
 import { cliEnv, flagValue } from '../cli-env.ts';
 import { rideConfig } from '../ride-login.ts';
@@ -13,7 +15,9 @@ import { settings } from '../settings.ts';
 
 /** The runs whose rows this workspace follows into a file, followed again after a reload. */
 const ATTACHED = 'swarmLab.attachedRuns';
-const followers = new Map<string, DetachedRows>();
+const followers = new Map<string, { dispose(): void }>();
+/** How often a login-node run's rows are read again over the login while it goes. */
+const REMOTE_FOLLOW_MS = 2_000;
 
 
 /** Where the rows of run `id` are followed to: the workspace's `.swarm/detached/`, else the extension's storage. */
@@ -39,9 +43,15 @@ async function pickRun(tree: DetachedRunsTree, given: DetachedRun | string | und
 export async function attachDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<string | undefined> {
   const run = await pickRun(tree, given, 'Attach to', (r) => Boolean(r.results));
   if (!run) return undefined;
-  if (run.login) return void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: follow it with swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE`);
   if (!run.results) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} writes no results file (its outcome is in ${run.folder})`);
   const target = targetOf(services, run.id);
+  if (run.login) {
+    const remote = tree.remote;
+    if (!remote || remote.label !== run.login) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.login}: connect through that login again to follow it (or swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE)`);
+    await followRemote(services, tree, run, remote, target);
+    await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: false });
+    return target;
+  }
   // A sharded run's rows are in its shards' own files (each in its shard's order) until its end merges them into one.
   const shards = flagValue(run.command, '--shards');
   if (shards && !flagValue(run.command, '--shard') && run.live !== 'finished') void vscode.window.showInformationMessage(`Swarm: run ${run.id} runs as ${shards} shards: ${target} fills with its rows, in input order, when its shards are merged at its end (until then each shard writes its own file in ${run.folder}).`);
@@ -150,4 +160,42 @@ async function rideFolder(services: Services): Promise<string> {
   const folder = services.context.globalStorageUri.fsPath;
   await mkdir(folder, { recursive: true });
   return folder;
+}
+
+/**
+ * A login-node run's rows followed into `target` over the window's one login: every few seconds its
+ * rows so far, in input order (its results file, and its .partial's while it goes), until it ends.
+ * Not followed again after a reload (Attach again).
+ */
+async function followRemote(services: Services, tree: DetachedRunsTree, first: DetachedRun, remote: RemoteRuns, target: string): Promise<void> {
+  followers.get(first.id)?.dispose();
+  await mkdir(dirname(target), { recursive: true });
+  let timer: NodeJS.Timeout | undefined;
+  let busy = false;
+  const stop = () => {
+    clearInterval(timer);
+    if (followers.get(first.id) === follower) followers.delete(first.id);
+  };
+  const follower = { dispose: stop };
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const run = (await remote.list()).find((r) => r.id === first.id) ?? first;
+      const rows = await detachedRows(run, remote);
+      await writeFile(target, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      if (run.live !== 'running' && run.live !== 'starting') {
+        stop();
+        services.log.info(`detached run ${run.id} on ${run.login} ${run.live}: its rows are in ${target}`);
+        tree.refresh();
+      }
+    } catch (err) {
+      services.log.warn(`following run ${first.id} on ${first.login}: ${(err as Error).message}`);
+    } finally {
+      busy = false;
+    }
+  };
+  followers.set(first.id, follower);
+  await tick();
+  if (followers.get(first.id) === follower) timer = setInterval(() => void tick(), REMOTE_FOLLOW_MS);
 }
