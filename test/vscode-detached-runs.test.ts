@@ -214,8 +214,10 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
   test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
     const runsDir = join(root, 'login-runs');
+    // Long enough (one request at a time) to be still going after it is listed, attached and followed.
+    const M = 800;
     const prompts = join(root, 'p.txt');
-    await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
+    await writeFile(prompts, Array.from({ length: M }, (_, i) => `question ${i}`).join('\n'));
     const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
     assert.equal(started.code, 0, started.stderr);
     const id = started.stdout.trim();
@@ -257,9 +259,9 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
     // Every finished row kept, the rest cancelled, in input order, on the login node.
     const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
-    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
+    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: M }, (_, i) => i));
     const ok = rows.filter((r) => r.status === 'ok').length;
-    assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
+    assert.ok(ok > 0 && ok < M && rows.filter((r) => r.status === 'cancelled').length === M - ok, `${ok} ok`);
     // The followed file ends as its results file: every row, in input order.
     await pollUntil(() => jsonLines(readFileSync(followed, 'utf8')).map((r) => r.index).join(), (x) => x === rows.map((r) => r.index).join(), 30_000);
 
@@ -268,7 +270,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await quickPickSelect(page, id);
     await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on), 180_000);
     const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
-    assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
+    assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: M }, (_, i) => [i, `question ${i}`, 'ok']));
     // Listing each second, cancelling and resuming rode the connection's login: no other.
     assert.equal(sshd.logins() - logins, 1, 'one SSH login');
   });
