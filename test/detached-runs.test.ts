@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
+import { tlsGateway } from './helpers/tls-gateway.ts';
+import { secretEnvName } from '../src/core/secret-env.ts';
 
 /**
  * Detached runs with the built CLI: started here (a folder of runs per test) and on a login node
@@ -131,6 +133,31 @@ describe('detached runs on this machine', () => {
     const attached = await runCli(['attach', started.stdout.trim()], { env });
     assert.equal(attached.code, 0, attached.stderr);
     assert.match(attached.stdout, /^completion: merge completion: say hi/);
+  });
+
+  it('key=secret:NAME: the key an editor hands in SWARM_SECRET_<NAME> reaches the detached run through its environment only (not its argv, status or log); without it, one clear line and exit 2', async () => {
+    const gateway = await tlsGateway({ target: `http://${sim.lines[0]!.split('\t').join(':')}`, keys: new Set(['s3cret-key']) });
+    try {
+      const hostfile = await writeText(dir, 'secret.hosts', `${gateway.baseUrl}\tmodel=sim-model\tkey=secret:alcf.token-1\n`);
+      const p = await writeText(dir, 'p-secret.txt', prompts(20));
+      const without = await runCli(['scatter', '--hostfile', hostfile, '--prompts', p, '--detach'], { env });
+      assert.equal(without.code, 2, without.stderr);
+      assert.match(without.stderr, /key=secret:alcf\.token-1 is kept in VS Code's secret storage, which the command line cannot read/);
+      const name = secretEnvName('alcf.token-1');
+      assert.equal(name, 'SWARM_SECRET_alcf_2Etoken_2D1');
+      const started = await runCli(['scatter', '--hostfile', hostfile, '--prompts', p, '--detach'], { env: { ...env, [name]: 's3cret-key' } });
+      assert.equal(started.code, 0, started.stderr);
+      const id = started.stdout.trim();
+      const attached = await runCli(['attach', id, '--out', join(dir, 'secret.jsonl')], { env, timeoutMs: 60_000 });
+      assert.equal(attached.code, 0, attached.stderr);
+      assertInOrder(jsonLines(await readFile(join(dir, 'secret.jsonl'), 'utf8')), 20);
+      for (const f of ['status.json', 'spec.json', 'log.txt', 'output.txt']) {
+        const path = join(env.SWARM_RUNS_DIR!, id, f);
+        if (existsSync(path)) assert.ok(!readFileSync(path, 'utf8').includes('s3cret-key'), `${f} holds no key`);
+      }
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('an unknown run id is bad input', async () => {

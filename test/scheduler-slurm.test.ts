@@ -153,6 +153,57 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     assert.ok(ok > 0 && stopped > 0 && ok + stopped === 10_000, `${ok} ok, ${stopped} cancelled by walltime, ${10_000 - ok - stopped} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
   });
 
+  it('a job cancelled outside mid-scatter: the run says the job ended early, what was in flight and unsent is cancelled by job end (none failed), and --resume on the next job completes the file in order', async () => {
+    const launchJob = async (name: string) => {
+      const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(await freePorts(2)), '--walltime', '10', '--interval', '0.3', '--job-name', name], { env: env(), cwd: dir, timeoutMs: 60_000 });
+      assert.equal(launch.code, 0, launch.stderr);
+      return { id: /^ready: job (\d+)/m.exec(launch.stdout)![1]!, hostfile: join(dir, '.swarm', 'jobs', name, 'hostfile.ready') };
+    };
+    const first = await launchJob('ends-early');
+    const prompts = await writeText(dir, 'many-ends.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const out = join(dir, 'ends-early.jsonl');
+    const child = spawnCli(['scatter', '--hostfile', first.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--quiet'], { env: env(), cwd: dir });
+    const done = finished(child, 'swarm scatter', 90_000);
+    // Some rows are in, most are not: the job goes away under the run (as a node lost or an operator's scancel would take it).
+    // Rows land in the file's .partial as they finish (the file itself is written in input order at the end).
+    await waitFor(async () => ((await readFile(`${out}.partial`, 'utf8').catch(() => '')).split('\n').length > 200 ? true : undefined), 60_000, 'rows in the results file');
+    slurm.client('scancel', [first.id]);
+    const r = await done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^cancelled by job end: job ${first.id} ended before its walltime \\((cancelled \\(CANCELLED|ending \\(COMPLETING)[^\\n]*\\) \\(--resume finishes it on the next job\\): the requests in flight and the prompts not sent are cancelled$`, 'm'));
+    assert.match(r.stderr, new RegExp(`^job ended early: job ${first.id} ended before its walltime .*; [\\d,]+ prompt\\(s\\) cancelled by the job's end; complete them with swarm scatter --resume ${out.replace(/[.]/g, '\\.')} --prompts `, 'm'));
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
+    const ok = rows.filter((row) => row.ok).length;
+    const ended = rows.filter((row) => row.status === 'cancelled' && row.error.startsWith(`cancelled by job end: job ${first.id} ended before its walltime`)).length;
+    assert.ok(ok > 0 && ended > 0 && ok + ended === 10_000, `${ok} ok, ${ended} cancelled by job end, ${10_000 - ok - ended} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
+
+    // The next job finishes exactly those.
+    const second = await launchJob('ends-early-next');
+    const resumed = await runCli(['scatter', '--resume', out, '--prompts', prompts, '--hostfile', second.hostfile, '--quiet'], { env: env(), cwd: dir, timeoutMs: 90_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const whole = jsonLines(await readFile(out, 'utf8'));
+    assert.equal(whole.length, 10_000);
+    assert.ok(whole.every((row, i) => row.ok && row.index === i && row.prompt === `prompt ${i + 1}` && row.text === `completion: prompt ${i + 1}`));
+    assert.equal((await runCli(['cancel-job', second.id], { env: env(), cwd: dir })).code, 0);
+  });
+
+  it('swarm load on a job\'s hostfile stops at the walltime as scatter does: cancelled by walltime, and says so', async () => {
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(await freePorts(2)), '--walltime', '1', '--interval', '0.3', '--job-name', 'load-walltime'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const out = join(dir, 'load-walltime.jsonl');
+    // Ten minutes of load on a job with one minute.
+    const r = await runCli(['load', '--hostfile', join(dir, '.swarm', 'jobs', 'load-walltime', 'hostfile.ready'), '--duration', '600', '--input-len', '8', '--output-len', '4', '--concurrency', '2', '--out', out, '--quiet'], { env: env(), cwd: dir, timeoutMs: 120_000 });
+    assert.equal(r.code, 1, r.stderr);
+    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
+    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
+    assert.match(r.stderr, /^walltime: [\d,]+ prompt\(s\) cancelled by the walltime; complete them with swarm load again on the next job's hostfile$/m);
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.ok(rows.some((row) => row.ok), 'requests answered before the walltime');
+    assert.ok(rows.every((row) => row.ok || (row.status === 'cancelled' && row.error === reason)), JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))]));
+  });
+
   it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {
     const scheduler = new Scheduler('slurm', localHost({ ...process.env, ...slurm.env }));
     assert.equal(await scheduler.status('999999'), undefined);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expandHostlist, formatWalltime, humanDuration, parseDuration, slurm } from '../src/core/index.ts';
+import { expandHostlist, formatWalltime, humanDuration, jobEndReason, parseDuration, slurm, walltimeReached, type JobState } from '../src/core/index.ts';
 
 describe('scheduler units', () => {
   it("Slurm host lists: ranges, lists, zero padding, several brackets", () => {
@@ -37,5 +37,19 @@ describe('scheduler units', () => {
     const held = slurm.parseStatus({ code: 0, stdout: line.replace('Reason=Resources', 'Reason=JobHeldUser'), stderr: '' }, '3')!;
     assert.equal(held.phase, 'held');
     assert.equal(slurm.parseStatus({ code: 1, stdout: '', stderr: 'slurm_load_jobs error: Invalid job id specified\n' }, '999'), undefined);
+  });
+});
+
+describe('why a run on a job stops when the scheduler says the job ended', () => {
+  const state = (phase: JobState['phase'], schedulerState: string, reason?: string): JobState => ({ id: '7', phase, schedulerState, nodes: ['x1'], ...(reason ? { reason } : {}) });
+  it('running or queued: no reason; the walltime: cancelled by walltime; any other end, or forgotten: cancelled by job end, in the scheduler\'s words', () => {
+    assert.equal(jobEndReason('7', state('running', 'RUNNING')), undefined);
+    assert.equal(jobEndReason('7', state('starting', 'CONFIGURING')), undefined);
+    assert.equal(jobEndReason('7', state('timeout', 'TIMEOUT')), walltimeReached('7'));
+    assert.equal(jobEndReason('7', state('lost', 'NODE_FAIL', 'NodeDown')), 'cancelled by job end: job 7 ended before its walltime (lost (NODE_FAIL, NodeDown), on x1) (--resume finishes it on the next job)');
+    assert.match(jobEndReason('7', state('cancelled', 'CANCELLED'))!, /^cancelled by job end: job 7 ended before its walltime \(cancelled \(CANCELLED\)/);
+    assert.match(jobEndReason('7', state('ending', 'COMPLETING'))!, /^cancelled by job end: /);
+    assert.match(jobEndReason('7', state('failed', 'FAILED'))!, /^cancelled by job end: /);
+    assert.equal(jobEndReason('7', undefined), 'cancelled by job end: job 7 ended before its walltime (its scheduler no longer lists it) (--resume finishes it on the next job)');
   });
 });

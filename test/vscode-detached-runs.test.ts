@@ -5,7 +5,7 @@
  * keeps every finished row; Resume completes the rest. Screenshots go to .tmp/screenshots/detached-*.png.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,32 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await screenshot(page, join(SHOTS, 'detached-2-reloaded.png'));
   });
 
+  test('History lists the run while it goes (detached · running, where it lives); Open shows its rows in input order, and more as they land', { timeout: patience(120_000) }, async () => {
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    const entry = app.locator(`#history-table tbody tr[data-run="detached-${id}"]`);
+    // Clicked again until History shows (a click while the panel starts may be lost).
+    await pollUntil(
+      async () => {
+        if (!(await entry.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+        return entry.isVisible();
+      },
+      Boolean,
+      30_000,
+      500,
+    );
+    assert.equal(((await entry.locator('.run-ended').textContent()) ?? '').trim(), 'detached · running');
+    assert.equal(((await entry.locator('[data-detached-where]').textContent()) ?? '').trim(), 'on this machine');
+    await entry.locator('[data-action="open"]').click();
+    const shown = app.locator(`#run-status[data-run="detached-${id}"] #progress-done`);
+    const count = async () => Number(((await shown.textContent({ timeout: patience(2_000) }).catch(() => '')) ?? '').replace(/,/g, '') || -1);
+    const first = await pollUntil(count, (n) => n > 0, 30_000);
+    // Its rows are sent again as they land: the count grows with no click.
+    const later = await pollUntil(count, (n) => n > first, 30_000);
+    assert.ok(later > first && later <= N, `${first} rows, then ${later}`);
+    await screenshot(page, join(SHOTS, 'detached-history-streaming.png'));
+  });
+
   test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: patience(300_000) }, async () => {
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
@@ -126,9 +152,45 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     const rows = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x) => x.status === 'ok'), 20_000);
     assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: N }, (_, i) => [i, `question ${i}`, 'ok']));
   });
+
+  test('Run on the cluster: the panel\'s scatter starts detached (here: no login), History lists it, and it ends with every row in order', { timeout: patience(180_000) }, async () => {
+    await writeFile(join(workspace, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
+    await connectFromExplorer(page, 'cluster.hostfile');
+    await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    await pollUntil(
+      async () => {
+        if (!(await app.locator('#add-prompt').isVisible())) await app.locator('vscode-tab-header', { hasText: 'Compose' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+        return app.locator('#add-prompt').isVisible();
+      },
+      Boolean,
+      30_000,
+      500,
+    );
+    const asked = ['cluster question 0', 'cluster question 1', 'cluster question 2'];
+    for (const prompt of asked) {
+      await app.locator('#add-prompt').click();
+      await app.locator('#prompt-editor textarea').fill(prompt);
+    }
+    await pollUntil(() => app.locator('#prompt-count').textContent(), (t) => t === '3', 20_000);
+    const before = new Set(readdirSync(env.SWARM_RUNS_DIR!));
+    await pollUntil(() => app.locator('#run-detached').isEnabled(), Boolean, 20_000);
+    await app.locator('#run-detached').click();
+    const started = await pollUntil(() => readdirSync(env.SWARM_RUNS_DIR!).filter((d) => !before.has(d)), (d) => d.length === 1, 60_000);
+    const runId = started[0]!;
+    const entry = app.locator(`#history-table tbody tr[data-run="detached-${runId}"]`);
+    await pollUntil(() => entry.isVisible(), Boolean, 30_000);
+    await pollUntil(async () => ((await entry.locator('.run-ended').textContent()) ?? '').trim(), (t) => t === 'done', 60_000);
+    await screenshot(page, join(SHOTS, 'detached-run-on-cluster.png'));
+    const status = JSON.parse(readFileSync(join(env.SWARM_RUNS_DIR!, runId, 'status.json'), 'utf8'));
+    assert.equal(status.exitCode, 0);
+    const rows = jsonLines(readFileSync(join(env.SWARM_RUNS_DIR!, runId, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), asked.map((p, i) => [i, p, 'ok']));
+  });
 });
 
-describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(300_000) }, () => {
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(480_000) }, () => {
   let root = '';
   let sim: Sim;
   const sshd = new TestSshd();
@@ -150,10 +212,12 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('a run detached to the login node shows with its progress once the swarm is connected through it; Cancel stops it there; one login in all', { timeout: patience(240_000) }, async () => {
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
     const runsDir = join(root, 'login-runs');
+    // Long enough (one request at a time) to be still going after it is listed, attached and followed.
+    const M = 800;
     const prompts = join(root, 'p.txt');
-    await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
+    await writeFile(prompts, Array.from({ length: M }, (_, i) => `question ${i}`).join('\n'));
     const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
     assert.equal(started.code, 0, started.stderr);
     const id = started.stdout.trim();
@@ -178,15 +242,36 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
     await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
 
+    // Attach, over the same login: its rows so far in a file here, in input order, growing as they land.
+    await runCommand(page, 'Swarm: Attach to Detached Run');
+    await quickPickSelect(page, id);
+    assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
+    const followed = join(ws, '.swarm', 'detached', `${id}.jsonl`);
+    const count = () => (existsSync(followed) ? readFileSync(followed, 'utf8').split('\n').filter(Boolean).length : 0);
+    const seen = await pollUntil(count, (n) => n > 0, 30_000);
+    await pollUntil(count, (n) => n > seen, 30_000);
+    const sofar = jsonLines(readFileSync(followed, 'utf8'));
+    assert.deepEqual(sofar.map((r) => r.index), [...sofar.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
+    assert.ok(sofar.every((r) => r.prompt === `question ${r.index}`));
+
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
     await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
     // Every finished row kept, the rest cancelled, in input order, on the login node.
     const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
-    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: N }, (_, i) => i));
+    assert.deepEqual(rows.map((r) => r.index), Array.from({ length: M }, (_, i) => i));
     const ok = rows.filter((r) => r.status === 'ok').length;
-    assert.ok(ok > 0 && ok < N && rows.filter((r) => r.status === 'cancelled').length === N - ok, `${ok} ok`);
-    // Listing each second and cancelling rode the connection's login: no other.
+    assert.ok(ok > 0 && ok < M && rows.filter((r) => r.status === 'cancelled').length === M - ok, `${ok} ok`);
+    // The followed file ends as its results file: every row, in input order.
+    await pollUntil(() => jsonLines(readFileSync(followed, 'utf8')).map((r) => r.index).join(), (x) => x === rows.map((r) => r.index).join(), 30_000);
+
+    // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
+    await runCommand(page, 'Swarm: Resume Detached Run');
+    await quickPickSelect(page, id);
+    await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on), 180_000);
+    const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: M }, (_, i) => [i, `question ${i}`, 'ok']));
+    // Listing each second, cancelling and resuming rode the connection's login: no other.
     assert.equal(sshd.logins() - logins, 1, 'one SSH login');
   });
 });

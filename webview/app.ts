@@ -131,6 +131,13 @@ export class App implements PanelApp {
     void request('run', { request: buildRunRequest(this.state.ui.compose) }).catch((err: Error) => this.dispatch({ type: 'refused', error: err.message }));
   }
 
+  async startDetachedRun(): Promise<void> {
+    const started = await this.ask('runDetached', { request: buildRunRequest(this.state.ui.compose) });
+    if (!started) return;
+    this.say('Running on the cluster: it goes on when the editor closes; History shows its rows as they land.');
+    this.setTab('history');
+  }
+
   cancelRun(): void {
     post({ type: 'cancel' });
   }

@@ -25,6 +25,8 @@ export interface PanelApp {
   setFilter(patch: Partial<ResultFilter>): void;
   say(text: string, kind?: Notice['kind']): void;
   startRun(): void;
+  /** "Run on the cluster": the composition started detached where the swarm is; History then shows it. */
+  startDetachedRun(): Promise<void>;
   cancelRun(): void;
   drainRun(): void;
   copy(text: string): void;

@@ -191,7 +191,8 @@ export function reduce(s: ViewState, a: Action): ViewState {
       return { ...next, run, store, comparison, notice, reduce: a.reduce ?? null, ui: a.reduce ? { ...next.ui, tab: 'tree' } : next.ui };
     }
     case 'showRun':
-      return show(s, a, false);
+      // A detached run's rows sent again as they land stay on the tab the user is on.
+      return show(s, a, Boolean(a.record.detached) && s.run?.id === a.record.id);
     case 'opened':
       if (a.ifShowing !== undefined && s.run?.id !== a.ifShowing) return s; // a live run took its place meanwhile
       return show(s, a.run, a.ifShowing !== undefined);

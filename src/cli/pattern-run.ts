@@ -7,8 +7,9 @@ import { claimResults, writeRows } from './output.ts';
 import { watchRun } from './progress.ts';
 import { openUnlessStopped, type ReachFlags } from './swarm.ts';
 import { detach, type DetachFlags } from './detached/detach.ts';
+import { jobOfRun, jobStopLine, jobWatch, type JobRunFlags } from './job-run.ts';
 
-export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags {
+export interface PatternFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags, JobRunFlags {
   json?: boolean;
   out?: string;
   quiet?: boolean;
@@ -35,17 +36,18 @@ export interface PatternRun<T> {
  */
 export async function runPattern<T>(flags: PatternFlags, p: PatternRun<T>): Promise<void> {
   if (flags.detach) return detach(p.command, flags);
+  const job = await jobOfRun(flags);
   const lock = flags.out ? await claimResults(flags.out, [p.input, ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
   const stop = claimStop();
   const swarm = await openUnlessStopped(flags, stop, { select: runOptions(flags) });
   if (!swarm) return;
-  const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop, flags.hostfile ? { hostfile: flags.hostfile } : {});
+  const report = await watchRun(p.start(narrowed(swarm.pool, flags)), p.label, Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
   await swarm.close();
   if (flags.out) await writeRows(report.results, flags.out, lock, stop);
   for (const line of failureLines(report.results, p.place)) process.stderr.write(`${line}\n`);
   const outcome = report.outcome;
   // Answers are the servers' text: escaped for the terminal, JSON staying JSON.
   if (outcome !== undefined) process.stdout.write(`${flags.json ? terminalSafe(JSON.stringify(outcome), true) : terminalSafe(p.text(outcome))}\n`);
-  else if (!stop.reason()) process.stderr.write(`error: ${printable(report.error ?? 'no outcome')}\n`);
+  else if (!stop.reason()) process.stderr.write(`${jobStopLine(report, `swarm ${p.command} again on the next job's hostfile`) ?? `error: ${printable(report.error ?? 'no outcome')}`}\n`);
   process.exitCode = exitCode(stop, outcome !== undefined && report.results.every((r) => r.ok));
 }

@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Run, RunReport } from '../core/index.ts';
 import { DRAIN_SIGNAL, registerRun } from './active-runs.ts';
 import { formatSummary, printable } from './format.ts';
+import { watchJobEnd } from './job-end-watch.ts';
 import { stoppingLine, type Stop } from './interrupt.ts';
 import { reportRun } from './run-status.ts';
 
@@ -60,6 +61,8 @@ export interface WatchOptions {
   drainAt?: { at: Date; why: string };
   /** Stop at this time (the job's walltime reached): what is in flight and unsent ends cancelled with `reason`. */
   stopAt?: { at: Date; reason: string };
+  /** Asks the job's scheduler whether the job ended: why the run stops then (cancelled by job end), or undefined. */
+  jobEnd?: () => Promise<string | undefined>;
 }
 
 /** setTimeout's longest delay; a later drain time is past any walltime a scheduler grants. */
@@ -68,7 +71,8 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /**
  * Runs `run` in the terminal: progress and warnings on stderr, a stop (Ctrl-C, stdout closed)
  * cancels it keeping finished results, the summary at the end unless quiet. SIGUSR2 (`swarm drain`)
- * or `drainAt` drains it: what is in flight finishes, nothing new is sent.
+ * or `drainAt` drains it: what is in flight finishes, nothing new is sent. On a launched job's
+ * servers, `stopAt` (its walltime) and `jobEnd` (an early end) stop it (see job-run.ts).
  */
 export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, stop: Stop, options: WatchOptions = {}): Promise<RunReport<T>> {
   const stopBar = showProgress(run as Run<unknown>, label, !quiet);
@@ -97,12 +101,14 @@ export async function watchRun<T>(run: Run<T>, label: string, quiet: boolean, st
           run.cancel(options.stopAt!.reason);
         }, Math.max(0, stopDelay))
       : undefined;
+  const stopJobWatch = options.jobEnd ? watchJobEnd(run as Run<unknown>, options.jobEnd) : () => {};
   if (stop.signal.aborted) cancel();
   else stop.signal.addEventListener('abort', cancel, { once: true });
   const report = await run.done;
   stop.signal.removeEventListener('abort', cancel);
   clearTimeout(timer);
   clearTimeout(walltime);
+  stopJobWatch();
   unregister();
   process.off(DRAIN_SIGNAL, onDrainSignal);
   stopBar();

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { endpointId, keyRefText, type Endpoint, type PoolOptions } from '../core/index.ts';
 import { fixedKey, type Credential } from '../core/http/credential.ts';
 import { KeyCommand, KeyCommandError, splitCommandLine } from '../core/key-command.ts';
+import { secretEnvName } from '../core/secret-env.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 
@@ -14,7 +15,8 @@ export interface AccessFlags {
 /**
  * Where the command line's endpoints get their keys and what their TLS is verified against. An
  * endpoint's own `key=env:NAME` wins; the others take `--api-key-command`'s key, else `SWARM_API_KEY`,
- * else none. A key missing from the environment, `key=secret:` (VS Code's store), a key command that
+ * else none. `key=secret:NAME` (VS Code's store) is read from the variable the editor sets for a CLI it
+ * starts (secretEnvName). A key missing from the environment, a `key=secret:` no editor handed on, a key command that
  * gives no key and an unreadable `--ca-file` are bad input, before any request. The key command runs
  * once per command (a growing hostfile's new pools share it), again only when a key expires.
  */
@@ -50,7 +52,11 @@ export class ServiceAccess {
   private ownKey(ep: Endpoint): Credential {
     const ref = ep.key!;
     const id = printable(endpointId(ep));
-    if (ref.from === 'secret') throw new CliError(`${id}: ${keyRefText(ref)} is kept in VS Code's secret storage, which the command line cannot read: give key=env:NAME and set NAME`);
+    if (ref.from === 'secret') {
+      const handed = this.env[secretEnvName(ref.name)];
+      if (!handed) throw new CliError(`${id}: ${keyRefText(ref)} is kept in VS Code's secret storage, which the command line cannot read: give key=env:NAME and set NAME`);
+      return fixedKey(handed, keyRefText(ref));
+    }
     const value = this.env[ref.name];
     if (!value) throw new CliError(`${id}: ${keyRefText(ref)}: the environment variable ${ref.name} is not set`);
     return fixedKey(value, keyRefText(ref));

@@ -68,6 +68,8 @@ export interface Swarm {
   endpoints: Endpoint[];
   pool: SwarmPool;
   tunnel: Tunnel | undefined;
+  /** The one SSH login of --via (what a launched job's scheduler is asked through during the run). */
+  login: SshLogin | undefined;
   close(): Promise<void>;
 }
 
@@ -161,7 +163,7 @@ export async function openSwarm(flags: SwarmFlags & Partial<GenerationFlags> & R
     pool = swarmPool;
     if (tunnel) watchTunnel(tunnel, swarmPool);
     if (options.select) await step(select(swarmPool, options.select, options.signal));
-    return { endpoints, pool: swarmPool, tunnel, close };
+    return { endpoints, pool: swarmPool, tunnel, login, close };
   } catch (err) {
     await close().catch(() => undefined);
     throw err;

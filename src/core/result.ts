@@ -89,12 +89,25 @@ export function normalizePrompts(prompts: ReadonlyArray<string | PromptInput>): 
 /** The error of a prompt a drained run never sent: resumable, not the prompt's fault. */
 export const DRAINED = 'drained: not sent (the run was drained; --resume sends it)';
 
+/** How the errors of prompts a job's end cancelled begin (the walltime, or an early end). */
+export const BY_WALLTIME = 'cancelled by walltime';
+export const BY_JOB_END = 'cancelled by job end';
+
 /**
  * Why a run stopped at its job's walltime: the prompts in flight and unsent are cancelled (their
  * servers end now), not failed, and `--resume` sends them to the next job's servers.
  */
 export function walltimeReached(jobId: string): string {
-  return `cancelled by walltime: job ${jobId} reached its walltime (--resume finishes it on the next job)`;
+  return `${BY_WALLTIME}: job ${jobId} reached its walltime (--resume finishes it on the next job)`;
+}
+
+/**
+ * Why a run stopped when its job ended before its walltime (a node lost, cancelled outside the run,
+ * failed): its servers are gone, so the prompts in flight and unsent are cancelled, not failed over
+ * into failures, and `--resume` sends them to the next job's servers. `how` is the scheduler's word.
+ */
+export function jobEnded(jobId: string, how: string): string {
+  return `${BY_JOB_END}: job ${jobId} ended before its walltime (${how}) (--resume finishes it on the next job)`;
 }
 
 /** A result for a prompt that got no answer: it failed (`sentMs`: its last request's send, when one was sent), or the run was cancelled first. */

@@ -41,6 +41,17 @@ export class RemoteRuns {
     return runs.reverse();
   }
 
+  /**
+   * A run's results file there (and, with `partial`, the rows its `.partial` holds so far, after it):
+   * one command over the login; a file not there yet reads as nothing.
+   */
+  async read(path: string, partial: boolean): Promise<string> {
+    const script = partial ? 'cat -- "$1" 2>/dev/null; cat -- "$1.partial" 2>/dev/null; exit 0' : 'cat -- "$1" 2>/dev/null; exit 0';
+    const r = await sshHost(this.master).run(['sh', '-c', script, 'sh', path], { timeoutMs: 120_000 });
+    if (r.code !== 0) throw new Error(`reading ${path} on ${this.label}: ${r.stderr.trim() || `exit ${r.code}`}`);
+    return r.stdout;
+  }
+
   /** Stops a run as `swarm cancel` does: SIGTERM to its process group, there. */
   async cancel(run: DetachedRun): Promise<void> {
     const r = await sshHost(this.master).run(['kill', '-TERM', '--', `-${run.pid}`], { timeoutMs: 30_000 });

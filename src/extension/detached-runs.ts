@@ -33,6 +33,8 @@ export class DetachedRunsTree implements vscode.TreeDataProvider<DetachedRun>, v
   remoteError: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private visible = false;
+  /** Others reading the list while the view is hidden (an open panel's History): polled for them too. */
+  private wanted = 0;
   private lastRead = 0;
   readonly root = runsRoot();
 
@@ -98,13 +100,24 @@ export class DetachedRunsTree implements vscode.TreeDataProvider<DetachedRun>, v
   watch(view: vscode.TreeView<DetachedRun>): vscode.Disposable {
     const tick = () => {
       const busy = this.runs.some((r) => r.live === 'running' || r.live === 'starting');
-      if (this.visible && Date.now() - this.lastRead >= (busy ? LIVE_MS : IDLE_MS) - 50) this.refresh();
+      if ((this.visible || this.wanted > 0) && Date.now() - this.lastRead >= (busy ? LIVE_MS : IDLE_MS) - 50) this.refresh();
     };
     this.visible = view.visible;
     this.timer = setInterval(tick, LIVE_MS);
     return view.onDidChangeVisibility((e) => {
       this.visible = e.visible;
       if (e.visible) this.refresh();
+    });
+  }
+
+  /** Keeps the list read (as while the view is shown) until the returned disposable is disposed. */
+  want(): vscode.Disposable {
+    this.wanted++;
+    if (!this.lastRead) this.refresh();
+    let done = false;
+    return new vscode.Disposable(() => {
+      if (!done) this.wanted--;
+      done = true;
     });
   }
 

@@ -59,11 +59,11 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const session = new Session(keys, log);
   const runs = new RunTracker();
   const jobs = new JobWatch(context.workspaceState);
-  const services: Services = { context, log, keys, session, runs, jobs, logins: new SharedLogins() };
+  const detached = new DetachedRunsTree();
+  const services: Services = { context, log, keys, session, runs, jobs, logins: new SharedLogins(), detached };
   const panel = new LazyPanel(services);
   const tree = new EndpointTree(runs, jobs);
   const statusBar = new SwarmStatusBar(runs, jobs);
-  const detached = new DetachedRunsTree();
   const detachedView = vscode.window.createTreeView('swarmLab.detachedRuns', { treeDataProvider: detached });
   session.onDidChange((c) => {
     tree.show(c);

@@ -37,6 +37,7 @@ export class JobWatch implements vscode.Disposable {
   private current: (WatchedJob & { scheduler: Scheduler; warned: boolean; login: Held | undefined }) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  private warnBefore: () => number = () => 0;
 
   constructor(private readonly memento: vscode.Memento) {}
 
@@ -100,11 +101,15 @@ export class JobWatch implements vscode.Disposable {
   /** Asks the scheduler every `seconds`; once right away. `warnBefore` is read at each look (a setting). */
   startPolling(seconds: number, warnBefore: () => number): void {
     clearInterval(this.timer);
-    const tick = () => {
-      this.polling ??= this.poll(warnBefore()).finally(() => (this.polling = undefined));
-    };
+    this.warnBefore = warnBefore;
+    const tick = () => this.lookNow();
     tick();
     this.timer = setInterval(tick, seconds * 1000);
+  }
+
+  /** A look at the job now unless one is under way (a run on its servers saw one go down: has the job ended?). */
+  lookNow(): void {
+    if (this.timer) this.polling ??= this.poll(this.warnBefore()).finally(() => (this.polling = undefined));
   }
 
   /** One look at the job now (tests and the commands call it to see a change at once). */

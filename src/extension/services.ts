@@ -4,6 +4,7 @@ import type { JobWatch } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
 import type { ApiKeyStore } from './secrets.ts';
 import type { Session } from './session.ts';
+import type { DetachedRunsTree } from './detached-runs.ts';
 
 /** What every command needs, made once at activation. */
 export interface Services {
@@ -16,4 +17,6 @@ export interface Services {
   jobs: JobWatch;
   /** This window's SSH logins, one per login node, shared by every connection and job. */
   logins: SharedLogins;
+  /** The detached runs (here, and on the connected login node), as the Detached Runs view and History list them. */
+  detached: DetachedRunsTree;
 }

@@ -149,6 +149,19 @@ export interface RunRecord {
   drained?: boolean;
   /** Absent in records saved before it existed. */
   context?: RunContext;
+  /** A detached run (`--detach`): it lives where it runs, not in the editor; see DetachedInfo. */
+  detached?: DetachedInfo;
+}
+
+/**
+ * A detached run as History shows it, read from its status file (here, or on the login node over
+ * the connected swarm's login): how it stands now and where it lives. Its rows are its results file's.
+ */
+export interface DetachedInfo {
+  state: 'starting' | 'running' | 'finished' | 'died' | 'elsewhere';
+  exitCode?: number;
+  /** `this machine`, or the SSH login it lives behind. */
+  where: string;
 }
 
 /**
@@ -197,6 +210,10 @@ export interface PanelState {
  *   its record: a `runFinished` run can be asked for at once.
  * A webview that says `ready` meanwhile hears every active run again from its `runStarted`, its
  * rows, and (when it came) its `runFinished`.
+ *
+ * Detached runs (record.detached) have no part in this lifecycle: they run outside the editor and
+ * never make one active. `history` lists them from their status files, sent again as they move;
+ * one opened (`openRun`) comes back as `showRun` each time its rows grow, until it ends.
  */
 export type RunMessage =
   | {
@@ -262,6 +279,12 @@ export interface Requests {
   connect: { params: { simulator: boolean }; result: null };
   /** Starts a run; answers its id (its `runStarted` follows) or fails with why it cannot start. */
   run: { params: { request: RunRequest }; result: { runId: string } };
+  /**
+   * "Run on the cluster": a scatter run started detached where the swarm is (the login node through
+   * the window's one SSH login, else this machine), outliving the editor; answers its History id.
+   * It is no run of this lifecycle: History lists it (record.detached) as it goes.
+   */
+  runDetached: { params: { request: RunRequest }; result: { runId: string } };
   /** Runs a saved run again, on the hostfile it ran on. */
   rerun: { params: { id: string }; result: { runId: string } };
   /**

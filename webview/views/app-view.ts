@@ -117,6 +117,15 @@ export function appView(app: App) {
         <vscode-button id="run" icon="play" ?disabled=${!canRun} title=${why || warning || 'Run the composition'} @click=${() => canRun && app.startRun()}
           >${warning ? `${label} anyway` : label}</vscode-button
         >
+        <vscode-button
+          id="run-detached"
+          icon="cloud-upload"
+          secondary
+          ?disabled=${!canRun || app.state.ui.compose.pattern !== 'scatter' || app.state.ui.compose.compare}
+          title="Run on the cluster: started detached where the swarm is (the login node, through the one SSH login), it outlives the editor; History shows it as it goes"
+          @click=${() => void app.startDetachedRun()}
+          >Run on the cluster</vscode-button
+        >
         <vscode-button id="cancel" icon="debug-stop" secondary ?disabled=${!app.running} @click=${() => app.cancelRun()}>Cancel</vscode-button>
         <vscode-button id="drain" icon="debug-pause" secondary ?disabled=${!app.running} title="Finish what is in flight and send nothing new; the rest is kept for a resume" @click=${() => app.drainRun()}>Drain</vscode-button>
         ${progress(app)}

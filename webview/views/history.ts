@@ -105,8 +105,9 @@ function runsComparison(app: App, rc: RunsComparison) {
   </section>`;
 }
 
-/** How a run ended, in one word (records from before runs kept it say done). */
-function ended(r: HistoryEntry): 'done' | 'cancelled' | 'drained' | 'failed' {
+/** How a run ended, in one word (records from before runs kept it say done); a detached run going, how it stands. */
+function ended(r: HistoryEntry): string {
+  if (r.detached && r.detached.state !== 'finished') return `detached · ${r.detached.state}`;
   return r.cancelled ? 'cancelled' : r.drained ? 'drained' : r.error ? 'failed' : 'done';
 }
 
@@ -179,12 +180,14 @@ export function historyView(app: App) {
                 <td class="num">${int(r.summary.ok)} / ${int(r.summary.failed)}${r.summary.cancelled ? html` <span class="cancelled">· ${int(r.summary.cancelled)} cancelled</span>` : nothing}</td>
                 <td class="actions">
                   <vscode-button secondary data-action="open" @click=${() => void app.openRun(r.id)}>Open</vscode-button>
-                  <vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
-                  ${continueButtons(app, r.id, continuable(r), true)}
-                  <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
-                  <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
-                  <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>
-                  <vscode-button secondary icon="trash" data-action="delete" title="Delete" aria-label=${`Delete ${r.label}`} @click=${() => void app.ask('deleteRun', { id: r.id })}></vscode-button>
+                  ${r.detached
+                    ? html`<span class="muted" data-detached-where>on ${r.detached.where}</span>`
+                    : html`<vscode-button secondary data-action="rerun" @click=${() => app.rerun(r.id)}>Rerun</vscode-button>
+                        ${continueButtons(app, r.id, continuable(r), true)}
+                        <vscode-button secondary data-action="export-jsonl" @click=${() => void app.exportRun(r.id, 'jsonl')}>JSONL</vscode-button>
+                        <vscode-button secondary data-action="export-csv" @click=${() => void app.exportRun(r.id, 'csv')}>CSV</vscode-button>
+                        <vscode-button secondary icon="edit" data-action="rename" title="Rename" aria-label=${`Rename ${r.label}`} @click=${() => void app.ask('renameRun', { id: r.id })}></vscode-button>
+                        <vscode-button secondary icon="trash" data-action="delete" title="Delete" aria-label=${`Delete ${r.label}`} @click=${() => void app.ask('deleteRun', { id: r.id })}></vscode-button>`}
                 </td>
                 <td class="num h-wide">${figure(r.summary.wallMs, 'ms')}</td>
                 <td class="num h-wide">${figure(r.summary.promptThroughput, 'rate')}</td>

@@ -6,6 +6,7 @@ import { addGenerationOptions, addSwarmOptions, runOptions } from '../options.ts
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
+import { addDrainBeforeOption } from '../job-run.ts';
 
 interface BlackboardFlags extends PatternFlags {
   config: string;
@@ -22,6 +23,7 @@ export function blackboardCommand(): Command {
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
+  addDrainBeforeOption(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BlackboardFlags) => {
     const session = await readBlackboard(flags.config);

@@ -9,8 +9,9 @@ import { addGenerationOptions, addSwarmOptions, int, narrowed, runOptions, type 
 import { watchRun } from '../progress.ts';
 import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { addDrainBeforeOption, jobOfRun, jobStopLine, jobWatch, type JobRunFlags } from '../job-run.ts';
 
-interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags {
+interface BroadcastFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags, JobRunFlags {
   prompt: string;
   aggregate?: AggregateName;
   k: number;
@@ -29,17 +30,21 @@ export function broadcastCommand(): Command {
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
+  addDrainBeforeOption(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: BroadcastFlags) => {
     if (flags.detach) return detach('broadcast', flags);
+    const job = await jobOfRun(flags);
     const lock = flags.out ? await claimResults(flags.out, [['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
     const stop = claimStop();
     const swarm = await openUnlessStopped(flags, stop);
     if (!swarm) return;
     const run = broadcast(narrowed(swarm.pool, flags), flags.prompt, runOptions(flags));
-    const report = await watchRun(run, 'broadcast', Boolean(flags.quiet), stop);
+    const report = await watchRun(run, 'broadcast', Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
     await swarm.close();
-    if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    const stoppedByJob = jobStopLine(report, "swarm broadcast again on the next job's hostfile");
+    if (stoppedByJob) process.stderr.write(`${stoppedByJob}\n`);
+    else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     if (flags.out || !flags.aggregate) await writeRows(report.results, flags.out, lock, stop);
     for (const line of failureLines(report.results, (r) => ({ step: 'broadcast', which: byEndpoint(r) }))) process.stderr.write(`${line}\n`);
     if (flags.aggregate) process.stdout.write(`${aggregated(flags.aggregate, report.results, flags.k)}\n`);

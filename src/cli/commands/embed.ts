@@ -7,9 +7,10 @@ import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addSwarmOptions, narrowed, type SwarmFlags } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
+import { addDrainBeforeOption, jobOfRun, jobStopLine, jobWatch, type JobRunFlags } from '../job-run.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface EmbedFlags extends SwarmFlags, ReachFlags, DetachFlags {
+interface EmbedFlags extends SwarmFlags, ReachFlags, DetachFlags, JobRunFlags {
   prompts: string;
   out?: string;
   quiet?: boolean;
@@ -24,8 +25,10 @@ export function embedCommand(): Command {
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
+  addDrainBeforeOption(cmd);
   return cmd.action(async (flags: EmbedFlags) => {
     if (flags.detach) return detach('embed', flags);
+    const job = await jobOfRun(flags);
     let inputs: PromptInput[];
     try {
       inputs = (await loadPrompts(flags.prompts)).toArray();
@@ -42,9 +45,11 @@ export function embedCommand(): Command {
     const writer = newWriter();
     run = embedAll(narrowed(swarm.pool, flags), inputs, { tags: flags.tag, keepResults: false, ...(flags.model ? { model: flags.model } : {}) });
     run.on('result', (r) => writer.add(r));
-    const report = await watchRun(run, 'embeddings', Boolean(flags.quiet), stop);
+    const report = await watchRun(run, 'embeddings', Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
     await swarm.close();
-    if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    const stoppedByJob = jobStopLine(report, "swarm embed again on the next job's hostfile");
+    if (stoppedByJob) process.stderr.write(`${stoppedByJob}\n`);
+    else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     if (flags.out || stop.reason() !== 'stdout-closed') {
       await writer.close(inputs.length).catch((err: unknown) => {
         throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));

@@ -21,8 +21,9 @@ import { addGenerationOptions, addSwarmOptions, int, narrowed, num, runOptions, 
 import { claimResults, checkOutPath, shownRow } from '../output.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { addDrainBeforeOption, jobOfRun, jobStopLine, jobWatch, type JobRunFlags } from '../job-run.ts';
 
-export interface LoadFlags extends SwarmFlags, GenerationFlags, ReachFlags {
+export interface LoadFlags extends SwarmFlags, GenerationFlags, ReachFlags, JobRunFlags {
   duration: number;
   requestRate?: number;
   arrivals: ArrivalProcess;
@@ -63,6 +64,7 @@ export function loadCommand(): Command {
     .option('--quiet', 'no progress bar or summary on stderr');
   addSwarmOptions(cmd);
   addReachOptions(cmd);
+  addDrainBeforeOption(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: LoadFlags) => {
     if (Boolean(flags.prompts) === Boolean(flags.inputLen)) throw new CliError('give one of --prompts FILE and --input-len N');
@@ -70,6 +72,7 @@ export function loadCommand(): Command {
     const source = flags.inputLen ? { inputLen: flags.inputLen } : { prompts: await promptFile(flags.prompts!) };
     const record = flags.record ?? (flags.out ? `${flags.out}.run.json` : undefined);
     if (record) await checkOutPath(record, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]], '--record');
+    const job = await jobOfRun(flags);
     const lock = flags.out ? await claimResults(flags.out, [['--prompts', flags.prompts], ['--hostfile', flags.hostfile]], { flag: '--out' }) : undefined;
     const stop = claimStop();
     // A load run measures the servers: a second copy of a slow request (a hedge) would add load the plan did not ask for.
@@ -86,7 +89,7 @@ export function loadCommand(): Command {
     const writer = flags.out ? new OrderedJsonlWriter({ path: flags.out, ...(lock ? { lock } : {}), show: shownRow, onFailure: () => run.cancel() }) : undefined;
     if (writer) run.on('result', (r) => writer.add(r));
     const how = flags.requestRate ? `${flags.requestRate} req/s ${flags.arrivals}` : `${flags.concurrency} in flight`;
-    const report = await watchRun(run, `load (${how})`, Boolean(flags.quiet), stop, flags.hostfile ? { hostfile: flags.hostfile } : {});
+    const report = await watchRun(run, `load (${how})`, Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
     await swarm.close();
     if (writer) await writer.close(run.progress.total).catch((err: unknown) => {
       throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));
@@ -95,7 +98,9 @@ export function loadCommand(): Command {
       const settings = { duration: flags.duration, requestRate: flags.requestRate ?? null, arrivals: flags.requestRate ? flags.arrivals : null, concurrency: flags.concurrency, prompts: flags.prompts ?? null, inputLen: flags.inputLen ?? null, outputLen: flags.outputLen ?? null, rangeRatio: flags.rangeRatio, slo: flags.slo ?? null, loadSeed: flags.loadSeed };
       await writeFile(record, `${JSON.stringify({ kind: 'sustained-load', settings, results: flags.out ?? null, summary: report.summary }, null, 2)}\n`);
     }
-    if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
+    const stoppedByJob = jobStopLine(report, "swarm load again on the next job's hostfile");
+    if (stoppedByJob) process.stderr.write(`${stoppedByJob}\n`);
+    else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     const s = report.summary;
     process.exitCode = exitCode(stop, s.prompts > 0 && s.ok === s.prompts);
   });

@@ -6,6 +6,7 @@ import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { readStages } from '../stages-file.ts';
 import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
+import { addDrainBeforeOption } from '../job-run.ts';
 
 interface PipelineFlags extends PatternFlags {
   stages: string;
@@ -26,6 +27,7 @@ export function pipelineCommand(): Command {
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
+  addDrainBeforeOption(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: PipelineFlags) => {
     const stages = await readStages(flags.stages);

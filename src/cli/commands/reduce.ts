@@ -6,6 +6,7 @@ import { addGenerationOptions, addSwarmOptions, int, runOptions } from '../optio
 import { runPattern, type PatternFlags } from '../pattern-run.ts';
 import { addDetachOptions } from '../detached/detach.ts';
 import { addReachOptions } from '../swarm.ts';
+import { addDrainBeforeOption } from '../job-run.ts';
 
 interface ReduceFlags extends PatternFlags {
   prompt: string;
@@ -28,6 +29,7 @@ export function reduceCommand(): Command {
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
+  addDrainBeforeOption(cmd);
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ReduceFlags) => {
     const input = { prompt: flags.prompt, reducePrompt: flags.reducePrompt, fanin: flags.fanin };

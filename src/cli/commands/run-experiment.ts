@@ -30,6 +30,7 @@ import { claimStop, exitCode } from '../interrupt.ts';
 import { narrowed } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
+import { jobOfRun, jobStopLine, jobWatch } from '../job-run.ts';
 
 interface RunFlags extends ReachFlags {
   out?: string;
@@ -55,6 +56,7 @@ export function runExperimentCommand(): Command {
     const exp = await readExperiment(file);
     const prompts = await promptsOf(exp);
     const folder = flags.out ?? join(`${file.replace(/\.swarm\.ya?ml$|\.ya?ml$|\.json$/i, '')}.runs`, newRunId());
+    const job = await jobOfRun({ hostfile: exp.hostfile });
     const stop = claimStop();
     const points = pointsOf(exp);
     const needed = Math.max(exp.concurrency ?? 512, ...(exp.sweep?.parameter === 'concurrency' ? exp.sweep.values : []));
@@ -85,13 +87,20 @@ export function runExperimentCommand(): Command {
       const name = `${point.value ?? 'all'}-${point.arm}-${point.repetition + 1}`;
       const writer = new OrderedJsonlWriter({ path: join(folder, 'runs', `${name}.jsonl`), onFailure: () => run.cancel() });
       run.on('result', (r) => writer.add(r));
-      const report = await watchRun(run, label, Boolean(flags.quiet), stop);
+      const report = await watchRun(run, label, Boolean(flags.quiet), stop, jobWatch({ ...flags, hostfile: exp.hostfile }, job, swarm));
       await writer.close(run.progress.total);
       const s = report.summary;
       allOk &&= s.prompts > 0 && s.ok === s.prompts;
       await writeFile(join(folder, 'runs', `${name}.json`), `${JSON.stringify({ experiment: basename(file), point, summary: s }, null, 2)}\n`);
       const key = `${point.value ?? ''}\u0000${point.arm}`;
       summaries.set(key, [...(summaries.get(key) ?? []), s]);
+      // The job's servers are gone (its walltime, or an early end): no later point can run on them.
+      const stoppedByJob = jobStopLine(report, `swarm run ${file} again on the next job's hostfile`);
+      if (stoppedByJob) {
+        process.stderr.write(`${stoppedByJob}\n`);
+        allOk = false;
+        break;
+      }
     }
     await swarm.close();
     const rows = sweepRows([...summaries].map(([key, list]) => ({ value: Number(key.split('\u0000')[0] || 0), arm: key.split('\u0000')[1]!, summaries: list })));

@@ -11,8 +11,6 @@ import {
   ResumeError,
   scatterGather,
   serverContext,
-  walltimeReached,
-  walltimeStop,
   writeServerContext,
   type ServerContext,
   type ResultsLock,
@@ -21,8 +19,7 @@ import {
 } from '../../core/index.ts';
 import { loadTemplateFile, TemplateFileError, type TemplatePath, type TemplateSetting } from '../../core/templating/index.ts';
 import { CliError } from '../exit.ts';
-import { jobOfHostfile } from '../job-records.ts';
-import { num } from '../options.ts';
+import { addDrainBeforeOption, jobOfRun, jobStopLine, jobWatch, type JobRunFlags } from '../job-run.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode } from '../interrupt.ts';
 import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
@@ -32,7 +29,7 @@ import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.t
 import { addShardOptions, shardInput, shardPlan, writeShardInfo, type ShardFlags, type ShardPlan } from '../shard-flags.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
-interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags, ShardFlags {
+interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFlags, ShardFlags, JobRunFlags {
   prompts?: string;
   batch: boolean;
   stream?: boolean;
@@ -41,7 +38,6 @@ interface ScatterFlags extends SwarmFlags, GenerationFlags, ReachFlags, DetachFl
   retryFailed?: string;
   quiet?: boolean;
   template?: TemplateFlag;
-  drainBefore?: number;
 }
 
 export function scatterCommand(): Command {
@@ -60,8 +56,8 @@ export function scatterCommand(): Command {
     .option('--out <file>', 'results JSONL (default: stdout); rows reach it as they finish and it is in input order at the end')
     .option('--resume <file>', 'complete this results file: prompts that succeeded there (same index and prompt) are skipped')
     .option('--retry-failed <file>', 'send again only the failed and cancelled rows of this results file (its rows carry their prompts)')
-    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)')
-    .option('--drain-before <minutes>', 'on the hostfile of a job `swarm launch` started: drain this long before its walltime ends (what is in flight finishes, nothing new is sent; --resume completes the file on the next job)', num('--drain-before', 0, 100_000));
+    .option('--quiet', 'no progress bar or summary on stderr (warnings still show)');
+  addDrainBeforeOption(cmd);
   addSwarmOptions(cmd);
   addReachOptions(cmd);
   addDetachOptions(cmd);
@@ -69,7 +65,7 @@ export function scatterCommand(): Command {
   addGenerationOptions(cmd);
   return cmd.action(async (flags: ScatterFlags) => {
     if (flags.detach) return detach('scatter', flags);
-    const { drainAt, stopAt } = await jobTimes(flags);
+    const job = await jobOfRun(flags);
     const stop = claimStop(); // from here on, Ctrl-C leaves a complete results file
     const sharded = await shardPlan(flags); // a shard writes its own file: --out and --resume now name it
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
@@ -104,17 +100,18 @@ export function scatterCommand(): Command {
         if (r.template) paths.set(r.template, (paths.get(r.template) ?? 0) + 1);
         rows.add(r);
       });
-      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop, { ...(flags.hostfile ? { hostfile: flags.hostfile } : {}), ...(drainAt ? { drainAt } : {}), ...(stopAt ? { stopAt } : {}) });
+      const report = await watchRun(run, `${flags.batch ? 'batched' : 'individual'}${flags.stream ? ' streamed' : ''}`, Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
       if (versions && !stop.reason()) context = serverContext(swarm.pool, await versions);
       await swarm.close();
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
       const again = out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
+      const stoppedByJob = jobStopLine(report, again);
       if (report.drained) {
         process.stderr.write(`drained: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) not sent; complete them with ${printable(again)}\n`);
-      } else if (stopAt && report.error === stopAt.reason) {
-        process.stderr.write(`walltime: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) cancelled by the walltime; complete them with ${printable(again)}\n`);
+      } else if (stoppedByJob) {
+        process.stderr.write(`${stoppedByJob}\n`);
       } else if (report.error && !report.cancelled) process.stderr.write(`error: ${printable(report.error)}\n`);
     } else {
       writer = newWriter();
@@ -134,23 +131,6 @@ export function scatterCommand(): Command {
     if (context) await writeServerContext(out!, context).catch((err: unknown) => process.stderr.write(`warning: the server context was not written beside the results: ${printable((err as Error).message)}\n`));
     process.exitCode = exitCode(stop, allOk);
   });
-}
-
-/**
- * On the hostfile of a job `swarm launch` started, whose end is known: the run stops at its
- * walltime (cancelled by walltime, for --resume), and with --drain-before drains that long before.
- * --drain-before on any other hostfile is bad input.
- */
-async function jobTimes(flags: ScatterFlags): Promise<{ drainAt?: { at: Date; why: string }; stopAt?: { at: Date; reason: string } }> {
-  const job = flags.hostfile ? await jobOfHostfile(flags.hostfile) : undefined;
-  if (!job?.endsAt) {
-    if (flags.drainBefore !== undefined) throw new CliError(`--drain-before: ${flags.hostfile ?? 'the hostfile'} is not the hostfile of a running job swarm launch started here (.swarm/jobs/<name>/hostfile.ready)`);
-    return {};
-  }
-  const end = new Date(job.endsAt);
-  const stopAt = { at: walltimeStop(end), reason: walltimeReached(job.id) };
-  if (flags.drainBefore === undefined) return { stopAt };
-  return { stopAt, drainAt: { at: new Date(end.getTime() - flags.drainBefore * 60_000), why: `job ${job.id} reaches its walltime at ${end.toLocaleTimeString('en-GB', { hour12: false })}` } };
 }
 
 /** The batches' template setting; a template file is read now so a bad one stops the command before any request (exit 2). */

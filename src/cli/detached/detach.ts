@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { newRunId } from '../../core/index.ts';
+import { secretEnvName } from '../../core/secret-env.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { sshLogin, type ReachFlags } from '../swarm.ts';
@@ -133,15 +134,18 @@ function input(flag: string, value: string, at: number, prefix: string): InputFi
 }
 
 /**
- * The keys the run needs, from this environment: SWARM_API_KEY and each `key=env:NAME` of a local
- * hostfile. They reach the run's environment only (through the starter's standard input over ssh),
+ * The keys the run needs, from this environment: SWARM_API_KEY, each `key=env:NAME` of a local
+ * hostfile, and each `key=secret:NAME`'s as the editor handed it (secretEnvName). They reach the run's environment only (through the starter's standard input over ssh),
  * never an argument or a file.
  */
 export function keysFor(flags: { hostfile?: string }): Record<string, string> {
   const names = new Set(['SWARM_API_KEY']);
   if (flags.hostfile) {
     try {
-      for (const m of readFileSync(flags.hostfile, 'utf8').matchAll(/key=env:([A-Za-z_][A-Za-z0-9_]*)/g)) names.add(m[1]!);
+      const text = readFileSync(flags.hostfile, 'utf8');
+      for (const m of text.matchAll(/key=env:([A-Za-z_][A-Za-z0-9_]*)/g)) names.add(m[1]!);
+      // The keys of key=secret:NAME an editor handed this process (a detached run started from it).
+      for (const m of text.matchAll(/key=secret:([A-Za-z0-9._-]+)/g)) names.add(secretEnvName(m[1]!));
     } catch {
       // the run itself says what is wrong with the hostfile
     }

@@ -11,3 +11,4 @@ export { jobHostfile, renderTemplate, templateValues, TemplateError, type Launch
 export { submitSwarm, waitForServers, type ServersOptions, type Submitted } from './launcher.ts';
 export { defaultJobName, JOBS_FOLDER, jobFolder, jobOfHostfile, readJobRecords, readyRecord, saveJobRecord, type JobRecord } from './records.ts';
 export { describeJob } from './job-format.ts';
+export { jobEndReason } from './job-end.ts';

@@ -59,6 +59,11 @@ export class SshMaster extends EventEmitter<{ down: [string] }> {
     return this.controlPath !== undefined;
   }
 
+  /** Our master's control socket, for another process of ours to ride it (no second login); undefined while riding the user's own. */
+  get controlSocket(): string | undefined {
+    return this.controlPath;
+  }
+
   /** `-S <path>` for our master; nothing for the user's, whose config names its socket. */
   private get control(): string[] {
     return this.controlPath ? ['-S', this.controlPath] : [];

@@ -1,18 +1,24 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import * as vscode from 'vscode';
 import { stopRun } from '../../core/runs/status.ts';
 import { DetachedRows } from '../detached-rows.ts';
 import type { DetachedRun, DetachedRunsTree } from '../detached-runs.ts';
+import type { RemoteRuns } from '../detached-runs-remote.ts';
+import { detachedRows } from '../detached-history.ts';
 import type { Services } from '../services.ts';
+import { cliEnv, flagValue } from '../cli-env.ts';
+import { rideConfig } from '../ride-login.ts';
+import { settings } from '../settings.ts';
 
 /** The runs whose rows this workspace follows into a file, followed again after a reload. */
 const ATTACHED = 'swarmLab.attachedRuns';
-const followers = new Map<string, DetachedRows>();
+const followers = new Map<string, { dispose(): void }>();
+/** How often a login-node run's rows are read again over the login while it goes. */
+const REMOTE_FOLLOW_MS = 2_000;
 
-/** The variables the bundled CLI keeps from the editor's environment (no settings, no secrets of ours). */
-const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SWARM_API_KEY', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE'];
 
 /** Where the rows of run `id` are followed to: the workspace's `.swarm/detached/`, else the extension's storage. */
 function targetOf(services: Services, id: string): string {
@@ -37,9 +43,18 @@ async function pickRun(tree: DetachedRunsTree, given: DetachedRun | string | und
 export async function attachDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<string | undefined> {
   const run = await pickRun(tree, given, 'Attach to', (r) => Boolean(r.results));
   if (!run) return undefined;
-  if (run.login) return void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: follow it with swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE`);
   if (!run.results) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} writes no results file (its outcome is in ${run.folder})`);
   const target = targetOf(services, run.id);
+  if (run.login) {
+    const remote = tree.remote;
+    if (!remote || remote.label !== run.login) return void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.login}: connect through that login again to follow it (or swarm attach ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'} --out FILE)`);
+    await followRemote(services, tree, run, remote, target);
+    await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: false });
+    return target;
+  }
+  // A sharded run's rows are in its shards' own files (each in its shard's order) until its end merges them into one.
+  const shards = flagValue(run.command, '--shards');
+  if (shards && !flagValue(run.command, '--shard') && run.live !== 'finished') void vscode.window.showInformationMessage(`Swarm: run ${run.id} runs as ${shards} shards: ${target} fills with its rows, in input order, when its shards are merged at its end (until then each shard writes its own file in ${run.folder}).`);
   await follow(services, tree, run.id, run.folder, target);
   await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: false });
   return target;
@@ -98,18 +113,24 @@ export async function cancelDetachedRun(services: Services, tree: DetachedRunsTr
 export async function resumeDetachedRun(services: Services, tree: DetachedRunsTree, given?: DetachedRun | string): Promise<boolean> {
   const run = await pickRun(tree, given, 'Resume', (r) => r.live === 'died' || (r.live === 'finished' && r.exitCode !== 0));
   if (!run) return false;
-  if (run.login) {
-    void vscode.window.showInformationMessage(`Swarm: run ${run.id} lives on ${run.login}: resume it with swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'}`);
+  const master = services.session.connection?.tunnel?.master;
+  if (run.login && (!tree.remote || tree.remote.label !== run.login || !master)) {
+    void vscode.window.showWarningMessage(`Swarm: run ${run.id} lives on ${run.login}: connect through that login again to resume it (or swarm resume ${run.id} --via ${run.login} --runs-dir ${tree.remote?.root ?? '…'})`);
     return false;
   }
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (resuming a run starts one).');
     return false;
   }
-  const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1', NO_COLOR: '1' };
-  for (const name of KEPT) if (process.env[name] !== undefined) env[name] = process.env[name];
+  // The keys its endpoints need from the editor's secret storage go in the child's environment only.
+  // A login-node run's hostfile is there (its keys travelled with it); the window's default key still goes.
+  const hostfile = run.login ? undefined : flagValue(run.command, '--hostfile');
+  const env = await cliEnv(services, hostfile && resolve(await runCwd(run.folder), hostfile));
   const cli = join(services.context.extensionPath, 'dist', 'cli.js');
-  const child = spawn(process.execPath, [cli, 'resume', run.id, '--runs-dir', tree.root], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // On the login node: resumed there over the window's login (the CLI rides its control socket: no second login).
+  const s = settings();
+  const where = run.login ? ['--via', s.sshVia, '--ssh-config', await rideConfig(await rideFolder(services), master!.controlSocket, s.sshConfigFile), '--ssh-path', s.sshPath, '--runs-dir', tree.remote!.root] : ['--runs-dir', tree.root];
+  const child = spawn(process.execPath, [cli, 'resume', run.id, ...where], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout.resume();
@@ -126,4 +147,55 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
   // A run whose rows were followed is followed again.
   if (services.context.workspaceState.get<string[]>(ATTACHED, []).includes(run.id)) await follow(services, tree, run.id, run.folder, targetOf(services, run.id));
   return true;
+}
+
+/** The folder a run here was started from (its spec's `cwd`): its command's relative paths are from there. */
+async function runCwd(folder: string): Promise<string> {
+  const spec = await readFile(join(folder, 'spec.json'), 'utf8').then((t) => JSON.parse(t) as { cwd?: string }, () => ({ cwd: undefined }));
+  return spec.cwd ?? folder;
+}
+
+/** Where the ssh config that rides the window's login is written (the extension's storage). */
+async function rideFolder(services: Services): Promise<string> {
+  const folder = services.context.globalStorageUri.fsPath;
+  await mkdir(folder, { recursive: true });
+  return folder;
+}
+
+/**
+ * A login-node run's rows followed into `target` over the window's one login: every few seconds its
+ * rows so far, in input order (its results file, and its .partial's while it goes), until it ends.
+ * Not followed again after a reload (Attach again).
+ */
+async function followRemote(services: Services, tree: DetachedRunsTree, first: DetachedRun, remote: RemoteRuns, target: string): Promise<void> {
+  followers.get(first.id)?.dispose();
+  await mkdir(dirname(target), { recursive: true });
+  let timer: NodeJS.Timeout | undefined;
+  let busy = false;
+  const stop = () => {
+    clearInterval(timer);
+    if (followers.get(first.id) === follower) followers.delete(first.id);
+  };
+  const follower = { dispose: stop };
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const run = (await remote.list()).find((r) => r.id === first.id) ?? first;
+      const rows = await detachedRows(run, remote);
+      await writeFile(target, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      if (run.live !== 'running' && run.live !== 'starting') {
+        stop();
+        services.log.info(`detached run ${run.id} on ${run.login} ${run.live}: its rows are in ${target}`);
+        tree.refresh();
+      }
+    } catch (err) {
+      services.log.warn(`following run ${first.id} on ${first.login}: ${(err as Error).message}`);
+    } finally {
+      busy = false;
+    }
+  };
+  followers.set(first.id, follower);
+  await tick();
+  if (followers.get(first.id) === follower) timer = setInterval(() => void tick(), REMOTE_FOLLOW_MS);
 }

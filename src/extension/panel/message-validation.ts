@@ -34,14 +34,15 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce', 'fan-out-fan-in', 'pipeline', 'blackboard'];
-const METHODS: readonly RequestMethod[] = ['run', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'runDetached', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
   const p = record(params ?? {}, 'params');
   switch (method as RequestMethod) {
     case 'run':
-      return { method: 'run', params: { request: runRequest(p.request) } };
+    case 'runDetached':
+      return { method: method as 'run' | 'runDetached', params: { request: runRequest(p.request) } };
     case 'rerun':
       return { method: 'rerun', params: { id: runId(p.id) } };
     case 'continueRun':

@@ -12,6 +12,8 @@ import { RunHistory, type SavedRun } from './run-history.ts';
 import { openedRun, RunOrchestrator, type Launched } from './run-orchestrator.ts';
 import { LaunchError } from './run-request-plan.ts';
 import { SwarmPanel } from './swarm-panel.ts';
+import { detachedEntry, detachedOf, detachedOpened, detachedRows } from '../detached-history.ts';
+import { runOnCluster } from '../run-on-cluster.ts';
 
 /** Messages the host posted, oldest first, for tests (the newest this many). */
 const LOG_LIMIT = 2_000;
@@ -30,9 +32,11 @@ export class PanelHost implements vscode.Disposable {
   private readonly feed: EndpointFeed;
   private readonly posted: HostMessage[] = [];
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** The detached run last opened, and how far it was when sent: sent again as it moves, until it ends. */
+  private showingDetached: { id: string; sent: string } | undefined;
 
   constructor(private readonly services: Services) {
-    this.history = new RunHistory(services.context.globalStorageUri);
+    this.history = new RunHistory(services.context.globalStorageUri, () => services.detached.list.map(detachedEntry));
     this.runs = new RunOrchestrator(services, this.history, (m) => this.post(m));
     this.router = new MessageRouter(this.handlers(), (m) => this.post(m), (w) => services.log.warn(w));
     this.feed = new EndpointFeed(services.session, (m) => this.post(m));
@@ -84,12 +88,32 @@ export class PanelHost implements vscode.Disposable {
     this.subscriptions.push(
       panel.webview.onDidReceiveMessage((m) => void this.receive(m)),
       panel.webviewPanel.onDidChangeViewState((e) => !e.webviewPanel.visible && channel.markGone()),
+      // While the panel is open, detached runs are read as the Detached Runs view reads them: History lists them as they move.
+      this.services.detached.want(),
+      this.services.detached.onDidChangeTreeData(() => void this.detachedMoved()),
       panel.webviewPanel.onDidDispose(() => {
         if (this.panel !== panel) return;
         this.panel = undefined;
         this.channel = undefined;
       }),
     );
+  }
+
+  /** A detached run moved: History's list again, and the one opened with its new rows. */
+  private async detachedMoved(): Promise<void> {
+    if (!this.channel?.isReady) return;
+    this.post({ type: 'history', history: await this.history.list() });
+    const showing = this.showingDetached;
+    const run = showing && detachedOf(showing.id, this.services.detached.list);
+    if (!showing || !run) return;
+    const now = `${run.live} ${run.done}`;
+    if (now === showing.sent) return;
+    showing.sent = now;
+    try {
+      this.post({ type: 'showRun', ...detachedOpened(run, await detachedRows(run, this.services.detached.remote)) });
+    } catch (err) {
+      this.services.log.warn(`detached run ${run.id}: ${(err as Error).message}`);
+    }
   }
 
   private post(message: HostMessage): boolean {
@@ -179,7 +203,15 @@ export class PanelHost implements vscode.Disposable {
           void vscode.commands.executeCommand(simulator ? 'swarmLab.startSimulator' : 'swarmLab.connect');
           return null;
         },
+        runDetached: async ({ request }) => {
+          const started = await runOnCluster(this.services, request);
+          this.post({ type: 'history', history: await this.history.list() });
+          return started;
+        },
         openRun: async ({ id, arm }) => {
+          const detached = detachedOf(id, this.services.detached.list);
+          this.showingDetached = detached ? { id, sent: `${detached.live} ${detached.done}` } : undefined;
+          if (detached) return detachedOpened(detached, await detachedRows(detached, this.services.detached.remote));
           const saved = await this.history.load(id);
           return openedRun(saved, await this.history.jsonl(saved, arm), arm);
         },

@@ -48,7 +48,11 @@ export class RunHistory {
   /** Records being written, by id: whatever reads one waits for it (a finished run is asked for before its record is on disk). */
   private readonly saving = new Map<string, Promise<void>>();
 
-  constructor(private readonly storage: vscode.Uri) {}
+  /** `others`: entries listed beside the saved runs (detached runs, from their status files), newest first by start. */
+  constructor(
+    private readonly storage: vscode.Uri,
+    private readonly others: () => HistoryEntry[] = () => [],
+  ) {}
 
   folder(): string {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri ?? this.storage;
@@ -85,7 +89,7 @@ export class RunHistory {
     try {
       names = await readdir(folder);
     } catch {
-      return [];
+      names = [];
     }
     const ids = names.filter((n) => n.endsWith(RECORD)).map((n) => n.slice(0, -RECORD.length)).sort().reverse().slice(0, LIST_LIMIT);
     const known = this.entries(folder);
@@ -94,7 +98,9 @@ export class RunHistory {
     for (const id of known.keys()) if (!listed.has(id)) known.delete(id); // deleted, or past the list's end
     const entries = await Promise.all(ids.map((id) => known.get(id)!));
     ids.forEach((id, i) => entries[i] === undefined && known.delete(id)); // tried again next time
-    return entries.filter((e): e is HistoryEntry => Boolean(e));
+    const saved = entries.filter((e): e is HistoryEntry => Boolean(e));
+    const others = this.others();
+    return others.length ? [...others, ...saved].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, LIST_LIMIT) : saved;
   }
 
   /** The index of `folder` (a new one when the runs folder changed: another workspace or setting). */
