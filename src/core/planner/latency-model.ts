@@ -70,12 +70,13 @@ export function fitLatencyModel(results: readonly PromptResult[], maxNumSeqs: nu
   }
   if (decode.length < 3) throw new FitError('too few answers of two or more tokens to fit the decode step');
   const [stepMs, perSeqMs, prefillMsPerToken] = nonNegativeLeastSquares(decode);
-  // What a request that found a free slot waited beyond its prefill step: the front end and the wire. The
-  // 10th percentile, not the median: the floor is what every request pays; more is a wait for the step under
-  // way or for a slot (requests round-robin under one cap reach a full server), which the stepping models.
+  // What a request that found a free slot waited beyond its prefill step: the front end and the wire. It
+  // arrives, on average, half way through the step under way, then waits for its own (prefill) step; the
+  // median over requests, as the typical request pays it. Waits for a slot (requests round-robin under one
+  // cap reach a full server while another has room) are left to the prediction, which models them.
   const warm = waits.filter((w) => w.warm);
-  const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - stepMs - perSeqMs * w.running);
-  const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 10) : 0);
+  const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - 1.5 * (stepMs + perSeqMs * w.running));
+  const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 50) : 0);
   // Reduced, not spread into Math.max: a results file of a million rows would overflow the call stack.
   const wallMs = spans.reduce((m, s) => Math.max(m, s.done), -Infinity) - spans.reduce((m, s) => Math.min(m, s.sent), Infinity);
   batches.sort((x, y) => x - y);
