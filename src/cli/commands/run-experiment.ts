@@ -58,7 +58,7 @@ export function runExperimentCommand(): Command {
     .description('run an experiment file (*.swarm.yaml): its pattern over its prompts and endpoints, each arm and sweep value repeated; a table of the metric against the swarm parameter (median and IQR over repetitions), saved with every run, its results and the file it came from')
     .argument('<file>', 'the experiment file (YAML or JSON)')
     .option('--out <dir>', 'where the runs go (default: <file>.runs/<run id>)')
-    .option('--max-num-seqs <k>', "the servers' --max-num-seqs: the individual arm's matched in flight, and the planner's fit", int('--max-num-seqs', 1, 65_536), 256)
+    .option('--max-num-seqs <k>', "the servers' --max-num-seqs, unless the file's endpoints.max_num_seqs says: the individual arm's matched in flight, and the planner's fit (default 256)", int('--max-num-seqs', 1, 65_536))
     .option('--quiet', 'no progress bars or per-run summaries on stderr');
   addReachOptions(cmd);
   return cmd.action(async (file: string, flags: RunFlags) => {
@@ -68,7 +68,8 @@ export function runExperimentCommand(): Command {
     const stop = claimStop();
     const points = pointsOf(exp);
     const needed = Math.max(exp.concurrency ?? 512, ...(exp.sweep?.parameter === 'concurrency' ? exp.sweep.values : []));
-    const flagsForPool = { ...flags, hostfile: exp.hostfile, tag: exp.tags, concurrency: needed, ...(exp.model ? { model: exp.model } : {}), hedge: exp.pattern !== 'load', stop: [], param: {}, tokenIds: true };
+    const maxNumSeqs = exp.maxNumSeqs ?? flags.maxNumSeqs;
+    const flagsForPool = { ...flags, ...(maxNumSeqs ? { maxNumSeqs } : {}), hostfile: exp.hostfile, tag: exp.tags, concurrency: needed, ...(exp.model ? { model: exp.model } : {}), hedge: exp.pattern !== 'load', stop: [], param: {}, tokenIds: true };
     const options: RunOptions = { tags: exp.tags, ...(exp.model ? { model: exp.model } : {}), ...exp.sampling };
     const swarm = await openUnlessStopped(flagsForPool, stop, { select: options });
     if (!swarm) return;
