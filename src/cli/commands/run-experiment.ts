@@ -13,6 +13,7 @@ import {
   newRunId,
   OrderedJsonlWriter,
   predictWall,
+  type PredictedRun,
   PromptFileError,
   recordServerLoad,
   scatterGather,
@@ -187,23 +188,12 @@ interface Done {
   stream: boolean;
 }
 
-/** The planner beside the runs: predicted against measured wall time, per run. */
-export interface PlanRow {
-  value: number | null;
-  arm: string;
-  repetition: number;
-  predictedMs: number;
-  measuredMs: number;
-  /** This is the run the model was fitted on. */
-  fitted: boolean;
-}
-
 /**
  * The capacity planner fitted on the experiment's first streamed run (its results file), each closed
  * run (scatter, batched or individual) predicted beside what it measured: the check that the model
  * holds at the other sizes the experiment ran. Lines saying why when it cannot (no streamed run).
  */
-async function planOf(folder: string, done: readonly Done[], maxNumSeqs: number): Promise<{ fittedOn: string | null; model: object | null; rows: PlanRow[]; lines: string[] }> {
+async function planOf(folder: string, done: readonly Done[], maxNumSeqs: number): Promise<{ fittedOn: string | null; model: object | null; rows: PredictedRun[]; lines: string[] }> {
   const first = done.find((d) => d.stream);
   if (!first) return { fittedOn: null, model: null, rows: [], lines: ['planner: no streamed run to fit (params.stream: true, or a load pattern)'] };
   const results = (await readFile(join(folder, 'runs', `${first.name}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as PromptResult);
@@ -214,7 +204,7 @@ async function planOf(folder: string, done: readonly Done[], maxNumSeqs: number)
     if (err instanceof FitError) return { fittedOn: first.name, model: null, rows: [], lines: [`planner: ${err.message}`] };
     throw err;
   }
-  const rows = done.flatMap((d): PlanRow[] => (d.scenario ? [{ value: d.point.value ?? null, arm: d.point.arm, repetition: d.point.repetition + 1, predictedMs: predictWall(model, d.scenario).wallMs, measuredMs: d.summary.wallMs, fitted: d === first }] : []));
+  const rows = done.flatMap((d): PredictedRun[] => (d.scenario ? [{ value: d.point.value ?? null, arm: d.point.arm, repetition: d.point.repetition + 1, predictedMs: predictWall(model, d.scenario).wallMs, measuredMs: d.summary.wallMs, fitted: d === first }] : []));
   const { lengths: _lengths, ...shown } = model;
   const lines = [`planner fitted on ${first.name} (step ${model.stepMs.toFixed(2)} ms + ${model.perSeqMs.toFixed(3)} ms per sequence, prefill ${model.prefillMsPerToken.toFixed(4)} ms per prompt token, overhead ${model.overheadMs.toFixed(1)} ms, max-num-seqs ${maxNumSeqs}):`];
   if (rows.length) {

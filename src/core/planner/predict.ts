@@ -13,6 +13,17 @@ export interface Scenario {
   batched?: boolean;
 }
 
+/** A run's predicted wall time beside its measured one (an experiment's runs, the planner fitted on one of them). */
+export interface PredictedRun {
+  value: number | null;
+  arm: string;
+  repetition: number;
+  predictedMs: number;
+  measuredMs: number;
+  /** This is the run the model was fitted on. */
+  fitted: boolean;
+}
+
 export interface Prediction {
   wallMs: number;
   /** Prompts on the busiest endpoint (prompt i goes to endpoint i mod n), and how many of them run at once. */
