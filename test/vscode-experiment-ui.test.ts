@@ -71,7 +71,7 @@ describe('experiment files run from the editor (packaged extension in code-serve
     const fleet = await startSim(simDir, 'fleet.hostfile', 1_000, ['--max-num-seqs', '4', '--tpot-ms', '250', '--reply', 'lorem', '--answer-tokens', '1000'], {}, patience(120_000));
     sims.push(four, fleet);
     await writeFile(join(workspace, 'sweep.swarm.yaml'), ['# in flight against wall time, streamed: the planner fits the first run', `endpoints: {hostfile: ${four.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 48, input_len: 40}', 'params: {batch: false, stream: true}', 'sampling: {max_tokens: 16}', 'repetitions: 2', 'sweep: {parameter: concurrency, values: [4, 8, 16]}', ''].join('\n'));
-    await writeFile(join(workspace, 'fleet.swarm.yaml'), ['# one batched list of 16 prompts to each of 1,000 servers', `endpoints: {hostfile: ${fleet.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 16, input_len: 20}', 'params: {list_length: 16}', 'sampling: {max_tokens: 30}', ''].join('\n'));
+    await writeFile(join(workspace, 'fleet.swarm.yaml'), ['# one batched list of 16 prompts to each of 1,000 servers, all at once', `endpoints: {hostfile: ${fleet.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 16, input_len: 20}', 'params: {list_length: 16, concurrency: 1000}', 'sampling: {max_tokens: 30}', ''].join('\n'));
     server = await startCodeServer({ workspace, extensionsDir, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
     wb = await openWorkbench(server, workspace, { viewport: { width: 1400, height: 1000 } });
   });
@@ -97,7 +97,7 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await pollUntil(() => view.locator('#exp-runs tbody tr').count(), (n) => n >= 1, 120_000);
     const status = await pollUntil(() => view.locator('#exp-status').textContent(), (t) => /^finished/.test(t ?? ''), 240_000);
     assert.match(status ?? '', /^finished · 6 runs$/);
-    const sweepRows = view.locator('#exp-sweep table').first().locator('tbody tr');
+    const sweepRows = view.locator('#exp-sweep table.data').first().locator('tbody tr');
     assert.equal(await sweepRows.count(), 3);
     for (const [i, c] of ['4', '8', '16'].entries()) {
       const cells = (await sweepRows.nth(i).locator('td').allTextContents()).map((t) => t.trim());
@@ -106,7 +106,7 @@ describe('experiment files run from the editor (packaged extension in code-serve
       assert.match(cells[3]!, /^[\d.]+ – [\d.]+$/);
       assert.match(cells[5]!, /^[\d.]+ s$/);
     }
-    const plan = await view.locator('#exp-plan tbody tr').allTextContents();
+    const plan = await view.locator('#exp-plan table.data tbody tr').allTextContents();
     assert.equal(plan.length, 6, plan.join(' | '));
     assert.match(plan[0]!, /^4 individual #1 \(fitted\)[\d.]+ s[\d.]+ s-?[\d.]+ %$/);
     assert.equal(await view.locator('#exp-sweep-chart canvas').count(), 1, 'the sweep chart drawn');

@@ -24,7 +24,7 @@ const runLabel = (r: { value: number | null; arm: string; repetition: number }) 
 
 function table(head: string[], rows: Child[][], textColumns = 1): HTMLElement {
   const cls = (i: number): Record<string, string> => (i < textColumns ? { class: 'text' } : {});
-  return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, ...head.map((h, i) => el('th', { scope: 'col', ...cls(i) }, h)))), el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c, i) => el('td', cls(i), c)))))));
+  return el('div', { class: 'scroll' }, el('table', { class: 'data' }, el('thead', {}, el('tr', {}, ...head.map((h, i) => el('th', { scope: 'col', ...cls(i) }, h)))), el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c, i) => el('td', cls(i), c)))))));
 }
 
 function chart(spec: ReturnType<typeof sweepSpec>, id: string): HTMLElement {
@@ -84,8 +84,9 @@ export class ExperimentViewer {
     return el(
       'section',
       { id: 'exp-sweep' },
-      el('h3', {}, `Sweep: ${s.metric} against ${s.parameter}`),
-      chart(sweepSpec(s, readColors()), 'exp-sweep-chart'),
+      el('h3', {}, new Set(s.rows.map((r) => r.value)).size > 1 ? `Sweep: ${s.metric} against ${s.parameter}` : `Result: ${s.metric}`),
+      // One value (an experiment without a sweep) is a row, not a chart.
+      new Set(s.rows.map((r) => r.value)).size > 1 ? chart(sweepSpec(s, readColors()), 'exp-sweep-chart') : null,
       table([s.parameter, 'arm', `${s.metric} median`, 'IQR (q1 – q3)', 'runs', 'predicted wall'], rows, 2),
       el('h3', {}, 'Planner: predicted beside measured'),
       plan.note ? el('p', { class: 'muted', id: 'exp-plan-note' }, plan.note) : null,
