@@ -67,8 +67,8 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await mkdir(simDir);
     // Four servers of 4 sequences at 20 ms a token: a concurrency sweep whose runs last seconds.
     const four = await startSim(simDir, 'four.hostfile', 4, ['--max-num-seqs', '4', '--tpot-ms', '20', '--ttft-ms', '40', '--reply', 'lorem', '--answer-tokens', '1000']);
-    // 1,000 servers of 4 sequences at 250 ms a token: a list of 16 each is four waves of ~7.5 s, long enough for a few readings of 1,000 servers on a loaded machine.
-    const fleet = await startSim(simDir, 'fleet.hostfile', 1_000, ['--max-num-seqs', '4', '--tpot-ms', '250', '--reply', 'lorem', '--answer-tokens', '1000'], {}, patience(120_000));
+    // 1,000 servers of 4 sequences at 400 ms a token: a list of 16 each is four waves of ~12 s, long enough for a few readings of 1,000 servers (each paced by 3 × its own length) on a loaded machine.
+    const fleet = await startSim(simDir, 'fleet.hostfile', 1_000, ['--max-num-seqs', '4', '--tpot-ms', '400', '--reply', 'lorem', '--answer-tokens', '1000'], {}, patience(120_000));
     sims.push(four, fleet);
     await writeFile(join(workspace, 'sweep.swarm.yaml'), ['# in flight against wall time, streamed: the planner fits the first run', `endpoints: {hostfile: ${four.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 48, input_len: 40}', 'params: {batch: false, stream: true}', 'sampling: {max_tokens: 16}', 'repetitions: 2', 'sweep: {parameter: concurrency, values: [4, 8, 16]}', ''].join('\n'));
     await writeFile(join(workspace, 'fleet.swarm.yaml'), ['# one batched list of 16 prompts to each of 1,000 servers, all at once', `endpoints: {hostfile: ${fleet.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 16, input_len: 20}', 'params: {list_length: 16, concurrency: 1000}', 'sampling: {max_tokens: 30}', ''].join('\n'));
@@ -113,9 +113,12 @@ describe('experiment files run from the editor (packaged extension in code-serve
     assert.equal(await view.locator('#exp-servers-chart canvas').count(), 1, 'the servers chart drawn');
     assert.match((await view.locator('#exp-client').textContent()) ?? '', /client CPU \/ request[\d.]+ ms/);
     await screenshot(page, join(SHOTS, 'experiment-sweep.png'));
-    await view.locator('#exp-plan').scrollIntoViewIfNeeded();
+    await view.locator('#exp-sweep h3', { hasText: 'Planner' }).evaluate((h: any) => h.scrollIntoView({ block: 'start' }));
     await screenshot(page, join(SHOTS, 'experiment-prediction.png'));
-    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    // The fitted run, the longest: several readings of its servers.
+    await view.locator('#exp-servers-run').selectOption('4-individual-1');
+    await pollUntil(() => view.locator('#exp-servers .chart-box .muted').textContent(), (t) => /readings/.test(t ?? ''), 10_000);
+    await view.locator('#exp-servers').evaluate((e: any) => e.scrollIntoView({ block: 'start' }));
     await screenshot(page, join(SHOTS, 'experiment-servers-sweep.png'));
   });
 
