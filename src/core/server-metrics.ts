@@ -99,7 +99,7 @@ export interface ServerLoad {
   runningBand: Band | null;
   waitingBand: Band | null;
   kvCacheUsage: Band | null;
-  /** Milliseconds since the watch began. */
+  /** Milliseconds since the watch began, at the middle of the reading (reading 1,000 busy servers takes seconds). */
   atMs: number;
 }
 
@@ -162,7 +162,7 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
     const began = performance.now();
     const readings = await Promise.all(slots.map((slot) => limit(async () => [slot, stopped.aborted ? null : await scrapeVllmMetrics(pool, slot, timeoutMs, stopped)] as const)));
     if (stopped.aborted) return;
-    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: performance.now() - startedAt };
+    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: (began + performance.now()) / 2 - startedAt };
     const running: number[] = [];
     const waiting: number[] = [];
     const usage: number[] = [];
