@@ -48,4 +48,6 @@ await Promise.all([
   build({ entryPoints: ['webview/main.ts'], outfile: 'dist/webview/panel.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }).then(() =>
     Promise.all(['codicon.css', 'codicon.ttf'].map((f) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`))),
   ),
+  // The experiment view (webview/experiment/): a page of its own, JS + CSS.
+  build({ entryPoints: ['webview/experiment/main.ts'], outfile: 'dist/webview/experiment.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }),
 ]);

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { RunSummary, SweepRow } from '../src/core/index.ts';
-import { runCli, suiteSim } from './helpers/cli.ts';
+import type { ClientOverhead, RunSummary, ServerLoad, SweepRow } from '../src/core/index.ts';
+import { runCli, startSim, suiteSim } from './helpers/cli.ts';
 
 // `swarm run FILE.swarm.yaml` against real simulated servers; checks read counts, files and the sweep's shape.
 
@@ -76,6 +76,41 @@ describe('swarm run (experiment files)', () => {
       const { summary } = JSON.parse(await readFile(join(loadOut, 'runs', `${v}-load-1.json`), 'utf8')) as { summary: RunSummary };
       assert.equal(summary.prompts, n);
       assert.equal(summary.goodput!.good, n);
+    }
+  });
+
+  it('a streamed concurrency sweep: each run keeps the servers\' readings and the client\'s own cost; the planner, fitted on the first run, sits beside every run', async () => {
+    // Paced servers (50 ms a token, 4 sequences each): a run lasts seconds, so the servers are read during it.
+    const sim = await startSim(suite.dir, 'paced.hostfile', 2, ['--max-num-seqs', '4', '--tpot-ms', '50', '--reply', 'lorem']);
+    try {
+      const file = await experiment('paced.swarm.yaml', `endpoints: {hostfile: ${sim.hostfile}, max_num_seqs: 4}\nprompts: {count: 24, input_len: 30}\nparams: {batch: false, stream: true}\nsampling: {max_tokens: 16}\nsweep: {parameter: concurrency, values: [4, 8]}\n`);
+      const out = join(suite.dir, 'paced.out');
+      const r = await runCli(['run', file, '--out', out], { timeoutMs: 120_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^client: [\d.]+ ms CPU per request \([\d,]+ ms over 24 requests\), event loop \d+ % busy$/m);
+      for (const v of [4, 8]) {
+        const rec = JSON.parse(await readFile(join(out, 'runs', `${v}-individual-1.json`), 'utf8')) as { summary: RunSummary; client: ClientOverhead; servers: ServerLoad[]; scenario: { inFlight: number } };
+        assert.equal(rec.scenario.inFlight, v);
+        assert.equal(rec.client.requests, 24);
+        assert.ok(rec.client.cpuMs > 0 && rec.client.cpuPerRequestMs === rec.client.cpuMs / 24 && rec.client.eventLoopBusy > 0 && rec.client.eventLoopBusy <= 1, JSON.stringify(rec.client));
+        assert.ok(rec.servers.length >= 1, 'read at least once during a run of seconds');
+        for (const load of rec.servers) {
+          assert.deepEqual([load.asked, load.answered], [2, 2]);
+          assert.ok(load.running <= v && load.runningBand!.max <= 4, `at most ${v} running, at most 4 on a server: ${JSON.stringify(load)}`);
+          assert.ok(load.kvCacheUsage!.median >= 0 && load.kvCacheUsage!.max <= 1);
+        }
+        assert.ok(rec.servers.some((l) => l.running > 0), 'some reading saw sequences running');
+      }
+      const { plan } = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as { plan: { fittedOn: string; model: { maxNumSeqs: number }; rows: Array<{ value: number; predictedMs: number; measuredMs: number; fitted: boolean }> } };
+      assert.equal(plan.fittedOn, '4-individual-1');
+      assert.equal(plan.model.maxNumSeqs, 4);
+      assert.deepEqual(plan.rows.map((row) => [row.value, row.fitted]), [[4, true], [8, false]]);
+      for (const row of plan.rows) assert.ok(row.predictedMs > 0 && row.measuredMs > 0);
+      assert.match(r.stdout, /^planner fitted on 4-individual-1 \(step [\d.]+ ms/m);
+      assert.match(r.stdout, /^4 individual #1 \(fitted\)\s+[\d.]+ s\s+[\d.]+ s\s+-?[\d.]+ %$/m);
+      assert.match(r.stdout, /^8 individual #1\s+[\d.]+ s\s+[\d.]+ s\s+-?[\d.]+ %$/m);
+    } finally {
+      await sim.stop();
     }
   });
 

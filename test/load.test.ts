@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { meetsSlo, parseSlo, type PromptResult } from '../src/core/index.ts';
+import { meetsSlo, parseSlo, type ClientOverhead, type PromptResult, type ServerLoad } from '../src/core/index.ts';
 import { runCli, suiteSim } from './helpers/cli.ts';
 
 // `swarm load` against real simulated servers over loopback; every check reads counts or the rows' own timings.
 
 const rows = async (path: string): Promise<PromptResult[]> => (await readFile(path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as PromptResult);
-const record = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as { kind: string; summary: { prompts: number; ok: number; goodput?: { good: number; perSecond: number }; wallMs: number } };
+const record = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as { kind: string; summary: { prompts: number; ok: number; goodput?: { good: number; perSecond: number }; wallMs: number }; client: ClientOverhead; servers: ServerLoad[] };
 
 describe('swarm load', () => {
   const suite = suiteSim('load.hostfile', 2, ['--ttft-ms', '20', '--tpot-ms', '2']);
@@ -41,6 +41,11 @@ describe('swarm load', () => {
     assert.equal(rec.summary.goodput!.good, good);
     assert.ok(Math.abs(rec.summary.goodput!.perSecond - good / (rec.summary.wallMs / 1000)) < 1e-9);
     assert.match(r.stderr, new RegExp(`goodput .*\\(${good} of ${got.length} ok requests within ttft ≤ 25 ms · e2el ≤ 1000000 ms\\)`));
+    // The client's self-check: its CPU over the requests it sent, in the summary and the record; the servers' readings beside it.
+    assert.equal(rec.client.requests, got.length);
+    assert.ok(rec.client.cpuMs > 0 && rec.client.eventLoopBusy > 0 && rec.client.eventLoopBusy <= 1, JSON.stringify(rec.client));
+    assert.match(r.stderr, new RegExp(`^client: [\\d.]+ ms CPU per request \\([\\d,]+ ms over ${got.length} requests\\), event loop \\d+ % busy$`, 'm'));
+    assert.ok(Array.isArray(rec.servers) && rec.servers.every((l) => l.asked === 2), 'each reading asked both servers');
     // --range-ratio 0.5 around 5: lengths 2 … 8, and more than one of them.
     const lengths = new Set(got.map((x) => x.completionTokens));
     assert.ok([...lengths].every((n) => n! >= 2 && n! <= 8) && lengths.size > 1, [...lengths].join(','));

@@ -51,6 +51,9 @@ describe('Prometheus text', () => {
       finished: 10,
       generationTokens: 0,
       promptTokens: 0,
+      preemptions: 0,
+      prefixCacheQueries: 0,
+      prefixCacheHits: 0,
     });
     assert.equal(readVllmMetrics('http_requests_total 5\n'), null, 'not a vLLM server');
   });
@@ -121,7 +124,8 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
         // A slow answer, so that scrapes overlap if anything lets them.
         setTimeout(() => {
           inFlight--;
-          res.end(`vllm:num_requests_running{engine="0"} 1\nvllm:num_requests_waiting{engine="0"} 2\nvllm:request_success_total 5\nvllm:generation_tokens_total 100\n`);
+          // Server i runs i mod 10 sequences and its KV cache is (i mod 100) % full: the reading's bands are known.
+          res.end(`vllm:num_requests_running{engine="0"} ${i % 10}\nvllm:num_requests_waiting{engine="0"} 2\nvllm:kv_cache_usage_perc{engine="0"} ${(i % 100) / 100}\nvllm:request_success_total 5\nvllm:generation_tokens_total 100\nvllm:num_preemptions_total 3\n`);
         }, 5);
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -137,11 +141,16 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
     const after = scrapes;
     assert.ok(most <= 16, `at most 16 scrapes at once (${most})`);
     assert.ok(scrapes <= 1_000 * (readings.length + 1), `no reading overlapped another (${scrapes} scrapes, ${readings.length} readings)`);
+    const { runningBand, kvCacheUsage, ...sums } = readings[0]!;
     assert.deepEqual(
-      { ...readings[0]!, atMs: 0 },
-      { answered: 1_000, asked: 1_000, running: 1_000, waiting: 2_000, finished: 0, generationTokens: 0, atMs: 0 },
+      { ...sums, atMs: 0 },
+      { answered: 1_000, asked: 1_000, running: 4_500, waiting: 2_000, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, waitingBand: { median: 2, p90: 2, max: 2 }, atMs: 0 },
       'summed; counters start from the first reading',
     );
+    // 1,000 servers as one band each: the running counts 0..9, a hundred of each (numpy's linear percentiles: 4.5 and 8.1).
+    assert.deepEqual([runningBand!.median, runningBand!.max], [4.5, 9]);
+    assert.ok(Math.abs(runningBand!.p90 - 8.1) < 1e-9, `p90 ${runningBand!.p90}`);
+    assert.ok(Math.abs(kvCacheUsage!.median - 0.495) < 1e-9 && Math.abs(kvCacheUsage!.p90 - 0.891) < 1e-9 && kvCacheUsage!.max === 0.99, JSON.stringify(kvCacheUsage));
     await new Promise((r) => setTimeout(r, 100));
     assert.ok(scrapes - after <= 16, 'no new scrapes after stop (only those already in flight)');
     assert.equal(watch.latest, readings.at(-1));

@@ -16,6 +16,8 @@ export interface Experiment {
   name: string;
   hostfile: string;
   tags: Array<[string, string]>;
+  /** The servers' --max-num-seqs (a client cannot see it): the individual arm's matched in flight and the planner's fit. */
+  maxNumSeqs?: number;
   model?: string;
   prompts: PromptSource;
   pattern: 'scatter' | 'load';
@@ -70,7 +72,7 @@ export async function readExperiment(path: string): Promise<Experiment> {
   known(top, TOP, '');
 
   const endpoints = obj(top.endpoints, 'endpoints');
-  known(endpoints, ['hostfile', 'tag'], 'endpoints');
+  known(endpoints, ['hostfile', 'tag', 'max_num_seqs'], 'endpoints');
   if (typeof endpoints.hostfile !== 'string' || !endpoints.hostfile) bad('endpoints.hostfile', 'required: the hostfile (relative to this file)');
   const tags = Object.entries(obj(endpoints.tag, 'endpoints.tag')).map(([k, v]): [string, string] => {
     if (typeof v !== 'string' && typeof v !== 'number') bad(`endpoints.tag.${k}`, 'must be a string');
@@ -147,6 +149,7 @@ export async function readExperiment(path: string): Promise<Experiment> {
   const set = <K extends keyof Experiment>(key: K, value: Experiment[K] | undefined) => {
     if (value !== undefined) experiment[key] = value;
   };
+  set('maxNumSeqs', number(endpoints, 'max_num_seqs', 'endpoints.', 1, 65_536, true));
   set('concurrency', number(params, 'concurrency', 'params.', 1, 100_000, true));
   set('listLength', number(params, 'list_length', 'params.', 1, 10_000_000, true));
   set('duration', duration);

@@ -28,6 +28,7 @@ export * from './tunnels/index.ts';
 export * from './wait.ts';
 export * from './load.ts';
 export * from './server-metrics.ts';
+export * from './client-overhead.ts';
 export * from './prometheus-text.ts';
 export { OrderedJsonlWriter, partialPathOf, ResultsFileError, type Continued, type KeptRow, type RowPlace, type WriterOptions } from './results-file.ts';
 export { lockResults, ResultsLockedError, type ResultsLock } from './results-lock.ts';

@@ -3,6 +3,7 @@ import { Abort, type RequestSignal } from './http/abort.ts';
 import type { Meter } from './http/request-meter.ts';
 import type { SwarmPool } from './pool.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
+import { percentile } from './stats.ts';
 
 /** What one vLLM server's `/metrics` says: gauges now, counters since it started. */
 export interface VllmMetrics {
@@ -14,10 +15,15 @@ export interface VllmMetrics {
   finished: number;
   generationTokens: number;
   promptTokens: number;
+  /** Sequences preempted (their KV blocks taken back, recomputed later). */
+  preemptions: number;
+  /** Prompt tokens looked up in the prefix cache, and those found there (vLLM V1's counters). */
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
 }
 
 /** The metrics read; every other sample is passed over at its name. */
-const READ = new Set(['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'vllm:request_success_total', 'vllm:generation_tokens_total', 'vllm:prompt_tokens_total']);
+const READ = new Set(['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'vllm:request_success_total', 'vllm:generation_tokens_total', 'vllm:prompt_tokens_total', 'vllm:num_preemptions_total', 'vllm:prefix_cache_queries_total', 'vllm:prefix_cache_hits_total']);
 const wanted = (name: string) => READ.has(name);
 
 /** A `/metrics` body no bigger than this is read; a bigger one is not a vLLM server's. */
@@ -45,7 +51,23 @@ export function readVllmMetrics(text: string): VllmMetrics | null {
     finished: sums.get('vllm:request_success_total') ?? 0,
     generationTokens: sums.get('vllm:generation_tokens_total') ?? 0,
     promptTokens: sums.get('vllm:prompt_tokens_total') ?? 0,
+    preemptions: sums.get('vllm:num_preemptions_total') ?? 0,
+    prefixCacheQueries: sums.get('vllm:prefix_cache_queries_total') ?? 0,
+    prefixCacheHits: sums.get('vllm:prefix_cache_hits_total') ?? 0,
   };
+}
+
+/** A gauge over the servers that answered: its middle and its 90th percentile, so 1,000 servers read as a band, not 1,000 lines. */
+export interface Band {
+  median: number;
+  p90: number;
+  max: number;
+}
+
+function band(values: number[]): Band | null {
+  if (!values.length) return null;
+  const sorted = Float64Array.from(values).sort();
+  return { median: percentile(sorted, 50), p90: percentile(sorted, 90), max: sorted[sorted.length - 1]! };
 }
 
 /** `GET /metrics` of one endpoint over its own route; null when it has none (not vLLM) or cannot be reached. */
@@ -69,7 +91,15 @@ export interface ServerLoad {
   /** Counters' growth since the first reading (one interval after the watch began): engine requests finished (one per prompt of a list), tokens generated. */
   finished: number;
   generationTokens: number;
-  /** Milliseconds since the watch began. */
+  /** The same for preemptions and the prefix cache's queried and hit tokens. */
+  preemptions: number;
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
+  /** Per server: sequences running and waiting, and the KV cache's usage (0..1; null when no server says). */
+  runningBand: Band | null;
+  waitingBand: Band | null;
+  kvCacheUsage: Band | null;
+  /** Milliseconds since the watch began, at the middle of the reading (reading 1,000 busy servers takes seconds). */
   atMs: number;
 }
 
@@ -90,6 +120,10 @@ export interface ServerLoadWatch {
   readonly latest: ServerLoad | null;
   stop(): void;
 }
+
+/** The counters a reading reports as growth since the watch's first reading. */
+const COUNTERS = ['finished', 'generationTokens', 'preemptions', 'prefixCacheQueries', 'prefixCacheHits'] as const;
+type Counters = Record<(typeof COUNTERS)[number], number>;
 
 const DEFAULTS: Required<ServerLoadOptions> = { intervalMs: 2_000, concurrency: 32, timeoutMs: 2_000 };
 /** After a reading that took d, the next waits at least this × d. */
@@ -116,11 +150,11 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
   let latest: ServerLoad | null = null;
 
   /** A server's counters since its first reading; a counter that went down says it restarted (counting from 0 again). */
-  const since = (slot: number, m: VllmMetrics): { finished: number; generationTokens: number } => {
+  const since = (slot: number, m: VllmMetrics): Counters => {
     let base = baseline.get(slot);
     if (!base) baseline.set(slot, (base = m));
-    if (m.finished < base.finished || m.generationTokens < base.generationTokens) baseline.set(slot, (base = { ...m, finished: 0, generationTokens: 0 }));
-    return { finished: m.finished - base.finished, generationTokens: m.generationTokens - base.generationTokens };
+    if (COUNTERS.some((k) => m[k] < base![k])) baseline.set(slot, (base = { ...m, ...Object.fromEntries(COUNTERS.map((k) => [k, 0])) }));
+    return Object.fromEntries(COUNTERS.map((k) => [k, m[k] - base![k]])) as Counters;
   };
 
   let timer: NodeJS.Timeout | undefined;
@@ -128,16 +162,24 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
     const began = performance.now();
     const readings = await Promise.all(slots.map((slot) => limit(async () => [slot, stopped.aborted ? null : await scrapeVllmMetrics(pool, slot, timeoutMs, stopped)] as const)));
     if (stopped.aborted) return;
-    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, atMs: performance.now() - startedAt };
+    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: (began + performance.now()) / 2 - startedAt };
+    const running: number[] = [];
+    const waiting: number[] = [];
+    const usage: number[] = [];
     for (const [slot, m] of readings) {
       if (!m) continue;
       load.answered++;
       load.running += m.running;
       load.waiting += m.waiting;
+      running.push(m.running);
+      waiting.push(m.waiting);
+      if (m.kvCacheUsage !== null) usage.push(m.kvCacheUsage);
       const moved = since(slot, m);
-      load.finished += moved.finished;
-      load.generationTokens += moved.generationTokens;
+      for (const k of COUNTERS) load[k] += moved[k];
     }
+    load.runningBand = band(running);
+    load.waitingBand = band(waiting);
+    load.kvCacheUsage = band(usage);
     latest = load;
     onLoad(load);
     const took = performance.now() - began;
@@ -156,6 +198,21 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
       clearTimeout(timer);
       stopped.abort(new Error('the watch stopped'));
       limit.clearQueue();
+    },
+  };
+}
+
+/**
+ * A run's servers against time: every reading of the watch kept (one aggregated line per reading, so a
+ * long run over 1,000 servers stays small), for the run's record. `stop` ends the watch and hands them over.
+ */
+export function recordServerLoad(pool: SwarmPool, options: ServerLoadOptions = {}): { stop(): ServerLoad[] } {
+  const readings: ServerLoad[] = [];
+  const watch = watchServerLoad(pool, (load) => readings.push(load), options);
+  return {
+    stop() {
+      watch.stop();
+      return readings;
     },
   };
 }

@@ -94,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     command('swarmLab.resumeDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).resumeDetachedRun(services, detached, run)),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
     command('swarmLab.connect', async (uri?: vscode.Uri) => (await onDemand()).connect(services, uri)),
+    command('swarmLab.runExperiment', async (uri?: vscode.Uri) => (await onDemand()).runExperiment(services, uri)),
     command('swarmLab.connectRemote', async (path?: string) => (await onDemand()).connectRemote(services, path)),
     command('swarmLab.disconnect', async () => (await onDemand()).disconnect(services)),
     command('swarmLab.reconnect', async () => (await onDemand()).reconnect(services)),

@@ -14,3 +14,4 @@ export { waitForServers } from './commands/wait.ts';
 export { SwarmConnection } from './connection.ts';
 export { PanelHost } from './panel/panel-host.ts';
 export { exportRun } from './panel/run-export.ts';
+export { runExperiment } from './experiment/experiment-panel.ts';

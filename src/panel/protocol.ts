@@ -8,7 +8,7 @@
  * request too; the run's lifecycle (RunMessage) follows.
  */
 import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
-import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
+import type { Aggregate, AggregateName, ClientOverhead, PredictedRun, PromptResult, RouteStrategy, RunSummary, SweepRow } from '../core/index.ts';
 import type { EndpointStatus } from '../core/endpoint-status.ts';
 /** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
 export { STATUS_LABELS } from '../core/endpoint-status.ts';
@@ -326,7 +326,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
 // levels, so they are recorded, saved and shown exactly as tree-reduce levels are.
 
 export type PortedPattern = 'fan-out-fan-in' | 'pipeline' | 'blackboard';
-export type { AggregateName, Aggregate, RouteStrategy, ServerLoad };
+export type { AggregateName, Aggregate, RouteStrategy, ServerLoad, SweepRow };
 
 /** A pipeline stage as the panel edits it (`keep`: a regular expression an answer must match). */
 export interface StageParams {
@@ -367,3 +367,40 @@ export interface StepView {
   /** The step's aggregate (a broadcast's, a pipeline stage's transform). */
   aggregate?: Aggregate;
 }
+
+// ── Experiments (issue 24): an experiment file run from the editor, in a view of its own ───────────
+// The host runs `swarm run FILE --out FOLDER` (the bundled CLI) and reads what it writes: each run's
+// record as it finishes (its summary, the servers' readings against time, the client's own cost), then
+// the sweep's table and the planner's predictions. The host states the experiment's lifecycle; the
+// view only draws the latest `experiment` message.
+
+/** One finished run of an experiment, as its record says. */
+export interface ExperimentRun {
+  name: string;
+  point: { value: number | null; arm: string; repetition: number };
+  summary: Pick<RunSummary, 'wallMs' | 'prompts' | 'ok' | 'failed' | 'promptThroughput' | 'outputTokenThroughput'> & { ttftMedianMs: number | null };
+  client: ClientOverhead | null;
+  /** The servers' readings during it, each aggregated over its endpoints (sums and median/p90 bands). */
+  servers: ServerLoad[];
+}
+
+export type ExperimentStatus = 'running' | 'finished' | 'failed' | 'stopped';
+
+export interface ExperimentView {
+  /** The experiment file, and the folder its runs go to. */
+  file: string;
+  folder: string;
+  status: ExperimentStatus;
+  /** The CLI's first error line when it failed (exit 2: bad input; 1: some prompts failed). */
+  error: string | null;
+  exitCode: number | null;
+  /** Runs finished so far, in the order they ran. */
+  runs: ExperimentRun[];
+  /** Once every run is in: the sweep's table and the planner beside each run. */
+  sweep: { parameter: string; metric: string; rows: SweepRow[]; plan: { fittedOn: string | null; rows: PredictedRun[]; note: string | null } } | null;
+}
+
+/** Host → experiment view. */
+export type ExperimentHostMessage = { type: 'experiment'; view: ExperimentView };
+/** Experiment view → host: `ready` (then the host sends the latest view), `stop` (end the run; finished runs are kept). */
+export type ExperimentViewMessage = { type: 'ready' } | { type: 'stop' };

@@ -3,11 +3,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   ARRIVAL_PROCESSES,
   arrivalGaps,
+  clientOverheadLines,
   loadPrompts,
+  measureClient,
   loadRequests,
   OrderedJsonlWriter,
   parseSlo,
   PromptFileError,
+  recordServerLoad,
   sustainedLoad,
   type ArrivalProcess,
   type PromptInput,
@@ -79,7 +82,8 @@ export function loadCommand(): Command {
     const swarm = await openUnlessStopped({ ...flags, hedge: false }, stop, { select: runOptions(flags) }, async () => lock?.release());
     if (!swarm) return;
     const random = mulberry32(flags.loadSeed);
-    const run = sustainedLoad(narrowed(swarm.pool, flags), {
+    const pool = narrowed(swarm.pool, flags);
+    const run = sustainedLoad(pool, {
       ...runOptions(flags),
       durationMs: flags.duration * 1000,
       ...(flags.requestRate ? { nextGapMs: arrivalGaps(flags.requestRate, flags.arrivals, random) } : { users: flags.concurrency ?? 512 }),
@@ -89,14 +93,20 @@ export function loadCommand(): Command {
     const writer = flags.out ? new OrderedJsonlWriter({ path: flags.out, ...(lock ? { lock } : {}), show: shownRow, onFailure: () => run.cancel() }) : undefined;
     if (writer) run.on('result', (r) => writer.add(r));
     const how = flags.requestRate ? `${flags.requestRate} req/s ${flags.arrivals}` : `${flags.concurrency} in flight`;
+    // The servers' own figures beside the client's (each endpoint's /metrics, a reading a second at most), and what the client itself spent.
+    const servers = recordServerLoad(pool, { intervalMs: 1_000 });
+    const client = measureClient();
     const report = await watchRun(run, `load (${how})`, Boolean(flags.quiet), stop, jobWatch(flags, job, swarm));
+    const readings = servers.stop();
+    const overhead = client.finish(report.summary.prompts);
+    if (!flags.quiet || overhead.clientBound) process.stderr.write(`${clientOverheadLines(overhead).slice(flags.quiet ? 1 : 0).join('\n')}\n`);
     await swarm.close();
     if (writer) await writer.close(run.progress.total).catch((err: unknown) => {
       throw new CliError(`error: ${(err as Error).message}`, exitCode(stop, false));
     });
     if (record) {
       const settings = { duration: flags.duration, requestRate: flags.requestRate ?? null, arrivals: flags.requestRate ? flags.arrivals : null, concurrency: flags.concurrency, prompts: flags.prompts ?? null, inputLen: flags.inputLen ?? null, outputLen: flags.outputLen ?? null, rangeRatio: flags.rangeRatio, slo: flags.slo ?? null, loadSeed: flags.loadSeed };
-      await writeFile(record, `${JSON.stringify({ kind: 'sustained-load', settings, results: flags.out ?? null, summary: report.summary }, null, 2)}\n`);
+      await writeFile(record, `${JSON.stringify({ kind: 'sustained-load', settings, results: flags.out ?? null, summary: report.summary, client: overhead, servers: readings }, null, 2)}\n`);
     }
     const stoppedByJob = jobStopLine(report, "swarm load again on the next job's hostfile");
     if (stoppedByJob) process.stderr.write(`${stoppedByJob}\n`);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
-import { endpointsForDeadline, FitError, fitLatencyModel, predictWall, type LatencyModel, type PromptResult, type Scenario } from '../../core/index.ts';
+import { batchesVaried, endpointsForDeadline, FitError, fitLatencyModel, predictWall, type LatencyModel, type PromptResult, type Scenario } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { columns, printable } from '../format.ts';
 import { int, num } from '../options.ts';
@@ -99,7 +99,7 @@ function modelLines(m: LatencyModel, selfMs: number): string[] {
     `  overhead       ${ms(m.overheadMs)} per request (front end and wire, from first-token times)`,
     `  the fitted run: predicted ${secs(selfMs)}, measured ${secs(f.wallMs)} (its first wave's cold start is not in the model)`,
   ];
-  if (hi < 1.5 * lo) lines.push(`warning: the run's batches stayed within ${lo.toFixed(1)}–${hi.toFixed(1)} sequences, so the step's split into fixed and per-sequence cost is barely seen; predictions at other batch sizes extrapolate (fit a run whose load varies: swarm load --request-rate)`);
+  if (!batchesVaried(f.batchRange)) lines.push(`warning: the run's batches stayed within ${lo.toFixed(1)}–${hi.toFixed(1)} sequences, so the step's split into fixed and per-sequence cost is not seen: the step is taken as fixed, and predictions at other batch sizes extrapolate (fit a run whose load varies: swarm load --request-rate)`);
   return lines;
 }
 

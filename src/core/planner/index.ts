@@ -1,2 +1,2 @@
-export { fitLatencyModel, FitError, type LatencyModel } from './latency-model.ts';
-export { endpointsForDeadline, predictWall, type Prediction, type Scenario } from './predict.ts';
+export { batchesVaried, fitLatencyModel, FitError, type LatencyModel } from './latency-model.ts';
+export { endpointsForDeadline, predictWall, type PredictedRun, type Prediction, type Scenario } from './predict.ts';

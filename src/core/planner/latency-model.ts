@@ -69,18 +69,28 @@ export function fitLatencyModel(results: readonly PromptResult[], maxNumSeqs: nu
     }
   }
   if (decode.length < 3) throw new FitError('too few answers of two or more tokens to fit the decode step');
-  const [stepMs, perSeqMs, prefillMsPerToken] = nonNegativeLeastSquares(decode);
-  // What a request that found a free slot waited beyond its prefill step: the front end and the wire. The
-  // 10th percentile, not the median: the floor is what every request pays; more is a wait for the step under
-  // way or for a slot (requests round-robin under one cap reach a full server), which the stepping models.
-  const warm = waits.filter((w) => w.warm);
-  const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - stepMs - perSeqMs * w.running);
-  const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 10) : 0);
-  // Reduced, not spread into Math.max: a results file of a million rows would overflow the call stack.
-  const wallMs = spans.reduce((m, s) => Math.max(m, s.done), -Infinity) - spans.reduce((m, s) => Math.min(m, s.sent), Infinity);
   batches.sort((x, y) => x - y);
   const batchRange: [number, number] = [percentile(batches, 10), percentile(batches, 90)];
+  // A run whose batches hardly varied cannot tell a fixed step from a cost per sequence (the two columns
+  // move together): the step is taken as fixed, as a decode step is memory-bound and nearly flat in the
+  // batch at small sizes, rather than whichever split the noise favours (a per-sequence cost would predict
+  // no gain from more in flight). `swarm plan` warns of it.
+  const [stepMs, perSeqMs, prefillMsPerToken] = nonNegativeLeastSquares(decode, batchesVaried(batchRange) ? [0, 1, 2] : [0, 2]);
+  // What a request that found a free slot waited beyond its prefill step: the front end and the wire. It
+  // arrives, on average, half way through the step under way, then waits for its own (prefill) step; the
+  // median over requests, as the typical request pays it. Waits for a slot (requests round-robin under one
+  // cap reach a full server while another has room) are left to the prediction, which models them.
+  const warm = waits.filter((w) => w.warm);
+  const rest = (warm.length ? warm : waits).map((w) => w.ttft - prefillMsPerToken * w.prefilled - 1.5 * (stepMs + perSeqMs * w.running));
+  const overheadMs = Math.max(0, rest.length ? percentile(Float64Array.from(rest).sort(), 50) : 0);
+  // Reduced, not spread into Math.max: a results file of a million rows would overflow the call stack.
+  const wallMs = spans.reduce((m, s) => Math.max(m, s.done), -Infinity) - spans.reduce((m, s) => Math.min(m, s.sent), Infinity);
   return { stepMs, perSeqMs, prefillMsPerToken, overheadMs, maxNumSeqs, lengths: spans.map((s) => [s.inTokens, s.outTokens]), fittedOn: { requests: spans.length, endpoints: byEndpoint.size, inFlight: peak(spans), wallMs, batchRange } };
+}
+
+/** The fitted run's batches (10th to 90th percentile) varied enough to split the step into a fixed and a per-sequence part. */
+export function batchesVaried([lo, hi]: readonly [number, number]): boolean {
+  return hi >= 1.5 * lo;
 }
 
 /** Most requests open at once. */
@@ -93,14 +103,15 @@ function peak(list: readonly Span[]): number {
 }
 
 /**
- * y ≈ Σ coef_k x_k with every coef ≥ 0: ordinary least squares over each subset of the three columns,
- * the best fit whose coefficients are all non-negative (three columns: eight subsets).
+ * y ≈ Σ coef_k x_k with every coef ≥ 0: ordinary least squares over each subset of the `allowed` columns
+ * (of three: at most seven subsets), the best fit whose coefficients are all non-negative.
  */
-function nonNegativeLeastSquares(rows: ReadonlyArray<readonly [number, number, number, number]>): [number, number, number] {
+function nonNegativeLeastSquares(rows: ReadonlyArray<readonly [number, number, number, number]>, allowed: readonly number[]): [number, number, number] {
   let best: [number, number, number] = [0, 0, 0];
   let bestErr = Infinity;
   for (let mask = 1; mask < 8; mask++) {
     const cols = [0, 1, 2].filter((k) => mask & (1 << k));
+    if (cols.some((k) => !allowed.includes(k))) continue;
     const coef = solve(rows, cols);
     if (!coef || coef.some((c) => c < 0)) continue;
     const full: [number, number, number] = [0, 0, 0];

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { basename, join } from 'node:path';
+import * as vscode from 'vscode';
+import { newRunId } from '../../core/runs/run-folder.ts';
+import { panelCsp } from '../../panel/csp.ts';
+import type { ExperimentHostMessage, ExperimentView, ExperimentViewMessage } from '../../panel/protocol.ts';
+import type { Services } from '../services.ts';
+import { ExperimentRunner } from './experiment-run.ts';
+
+/** Experiment files: what the explorer's and the editor's menus offer the command on. */
+const EXPERIMENT_FILE = /\.swarm\.ya?ml$/i;
+
+/**
+ * `Swarm: Run Experiment`: the experiment file (the one right-clicked, else the active editor's) run
+ * by the bundled CLI into `<file>.runs/<run id>/`, shown in a view of its own: each run as it
+ * finishes, the servers' readings against time beside the client's figures, then the sweep's table
+ * and chart with the planner's prediction beside each run. Resolves when the experiment has ended.
+ */
+export async function runExperiment(services: Services, uri?: vscode.Uri): Promise<ExperimentView | null> {
+  const file = (uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri)?.fsPath;
+  if (!file || !EXPERIMENT_FILE.test(file)) {
+    void vscode.window.showErrorMessage('Swarm: Run Experiment runs an experiment file (*.swarm.yaml): right-click one, or run it with one open.');
+    return null;
+  }
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (an experiment runs one).');
+    return null;
+  }
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === file);
+  if (doc?.isDirty) await doc.save();
+  const folder = join(`${file.replace(/\.swarm\.ya?ml$/i, '')}.runs`, newRunId());
+  const cli = join(services.context.extensionPath, 'dist', 'cli.js');
+  const panel = ExperimentPanel.open(services.context.extensionUri, basename(file));
+  services.log.info(`experiment ${file}: runs go to ${folder}`);
+  const runner = new ExperimentRunner(cli, file, folder, (view) => panel.show(view));
+  panel.onStop(() => runner.stop());
+  panel.onDispose(() => runner.stop());
+  panel.show(runner.view);
+  const view = await runner.done;
+  services.log.info(`experiment ${file}: ${view.status}${view.exitCode === null ? '' : ` (exit ${view.exitCode})`}${view.error ? `: ${view.error}` : ''}`);
+  if (view.status === 'failed') void vscode.window.showErrorMessage(`Swarm: experiment ${basename(file)} failed: ${view.error ?? `exit ${view.exitCode}`}`);
+  return view;
+}
+
+/**
+ * One experiment's view: a webview panel under the panel's strict CSP (scripts by nonce, nothing
+ * remote), loading dist/webview/experiment.js. It waits for the view's `ready`, then sends the latest
+ * state, and again on every change; `stop` from the view ends the run.
+ */
+export class ExperimentPanel {
+  static readonly viewType = 'swarmLab.experiment';
+  private latest: ExperimentView | null = null;
+  private ready = false;
+  private stop: () => void = () => {};
+  private readonly disposed: Array<() => void> = [];
+
+  private constructor(private readonly panel: vscode.WebviewPanel) {
+    panel.webview.onDidReceiveMessage((m: ExperimentViewMessage) => {
+      if (m?.type === 'ready') {
+        this.ready = true;
+        if (this.latest) this.post(this.latest);
+      } else if (m?.type === 'stop') this.stop();
+    });
+    // Hidden and shown again, the webview starts over: it says `ready` again.
+    panel.onDidChangeViewState(() => {
+      if (!panel.visible) this.ready = false;
+    });
+    panel.onDidDispose(() => this.disposed.forEach((f) => f()));
+  }
+
+  static open(extensionUri: vscode.Uri, name: string): ExperimentPanel {
+    const root = vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
+    const panel = vscode.window.createWebviewPanel(ExperimentPanel.viewType, `Experiment: ${name}`, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
+    panel.webview.html = experimentHtml(panel.webview, root);
+    return new ExperimentPanel(panel);
+  }
+
+  show(view: ExperimentView): void {
+    this.latest = view;
+    if (this.ready) this.post(view);
+  }
+
+  onStop(stop: () => void): void {
+    this.stop = stop;
+  }
+
+  onDispose(f: () => void): void {
+    this.disposed.push(f);
+  }
+
+  private post(view: ExperimentView): void {
+    const message: ExperimentHostMessage = { type: 'experiment', view };
+    void this.panel.webview.postMessage(message);
+  }
+}
+
+function experimentHtml(webview: vscode.Webview, root: vscode.Uri): string {
+  const nonce = randomBytes(18).toString('base64url');
+  const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'experiment.css'));
+  const js = webview.asWebviewUri(vscode.Uri.joinPath(root, 'experiment.js'));
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${panelCsp(webview.cspSource, nonce)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>Swarm Lab experiment</title>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${nonce}" src="${js}"></script>
+</body>
+</html>`;
+}

@@ -1,0 +1,153 @@
+/**
+ * The experiment view drawn from the host's latest `ExperimentView`: a reducer's output, nothing kept
+ * but which run's servers are shown. Text only (textContent), never HTML: names and errors come from
+ * files and servers.
+ */
+import type { ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
+import type { SweepMetric } from '../../src/core/sweep.ts';
+import type { SwarmChart } from '../charts/chart.ts';
+import { readColors, serversSpec, sweepSpec } from './specs.ts';
+
+type Child = Node | string | null | false;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) if (c !== null && c !== false) e.append(c);
+  return e;
+}
+
+const fmt = (n: number | null) => (n === null ? '—' : Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toPrecision(3));
+const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
+const runLabel = (r: { value: number | null; arm: string; repetition: number }) => `${r.value ?? ''} ${r.arm} #${r.repetition}`.trim();
+
+function table(head: string[], rows: Child[][], textColumns = 1): HTMLElement {
+  const cls = (i: number): Record<string, string> => (i < textColumns ? { class: 'text' } : {});
+  return el('div', { class: 'scroll' }, el('table', { class: 'data' }, el('thead', {}, el('tr', {}, ...head.map((h, i) => el('th', { scope: 'col', ...cls(i) }, h)))), el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c, i) => el('td', cls(i), c)))))));
+}
+
+function chart(spec: ReturnType<typeof sweepSpec>, id: string): HTMLElement {
+  const c = el('swarm-chart', { id }) as unknown as SwarmChart;
+  c.spec = spec;
+  return c as unknown as HTMLElement;
+}
+
+export class ExperimentViewer {
+  private view: ExperimentView | null = null;
+  /** The run whose servers are drawn; null: the latest. */
+  private picked: string | null = null;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly stop: () => void,
+  ) {}
+
+  show(view: ExperimentView): void {
+    this.view = view;
+    this.render();
+  }
+
+  private render(): void {
+    const v = this.view;
+    if (!v) return;
+    const name = v.file.split(/[\\/]/).pop() ?? v.file;
+    const status = v.status === 'running' ? `running · ${v.runs.length} run${v.runs.length === 1 ? '' : 's'} done` : `${v.status} · ${v.runs.length} run${v.runs.length === 1 ? '' : 's'}${v.exitCode !== null && v.exitCode !== 0 ? ` · exit ${v.exitCode}` : ''}`;
+    const stopButton = v.status === 'running' ? el('button', { id: 'exp-stop', title: 'End the experiment; runs that finished are kept' }, 'Stop') : null;
+    stopButton?.addEventListener('click', () => this.stop());
+    this.root.replaceChildren(
+      ...[
+      el('h2', {}, el('span', {}, `Experiment ${name}`), el('span', { id: 'exp-status', class: `status ${v.status}`, role: 'status' }, status), stopButton),
+      el('div', { class: 'muted' }, `runs saved in ${v.folder}`),
+      v.error ? el('p', { class: 'error', id: 'exp-error' }, v.error) : null,
+      this.sweepSection(v),
+      this.serversSection(v),
+      this.runsSection(v),
+    ].filter((c): c is HTMLElement => c !== null),
+    );
+  }
+
+  /** The sweep's table and chart, the planner's prediction beside each run. */
+  private sweepSection(v: ExperimentView): HTMLElement | null {
+    const s = v.sweep;
+    if (!s) return v.status === 'running' ? el('p', { class: 'muted' }, 'The sweep\'s table and chart come when every run is in.') : null;
+    const metric = s.metric as SweepMetric;
+    const predicted = (row: SweepRow) => {
+      const p = s.plan.rows.filter((r) => r.arm === row.arm && r.value === (row.value || null)).map((r) => r.predictedMs);
+      return p.length ? secs(p.sort((a, b) => a - b)[p.length >> 1]!) : '—';
+    };
+    const rows = s.rows.map((r) => {
+      const m = r.metrics[metric];
+      return [String(r.value), r.arm, m ? fmt(m.median) : 'n/a', m ? `${fmt(m.q1)} – ${fmt(m.q3)}` : 'n/a', String(r.runs), predicted(r)];
+    });
+    const plan = s.plan;
+    return el(
+      'section',
+      { id: 'exp-sweep' },
+      el('h3', {}, new Set(s.rows.map((r) => r.value)).size > 1 ? `Sweep: ${s.metric} against ${s.parameter}` : `Result: ${s.metric}`),
+      // One value (an experiment without a sweep) is a row, not a chart.
+      new Set(s.rows.map((r) => r.value)).size > 1 ? chart(sweepSpec(s, readColors()), 'exp-sweep-chart') : null,
+      table([s.parameter, 'arm', `${s.metric} median`, 'IQR (q1 – q3)', 'runs', 'predicted wall'], rows, 2),
+      el('h3', {}, 'Planner: predicted beside measured'),
+      plan.note ? el('p', { class: 'muted', id: 'exp-plan-note' }, plan.note) : null,
+      plan.rows.length
+        ? el(
+            'div',
+            { id: 'exp-plan' },
+            el('p', { class: 'muted' }, `fitted on ${plan.fittedOn} (its streamed timings), every other closed run predicted`),
+            table(
+              ['run', 'predicted', 'measured', 'error'],
+              plan.rows.map((r) => [`${runLabel(r)}${r.fitted ? ' (fitted)' : ''}`, secs(r.predictedMs), secs(r.measuredMs), `${(((r.predictedMs - r.measuredMs) / r.measuredMs) * 100).toFixed(1)} %`]),
+            ),
+          )
+        : null,
+    );
+  }
+
+  /** One run's servers against time, beside the client's figures for the same run. */
+  private serversSection(v: ExperimentView): HTMLElement | null {
+    const withServers = v.runs.filter((r) => r.servers.length);
+    if (!withServers.length) return v.runs.length ? el('p', { class: 'muted' }, 'No server readings yet (a run is read once a second; a run shorter than that has none).') : null;
+    const run = withServers.find((r) => r.name === this.picked) ?? withServers.at(-1)!;
+    const pick = el('select', { id: 'exp-servers-run', 'aria-label': 'Run whose servers are drawn' }, ...withServers.map((r) => el('option', r === run ? { value: r.name, selected: '' } : { value: r.name }, r.name)));
+    pick.addEventListener('change', () => {
+      this.picked = pick.value;
+      this.render();
+    });
+    const last = run.servers.at(-1)!;
+    const c = run.client;
+    return el(
+      'section',
+      { id: 'exp-servers' },
+      el('h3', {}, 'Servers against time, beside the client: ', pick),
+      el(
+        'div',
+        { class: 'pair' },
+        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.asked.toLocaleString('en-US')} endpoints, ${run.servers.length} readings: sums over the servers that answered; KV cache as their median with a band to the 90th percentile. By the end: ${last.preemptions.toLocaleString('en-US')} preemptions, ${last.generationTokens.toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
+        el(
+          'div',
+          { class: 'figures', id: 'exp-client' },
+          el('dl', {}, ...figure('wall time', secs(run.summary.wallMs)), ...figure('prompts', `${run.summary.ok.toLocaleString('en-US')} ok · ${run.summary.failed} failed`), ...figure('prompts/s', fmt(run.summary.promptThroughput)), ...figure('output tokens/s', fmt(run.summary.outputTokenThroughput)), ...(run.summary.ttftMedianMs === null ? [] : figure('TTFT median', `${fmt(run.summary.ttftMedianMs)} ms`)), ...(c ? [...figure('client CPU / request', `${c.cpuPerRequestMs.toFixed(c.cpuPerRequestMs < 1 ? 3 : 2)} ms`), ...figure('client event loop', pct(c.eventLoopBusy))] : [])),
+          c?.clientBound ? el('p', { class: 'warning', id: 'exp-client-bound' }, `The client's event loop was busy ${pct(c.eventLoopBusy)} of the run: the client, not the servers, bounded it.`) : null,
+        ),
+      ),
+    );
+  }
+
+  private runsSection(v: ExperimentView): HTMLElement | null {
+    if (!v.runs.length) return null;
+    return el(
+      'section',
+      { id: 'exp-runs' },
+      el('h3', {}, 'Runs'),
+      table(
+        ['run', 'wall', 'ok', 'failed', 'prompts/s', 'client CPU / request', 'event loop'],
+        v.runs.map((r) => [runLabel(r.point), secs(r.summary.wallMs), r.summary.ok.toLocaleString('en-US'), String(r.summary.failed), fmt(r.summary.promptThroughput), r.client ? `${r.client.cpuPerRequestMs.toFixed(2)} ms` : '—', r.client ? pct(r.client.eventLoopBusy) : '—']),
+      ),
+    );
+  }
+}
+
+function figure(name: string, value: string): HTMLElement[] {
+  return [el('dt', {}, name), el('dd', {}, value)];
+}
