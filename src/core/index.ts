@@ -8,6 +8,7 @@ export * from './health.ts';
 export * from './endpoint-status.ts';
 export * from './models.ts';
 export * from './options.ts';
+export * from './generation-params.ts';
 export { SwarmPool, SelectionError, type EndpointState, type EndpointHealth } from './pool.ts';
 export * from './prompts.ts';
 export * from './result.ts';

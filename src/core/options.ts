@@ -3,6 +3,7 @@ import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import type { Route } from './http/base-url.ts';
 import type { Credential } from './http/credential.ts';
 import type { TemplateSetting } from './templating/setting.ts';
+import type { GenerationParams } from './generation-params.ts';
 
 /** Where each prompt goes (routing.ts scores them; Aurora-Swarm's i mod n is round-robin). */
 export type RouteStrategy = 'round-robin' | 'least-requests' | 'least-load' | 'kv-cache' | 'prefix-aware';
@@ -75,23 +76,11 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   lookupTimeoutMs: 10_000,
 };
 
-/** What each request asks for; fixed for one run. */
-export interface GenerationOptions {
-  /** Empty: the first model the endpoints serve. */
-  model?: string;
-  /** Unset: sized from the endpoint's max_model_len with Aurora-Swarm's formula. */
-  maxTokens?: number;
+/** What each request asks for; fixed for one run: the generation parameters, and how the pool sends them. */
+export interface GenerationOptions extends GenerationParams {
   /** Budget when sizing: min(defaultMaxTokens, max(128, max_model_len - chars/4 - contextBuffer)). */
   defaultMaxTokens?: number;
   contextBuffer?: number;
-  system?: string;
-  temperature?: number;
-  topP?: number;
-  seed?: number;
-  stop?: string[];
-  n?: number;
-  /** Any other vLLM request field (`reasoning_effort`, `cache_salt`, …). */
-  extra?: Record<string, unknown>;
   /** Aurora-Swarm's fall-back: a reasoning model's truncated chain of thought becomes the text. */
   reasoningFallback?: boolean;
   /**
@@ -104,12 +93,4 @@ export interface GenerationOptions {
   stream?: boolean;
   /** Batches only: how prompts meet the chat template (unset: raw text, as Aurora-Swarm sends). */
   template?: TemplateSetting;
-}
-
-/** Request fields the pool owns; an `extra` field must not silently replace them. */
-export const RESERVED_FIELDS = new Set(['model', 'prompt', 'messages', 'max_tokens', 'stream', 'n']);
-
-export function checkExtra(extra: Record<string, unknown> | undefined): void {
-  const clash = Object.keys(extra ?? {}).filter((k) => RESERVED_FIELDS.has(k));
-  if (clash.length) throw new Error(`extra request field(s) ${clash.join(', ')} are set by Swarm Lab itself; use the matching option`);
 }
