@@ -297,7 +297,7 @@ export class SwarmPool {
    * listener list — 34 % of a 10,000-endpoint start.
    */
   private async fetchModels(state: EndpointState, meter: Meter): Promise<void> {
-    const policy = { ...this.options.retry, maxAttempts: 2 };
+    const policy = { ...this.options.retry, maxAttempts: 2, retryTimeouts: true };
     try {
       const { value } = await withRetries(policy, new AbortController().signal, () =>
         this.lookupLimit(() => this.clients[state.slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, undefined, { meter })),
