@@ -1,5 +1,5 @@
 import type { GenerationOptions } from './options.ts';
-import type { SentTimes } from './pool.ts';
+import type { SentTimes } from './pool/transport.ts';
 import type { Answer, Usage } from './request-shapes.ts';
 import type { TemplatePath } from './templating/setting.ts';
 

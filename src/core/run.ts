@@ -1,5 +1,8 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
-import type { CallContext, EndpointHealth, Member, SwarmPool } from './pool.ts';
+import type { SwarmPool } from './pool.ts';
+import type { EndpointHealth } from './pool/endpoint-states.ts';
+import type { Member } from './pool/selection.ts';
+import type { CallContext } from './pool/transport.ts';
 import type { Usage } from './request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
 import { RequestFailure } from './http/failure.ts';
