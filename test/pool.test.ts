@@ -52,7 +52,8 @@ describe('batch mode', () => {
   });
 
   it('holds two lists per endpoint at the server, the rest wait in the client: work in flight follows the swarm, not the input', async () => {
-    const sim = await fx.sim(2, { maxNumSeqs: 4, ttftMs: 5, tpotMs: 1 });
+    // Each list stays at its server for a few waves of ~80 ms, so a sampler slowed by a loaded machine still sees lists overlap.
+    const sim = await fx.sim(2, { maxNumSeqs: 4, ttftMs: 40, tpotMs: 10 });
     const run = scatterGather(fx.pool(sim.endpoints, { maxPromptsPerRequest: 8 }), prompts(400), { maxTokens: 4 });
     let most = 0;
     const sampler = setInterval(() => (most = Math.max(most, ...sim.servers.map((s) => s.stats().running + s.stats().waiting))), 1);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parsePrompts, percentile, sizeMaxTokens } from '../src/core/index.ts';
+import { parsePrompts, percentile, PromptFile, sizeMaxTokens } from '../src/core/index.ts';
 import { serverErrorMessage } from '../src/core/http/failure.ts';
 import { fillTemplate } from '../src/core/plan.ts';
 import { chatBody, completionsBody, readChat, readCompletions } from '../src/core/request-shapes.ts';
@@ -149,6 +149,24 @@ describe('prompt files', () => {
       return true;
     });
     assert.throws(() => parsePrompts('\n\n', 'empty.txt'), /empty\.txt: no prompts/);
+  });
+
+  it('a prompts file held as bytes gives back each prompt as written, any text, any line ending', () => {
+    const line = fc.string({ unit: 'grapheme', minLength: 1 }).filter((t) => !/[\r\n]/.test(t) && t.trim() !== '');
+    const input = fc.dictionary(fc.string().filter((k) => k !== 'prompt' && k !== '__proto__'), fc.oneof(fc.integer(), fc.string()));
+    fc.assert(
+      fc.property(fc.array(fc.record({ prompt: line, input }), { minLength: 1 }), fc.array(fc.constantFrom('\n', '\r\n', '\n\n', '\n  \n')), fc.boolean(), (rows, breaks, bom) => {
+        const join = (lines: string[]) => (bom ? '\uFEFF' : '') + lines.map((l, i) => l + (breaks[i % Math.max(1, breaks.length)] ?? '\n')).join('');
+        const jsonl = PromptFile.of(Buffer.from(join(rows.map((r) => JSON.stringify({ ...r.input, prompt: r.prompt })))), 'p.jsonl');
+        assert.equal(jsonl.length, rows.length);
+        rows.forEach((r, i) => assert.deepEqual(jsonl.at(i), { prompt: r.prompt, input: { ...r.input } }));
+        const plain = rows.map((r) => r.prompt).filter((t) => !t.trim().startsWith('{'));
+        if (!plain.length) return;
+        const text = PromptFile.of(Buffer.from(join(plain)), 'p.txt');
+        assert.deepEqual(text.toArray(), plain.map((prompt) => ({ prompt })));
+        assert.equal(text.at(plain.length), undefined);
+      }),
+    );
   });
 });
 

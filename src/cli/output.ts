@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { failedResult, lockResults, OrderedJsonlWriter, partialPathOf, ResultsLockedError, type PromptInput, type PromptResult, type ResultsLock } from '../core/index.ts';
+import { failedResult, lockResults, OrderedJsonlWriter, partialPathOf, ResultsLockedError, type PromptList, type PromptResult, type ResultsLock } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable, terminalSafe } from './format.ts';
 import { exitCode, onExit, type Stop } from './interrupt.ts';
@@ -66,9 +66,12 @@ export async function claimResults(
 }
 
 /** Stopped before the run began: every prompt still to send is written, in order, as cancelled. */
-export async function writeAllCancelled(writer: OrderedJsonlWriter, prompts: readonly PromptInput[], total: number): Promise<void> {
+export async function writeAllCancelled(writer: OrderedJsonlWriter, prompts: PromptList, total: number): Promise<void> {
   process.stderr.write('cancelled before the run started: every prompt written as cancelled\n');
-  prompts.forEach((p, index) => writer.add(failedResult({ prompt: p.prompt, input: p.input, index, queuedMs: 0 }, 'cancelled', 'cancelled', 0)));
+  for (let index = 0; index < prompts.length; index++) {
+    const p = prompts.at(index)!;
+    writer.add(failedResult({ prompt: p.prompt, input: p.input, index, queuedMs: 0 }, 'cancelled', 'cancelled', 0));
+  }
   await writer.close(total);
 }
 

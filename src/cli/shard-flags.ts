@@ -11,7 +11,8 @@ import {
   shardRank,
   replaceJson,
   type Endpoint,
-  type PromptInput,
+  promptsAt,
+  type PromptList,
   type Shard,
   type ShardInfo,
 } from '../core/index.ts';
@@ -76,9 +77,9 @@ export async function shardPlan(flags: ShardFlags): Promise<ShardPlan | undefine
 }
 
 /** The shard's own prompts (its run is these, in input order) and what it writes beside its results. */
-export async function shardInput(plan: ShardPlan, prompts: PromptInput[], promptsFile: string): Promise<{ prompts: PromptInput[]; info: ShardInfo }> {
+export async function shardInput(plan: ShardPlan, prompts: PromptList, promptsFile: string): Promise<{ prompts: PromptList; info: ShardInfo }> {
   const info: ShardInfo = { ...plan.shard, prompts: prompts.length, endpoints: plan.endpoints, promptsSha256: await fileSha256(promptsFile) };
-  return { prompts: shardPrompts(plan.shard, prompts.length, plan.endpoints).map((i) => prompts[i]!), info };
+  return { prompts: promptsAt(prompts, shardPrompts(plan.shard, prompts.length, plan.endpoints)), info };
 }
 
 /** `<shard file>.shard.json`, replaced whole. */

@@ -9,6 +9,15 @@ export interface PromptInput {
   input?: Record<string, unknown>;
 }
 
+/**
+ * Prompts by index: an array, or a prompts file held as its bytes (`PromptFile`), whose prompts
+ * become strings only when asked for.
+ */
+export interface PromptList {
+  readonly length: number;
+  at(index: number): PromptInput | undefined;
+}
+
 export type PromptStatus = 'ok' | 'failed' | 'cancelled';
 
 /** Milliseconds since the run started; null where the prompt never got that far. */

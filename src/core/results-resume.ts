@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { readLines } from './file-lines.ts';
 import { partialPathOf, type Continued, type KeptRow } from './results-file.ts';
-import type { PromptInput } from './result.ts';
+import type { PromptInput, PromptList } from './result.ts';
 
 /** A row of an earlier results file, as much as resuming needs of it. */
 export interface SavedRow extends KeptRow {
@@ -16,9 +16,9 @@ export interface SavedRow extends KeptRow {
 }
 
 /** What is left to do to complete a results file, and the rows of it that stay. */
-export interface ResumePlan {
+export interface ResumePlan<P extends PromptList = PromptInput[]> {
   /** Every prompt of the run, by index. */
-  prompts: PromptInput[];
+  prompts: P;
   /** Indices still to send, in order. */
   todo: number[];
   /** The rows that stay, where they are. */
@@ -98,10 +98,10 @@ function parseRow(text: string, place: Pick<SavedRow, 'file' | 'line' | 'inParti
  * prompt and input — or the file is the results of something else, and is refused untouched. A row
  * that succeeded stays; everything else (failed, cancelled, missing) is sent.
  */
-export function planResume(path: string, prompts: PromptInput[], promptsName = 'the prompts file'): ResumePlan {
+export function planResume<P extends PromptList>(path: string, prompts: P, promptsName = 'the prompts file'): ResumePlan<P> {
   const saved = readSavedRows(path, (row) => {
     const at = `${row.file}:${row.line}`;
-    const p = prompts[row.index];
+    const p = prompts.at(row.index);
     if (!p) throw new ResumeError(`${at}: a row for index ${row.index}, but ${promptsName} has ${count(prompts.length, 'prompt')}: not its results`);
     if (row.prompt === null) throw new ResumeError(`${at}: the row has no "prompt", so it cannot be matched to ${promptsName}`);
     if (row.prompt !== p.prompt) throw new ResumeError(`${at}: the row for index ${row.index} is for ${quote(row.prompt)}, but prompt ${row.index} of ${promptsName} is ${quote(p.prompt)}: not its results`);

@@ -6,7 +6,7 @@ import type { CallContext } from './pool/transport.ts';
 import type { Usage } from './request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
 import { RequestFailure } from './http/failure.ts';
-import { DRAINED, failedResult, type Clock, type PromptInput, type PromptResult, type Slot } from './result.ts';
+import { DRAINED, failedResult, type Clock, type PromptInput, type PromptList, type PromptResult, type Slot } from './result.ts';
 import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
 import type { Slo } from './goodput.ts';
 
@@ -42,7 +42,7 @@ export interface RunContext extends CallContext, Clock {
    */
   drain: AbortSignal;
   /** Takes on prompts (results are owed for each) and returns their slots. */
-  reserve(prompts: readonly PromptInput[], level?: number): Slot[];
+  reserve(prompts: PromptList, level?: number): Slot[];
   settle(result: PromptResult): void;
   isSettled(index: number): boolean;
   addUsage(member: Member, usage: Usage): void;
@@ -197,12 +197,12 @@ export class Run<T = void> {
       now: () => micros(performance.now() - this.t0),
       since: (t) => micros(t - this.t0),
       reserve: (prompts, level) => {
-        const queuedMs = micros(performance.now() - this.t0);
-        const first = this.slots.length;
-        // One fixed shape (no spread): a million slots cost ~50 bytes each, not a dictionary object each.
-        const made = prompts.map((p, i): Slot => ({ prompt: p.prompt, input: p.input, index: first + i, queuedMs, level }));
-        // One by one: spreading a million slots into push() overflows the call stack.
-        for (const slot of made) this.slots.push(slot);
+        const taken: Reservation = { prompts, first: this.slots.length, queuedMs: micros(performance.now() - this.t0), level };
+        const made: Slot[] = new Array(prompts.length);
+        for (let i = 0; i < prompts.length; i++) {
+          made[i] = new ReservedSlot(taken.first + i, taken);
+          this.slots.push(made[i]); // one by one: spreading a million slots into push() overflows the call stack
+        }
         if (this.keep) this.results.length = this.slots.length;
         if (this.settled.length < this.slots.length) {
           const grown = new Uint8Array(Math.max(this.slots.length, this.settled.length * 2));
@@ -247,6 +247,46 @@ export class Run<T = void> {
     this.counts[result.status === 'ok' ? 'ok' : result.status]++;
     this.events.emit('result', result);
     if (this.events.listenerCount('progress')) this.events.emit('progress', this.progress);
+  }
+}
+
+/** Prompts a run took on together: where they are read from, when, and at which level. */
+interface Reservation {
+  prompts: PromptList;
+  first: number;
+  queuedMs: number;
+  level: number | undefined;
+}
+
+/**
+ * A slot reads its prompt from the list it was reserved from, when asked: two fields a prompt
+ * (~20 bytes), so a million slots do not hold a million prompt strings and input objects besides
+ * the list (a prompts file stays bytes until each prompt is sent).
+ */
+class ReservedSlot implements Slot {
+  constructor(
+    readonly index: number,
+    private readonly from: Reservation,
+  ) {}
+
+  private get source(): PromptInput {
+    return this.from.prompts.at(this.index - this.from.first)!;
+  }
+
+  get prompt(): string {
+    return this.source.prompt;
+  }
+
+  get input(): Record<string, unknown> | undefined {
+    return this.source.input;
+  }
+
+  get queuedMs(): number {
+    return this.from.queuedMs;
+  }
+
+  get level(): number | undefined {
+    return this.from.level;
   }
 }
 

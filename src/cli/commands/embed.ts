@@ -28,7 +28,7 @@ export function embedCommand(): Command {
     if (flags.detach) return detach('embed', flags);
     let inputs: PromptInput[];
     try {
-      inputs = await loadPrompts(flags.prompts);
+      inputs = (await loadPrompts(flags.prompts)).toArray();
     } catch (err) {
       throw err instanceof PromptFileError ? new CliError(err.message) : err;
     }

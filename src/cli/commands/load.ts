@@ -104,7 +104,7 @@ export function loadCommand(): Command {
 /** The prompts a load run draws from; a bad file is bad input (exit 2) before anything is sent. */
 async function promptFile(path: string): Promise<PromptInput[]> {
   try {
-    return await loadPrompts(path);
+    return (await loadPrompts(path)).toArray();
   } catch (err) {
     throw err instanceof PromptFileError ? new CliError(err.message) : err;
   }

@@ -61,5 +61,5 @@ async function readItems(path: string): Promise<string[]> {
   const items = await loadPrompts(path, 'items').catch((err: unknown) => {
     throw err instanceof PromptFileError ? new CliError(err.message) : err;
   });
-  return items.map((p) => p.prompt);
+  return items.toArray().map((p) => p.prompt);
 }

@@ -119,7 +119,7 @@ async function promptsOf(exp: Experiment): Promise<PromptInput[]> {
     return Array.from({ length: source.count }, () => ({ prompt: syntheticPrompt(source.inputLen, random) }));
   }
   try {
-    return await loadPrompts(source.path);
+    return (await loadPrompts(source.path)).toArray();
   } catch (err) {
     throw err instanceof PromptFileError ? new CliError(`${printable(exp.file)}: prompts.file: ${err.message}`) : err;
   }

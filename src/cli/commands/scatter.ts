@@ -5,6 +5,7 @@ import {
   OrderedJsonlWriter,
   planResume,
   planRetryFailed,
+  promptsAt,
   PromptFileError,
   ResultsFileError,
   ResumeError,
@@ -16,6 +17,7 @@ import {
   type ServerContext,
   type ResultsLock,
   type ResumePlan,
+  type PromptList,
 } from '../../core/index.ts';
 import { loadTemplateFile, TemplateFileError, type TemplatePath, type TemplateSetting } from '../../core/templating/index.ts';
 import { CliError } from '../exit.ts';
@@ -73,7 +75,7 @@ export function scatterCommand(): Command {
     const out = flags.resume ?? flags.retryFailed ?? flags.out;
     const { plan, lock } = await planOf(flags, sharded);
     const template = await templateOf(flags);
-    const todo = plan.todo.map((i) => plan.prompts[i]!);
+    const todo = promptsAt(plan.prompts, plan.todo);
     let run: ReturnType<typeof scatterGather> | undefined;
     // Made once the swarm is open, so bad input leaves no file behind; a failed write stops the run.
     const newWriter = () =>
@@ -170,7 +172,7 @@ async function templateOf(flags: ScatterFlags): Promise<TemplateSetting | undefi
  * Which prompts to send: all of them, or what an earlier results file still lacks; and the lock on
  * the results file, taken before that file is read. Bad input throws CliError (exit 2), touching nothing.
  */
-async function planOf(flags: ScatterFlags, sharded: ShardPlan | undefined): Promise<{ plan: ResumePlan; lock: ResultsLock | undefined }> {
+async function planOf(flags: ScatterFlags, sharded: ShardPlan | undefined): Promise<{ plan: ResumePlan<PromptList>; lock: ResultsLock | undefined }> {
   const given = [flags.resume && '--resume', flags.retryFailed && '--retry-failed'].filter(Boolean);
   if (given.length > 1) throw new CliError('give one of --resume and --retry-failed');
   if (given.length && flags.out) throw new CliError(`${given[0]} completes its own file; drop --out`);
@@ -189,7 +191,7 @@ async function planOf(flags: ScatterFlags, sharded: ShardPlan | undefined): Prom
     if (shard) writeShardInfo(out!, shard.info);
     if (flags.retryFailed) return { plan: planRetryFailed(flags.retryFailed), lock };
     if (flags.resume) return { plan: planResume(flags.resume, prompts, flags.prompts), lock };
-    return { plan: { prompts, todo: prompts.map((_, i) => i), continued: { rows: [], partialSize: 0, finalSize: 0 } }, lock };
+    return { plan: { prompts, todo: Array.from({ length: prompts.length }, (_, i) => i), continued: { rows: [], partialSize: 0, finalSize: 0 } }, lock };
   } catch (err) {
     lock?.release();
     throw err instanceof PromptFileError || err instanceof ResumeError ? new CliError(err.message) : err;

@@ -1,7 +1,7 @@
 import { dispatchBatched, dispatchIndividual } from '../dispatch.ts';
 import { makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
-import { normalizePrompts, type PromptInput } from '../result.ts';
+import { normalizePrompts, type PromptInput, type PromptList } from '../result.ts';
 import { Run } from '../run.ts';
 
 export interface ScatterOptions extends RunOptions {
@@ -12,11 +12,12 @@ export interface ScatterOptions extends RunOptions {
 }
 
 /** Prompt i goes to endpoint i % n; one result per prompt, in input order. */
-export function scatterGather(pool: SwarmPool, prompts: ReadonlyArray<string | PromptInput>, options: ScatterOptions = {}): Run {
+export function scatterGather(pool: SwarmPool, prompts: ReadonlyArray<string | PromptInput> | PromptList, options: ScatterOptions = {}): Run {
   const batch = options.batch ?? true;
   const meta = { pattern: 'scatter-gather', batch, stream: Boolean(options.stream), keepResults: options.keepResults ?? true };
   return new Run(pool, meta, async (ctx) => {
-    const slots = ctx.reserve(normalizePrompts(prompts));
+    // A list that is not an array (a prompts file) is read a prompt at a time, as each is sent.
+    const slots = ctx.reserve(Array.isArray(prompts) ? normalizePrompts(prompts) : (prompts as PromptList));
     const plan = await makePlan(pool, options, ctx);
     await (batch ? dispatchBatched : dispatchIndividual)(plan, slots);
   });
