@@ -1,4 +1,4 @@
-import type { Plan } from './dispatch.ts';
+import type { Plan } from './dispatch/dispatch-plan.ts';
 import type { GenerationOptions } from './options.ts';
 import type { SwarmPool } from './pool.ts';
 import type { RunContext } from './run.ts';

@@ -11,9 +11,6 @@ import { ServerLookups } from './pool/lookups.ts';
 import { selectMembers, type Member, type Selection } from './pool/selection.ts';
 import { Transport, type SendCall, type SendSink, type Shape } from './pool/transport.ts';
 
-// The dispatcher's imports until its own split (the lead changes dispatch.ts until then).
-export type { Member, Selection } from './pool/selection.ts';
-export type { SendCall, SendSink, SentTimes, Shape } from './pool/transport.ts';
 
 /**
  * The only thing that speaks HTTP to the swarm: one dispatcher per endpoint, one concurrency cap

@@ -59,7 +59,7 @@ export function nextRetry(failure: RequestFailure, tally: RetryTally, policy: Re
 }
 
 /** The wait before attempt `attempt + 1`: what the server asked for, a quick retry for a refused connection, else backoff. */
-export function retryDelay(failure: RequestFailure, attempt: number, policy: RetryPolicy): number {
+function retryDelay(failure: RequestFailure, attempt: number, policy: RetryPolicy): number {
   return failure.retryAfterMs ?? (failure.kind === 'refused' ? policy.refusedRetryDelayMs : backoffDelay(attempt, policy));
 }
 

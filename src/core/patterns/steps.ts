@@ -1,4 +1,5 @@
-import { dispatchIndividual, type Plan } from '../dispatch.ts';
+import { dispatchIndividual } from '../dispatch.ts';
+import type { Plan } from '../dispatch/dispatch-plan.ts';
 import { aggregationOptions, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
 import type { PromptResult } from '../result.ts';

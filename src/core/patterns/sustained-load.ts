@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dispatchIndividual, type Plan } from '../dispatch.ts';
+import { dispatchIndividual } from '../dispatch.ts';
+import type { Plan } from '../dispatch/dispatch-plan.ts';
 import type { Slo } from '../goodput.ts';
 import { makePlan, type RunOptions } from '../plan.ts';
 import type { SwarmPool } from '../pool.ts';
