@@ -88,6 +88,11 @@ export class SwarmPool {
     return this.health.states[slot]!.status;
   }
 
+  /** Why an endpoint is not up, by its slot in the root pool; null when nothing went wrong. */
+  reasonOf(slot: number): string | null {
+    return this.health.states[slot]!.reason;
+  }
+
   /** When a benched endpoint may be probed again (`performance.now()` clock; in the past when it may now, or is being probed). */
   reopensAt(slot: number): number {
     return this.health.reopensAt(slot);

@@ -176,10 +176,10 @@ export class Recovery {
     return true;
   }
 
-  /** Why a group no endpoint will take fails. */
+  /** Why a group no endpoint will take fails (members name root slots: a sub-pool's `endpoints` are indexed from 0). */
   noneLeft(group: Group): string {
     const { pool, selection } = this.plan;
-    const reasons = [...new Set(selection.members.map((m) => pool.endpoints[m.slot]!.reason).filter((r): r is string => Boolean(r)))];
+    const reasons = [...new Set(selection.members.map((m) => pool.reasonOf(m.slot)).filter((r): r is string => Boolean(r)))];
     const why = `every endpoint serving ${selection.model} is down or benched${reasons.length ? ` (${reasons.slice(0, 3).join('; ')}${reasons.length > 3 ? '; …' : ''})` : ''}`;
     return group.failures ? `${group.lastError ?? 'failed'}, then ${why}` : why;
   }
