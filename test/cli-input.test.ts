@@ -75,7 +75,7 @@ describe('bad input: one clear line, exit 2', { concurrency: 4, timeout: patienc
       badInput(bad, new RegExp(flag!), 3);
       assert.doesNotMatch(bad.stderr, /9007199254740991|Infinity/);
     }
-    // vLLM's limits, the same ones the panel's form and the host apply (core/generation-params.ts).
+    // vLLM's limits, the same ones the panel's form and the host apply (core/requests/generation-params.ts).
     badInput(await scatter('--prompts', prompts, '--temperature', '3'), /--temperature must be a number from 0 to 2/, 3);
     badInput(await scatter('--prompts', prompts, '--temperature', '0', '-n', '2'), /n must be 1 when temperature is 0/);
   });

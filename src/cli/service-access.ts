@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { endpointId, keyRefText, type Endpoint, type PoolOptions } from '../core/index.ts';
 import { fixedKey, type Credential } from '../core/http/credential.ts';
-import { KeyCommand, KeyCommandError, splitCommandLine } from '../core/key-command.ts';
+import { KeyCommand, KeyCommandError, splitCommandLine } from '../core/process/key-command.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 

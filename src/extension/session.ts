@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
 import type { SwarmConnection, SwarmSource } from './connection.ts';
 import { endpointKeys } from './endpoint-keys.ts';

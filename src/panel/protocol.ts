@@ -7,13 +7,13 @@
  * then `init`. Requests carry a `requestId` and get exactly one `reply`. Starting a run is a
  * request too; the run's lifecycle (RunMessage) follows.
  */
-import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
+import type { ArmRound, Arm, Comparison } from '../core/run/compare.ts';
 import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
-import type { EndpointStatus } from '../core/endpoint-status.ts';
-import type { GenerationParams } from '../core/generation-params.ts';
+import type { EndpointStatus } from '../core/endpoints/endpoint-status.ts';
+import type { GenerationParams } from '../core/requests/generation-params.ts';
 /** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
-export { STATUS_LABELS } from '../core/endpoint-status.ts';
-import type { ServerLoad } from '../core/server-metrics.ts';
+export { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
+import type { ServerLoad } from '../core/endpoints/server-metrics.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;
 

@@ -3,8 +3,8 @@
  */
 import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 import { defaultPatterns, PORTED_PATTERNS, portedRequest, portedSummary, type PatternsCompose } from './patterns-compose.ts';
-import { naturalOrder } from '../../src/core/natural-order.ts';
-import { combinationProblem, COMPARE_ROUNDS, limitProblem, numberText, type NumericParam } from '../../src/core/generation-params.ts';
+import { naturalOrder } from '../../src/core/endpoints/natural-order.ts';
+import { combinationProblem, COMPARE_ROUNDS, limitProblem, numberText, type NumericParam } from '../../src/core/requests/generation-params.ts';
 
 export interface ComposeState {
   pattern: Pattern;

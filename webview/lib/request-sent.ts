@@ -3,8 +3,8 @@
  * the run's parameters: the endpoint URL, the body, where a batched prompt sat in its request's
  * list, the cache_salt. Pure; the table shows it as text.
  */
-import { CHAT_BATCH_PATH, chatBatchBody, chatBody, completionsBody } from '../../src/core/request-shapes.ts';
-import { generationParams } from '../../src/core/generation-params.ts';
+import { CHAT_BATCH_PATH, chatBatchBody, chatBody, completionsBody } from '../../src/core/requests/request-shapes.ts';
+import { generationParams } from '../../src/core/requests/generation-params.ts';
 import { TEMPLATE_PATH_NOTES } from '../../src/core/templating/setting.ts';
 import type { ResultRow, RunContext } from '../../src/panel/protocol.ts';
 

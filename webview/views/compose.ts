@@ -7,7 +7,7 @@ import { swarmHealth } from '../lib/swarm-health.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
-import { COMPARE_ROUNDS, LIMITS } from '../../src/core/generation-params.ts';
+import { COMPARE_ROUNDS, LIMITS } from '../../src/core/requests/generation-params.ts';
 import type { PromptListActions } from '../table/prompt-list.ts';
 import { portedFields, routeField } from './pattern-fields.ts';
 import { STATUS_LABELS, type Pattern } from '../../src/panel/protocol.ts';

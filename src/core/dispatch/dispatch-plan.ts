@@ -1,7 +1,7 @@
-import type { GenerationOptions } from '../options.ts';
-import type { SwarmPool } from '../pool.ts';
+import type { GenerationOptions } from '../pool/options.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import type { Selection } from '../pool/selection.ts';
-import type { RunContext } from '../run.ts';
+import type { RunContext } from '../run/run.ts';
 
 /** One run's view of the swarm: the pool, the endpoints and model picked for it, its options. */
 export interface Plan {

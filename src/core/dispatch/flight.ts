@@ -2,8 +2,8 @@ import { Abort } from '../http/abort.ts';
 import type { RequestFailure } from '../http/failure.ts';
 import type { Member } from '../pool/selection.ts';
 import type { SendCall, SendSink, SentTimes } from '../pool/transport.ts';
-import type { Answer, Usage } from '../request-shapes.ts';
-import type { RunContext, Slot } from '../run.ts';
+import type { Answer, Usage } from '../requests/request-shapes.ts';
+import type { RunContext, Slot } from '../run/run.ts';
 
 /** Prompts travelling together (one request's worth), with what they went through so far. */
 export interface Group {

@@ -1,7 +1,7 @@
 import { RequestFailure } from '../http/failure.ts';
 import type { Member } from '../pool/selection.ts';
-import type { Slot } from '../run.ts';
-import { Stragglers } from '../stragglers.ts';
+import type { Slot } from '../run/run.ts';
+import { Stragglers } from './stragglers.ts';
 import type { Plan } from './dispatch-plan.ts';
 import { derive, spread, type Flight, type Group } from './flight.ts';
 import type { Placement } from './placement.ts';

@@ -1,10 +1,10 @@
-import { readLoad, type EndpointLoad } from '../load.ts';
-import type { SwarmPool } from '../pool.ts';
+import { readLoad, type EndpointLoad } from '../endpoints/load.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import type { Member } from '../pool/selection.ts';
 import type { Shape } from '../pool/transport.ts';
-import { OVERLOAD_FACTOR, prefixSlot, routeScore, type RouteStrategy } from '../routing.ts';
+import { OVERLOAD_FACTOR, prefixSlot, routeScore, type RouteStrategy } from './routing.ts';
 import type { Meter } from '../http/request-meter.ts';
-import type { Slot } from '../run.ts';
+import type { Slot } from '../run/run.ts';
 import { newGroup, type Group } from './flight.ts';
 
 /** Routed batches: lists go out this many at a time per endpoint, so an endpoint that finishes early takes more. */

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestFailure } from '../http/failure.ts';
 import type { Member } from '../pool/selection.ts';
-import { nextRetry } from '../retry.ts';
-import type { Slot } from '../run.ts';
+import { nextRetry } from '../pool/retry.ts';
+import type { Slot } from '../run/run.ts';
 import type { Plan } from './dispatch-plan.ts';
 import { derive, spread, type Flight, type Group } from './flight.ts';
 

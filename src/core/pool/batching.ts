@@ -1,6 +1,6 @@
 import { RequestFailure } from '../http/failure.ts';
-import type { GenerationOptions, PoolOptions } from '../options.ts';
-import { CHAT_BATCH, RAW } from '../request-shapes.ts';
+import type { GenerationOptions, PoolOptions } from './options.ts';
+import { CHAT_BATCH, RAW } from '../requests/request-shapes.ts';
 import { speaksHarmony } from '../templating/harmony.ts';
 import { chatMessages, templateKwargs } from '../templating/messages.ts';
 import { ServerRenderer, type PlanRequest, type PreparedPlan } from '../templating/server-render.ts';

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { Breaker, type CoolDown } from '../breaker.ts';
-import { endpointId, type Endpoint } from '../endpoint.ts';
+import { Breaker, type CoolDown } from './breaker.ts';
+import { endpointId, type Endpoint } from '../endpoints/endpoint.ts';
 import type { RequestFailure } from '../http/failure.ts';
-import type { ServedModel } from '../models.ts';
+import type { ServedModel } from '../endpoints/models.ts';
 
 /**
  * The one status vocabulary of an endpoint: `degraded` answers but fails (5xx, stalls) and is

@@ -2,9 +2,9 @@ import pLimit from 'p-limit';
 import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import { Unbilled, type Meter } from '../http/request-meter.ts';
-import { parseModelList, servedModels } from '../models.ts';
-import type { PoolOptions } from '../options.ts';
-import { withRetries } from '../retry.ts';
+import { parseModelList, servedModels } from '../endpoints/models.ts';
+import type { PoolOptions } from './options.ts';
+import { withRetries } from './retry.ts';
 import type { EndpointStates } from './endpoint-states.ts';
 
 /** Model lookups in flight at once over the swarm. */

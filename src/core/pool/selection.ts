@@ -1,10 +1,10 @@
-import { matchesTags } from '../endpoint.ts';
-import { checkExtra } from '../generation-params.ts';
-import { guidedFields, guidedWarning } from '../guided.ts';
+import { matchesTags } from '../endpoints/endpoint.ts';
+import { checkExtra } from '../requests/generation-params.ts';
+import { guidedFields, guidedWarning } from '../requests/guided.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { Meter } from '../http/request-meter.ts';
-import { FALLBACK_MAX_MODEL_LEN } from '../models.ts';
-import type { GenerationOptions } from '../options.ts';
+import { FALLBACK_MAX_MODEL_LEN } from '../endpoints/models.ts';
+import type { GenerationOptions } from './options.ts';
 import type { EndpointState } from './endpoint-states.ts';
 
 /** An endpoint taking part in one run, with what the run needs to size requests for it. */

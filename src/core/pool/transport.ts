@@ -1,14 +1,14 @@
-import type { Endpoint } from '../endpoint.ts';
-import { embeddingsBody, readEmbeddings } from '../embeddings.ts';
+import type { Endpoint } from '../endpoints/endpoint.ts';
+import { embeddingsBody, readEmbeddings } from '../requests/embeddings.ts';
 import type { RequestSignal } from '../http/abort.ts';
 import { directRoute } from '../http/base-url.ts';
 import { EndpointClient, type StreamTimes } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { Meter } from '../http/request-meter.ts';
-import { sizeMaxTokens } from '../models.ts';
-import type { GenerationOptions, PoolOptions } from '../options.ts';
-import { batchPath, chatBatchBody, chatBody, completionsBody, readChat, readChatBatch, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from '../request-shapes.ts';
-import { StreamAnswers } from '../stream-answers.ts';
+import { sizeMaxTokens } from '../endpoints/models.ts';
+import type { GenerationOptions, PoolOptions } from './options.ts';
+import { batchPath, chatBatchBody, chatBody, completionsBody, readChat, readChatBatch, readCompletions, readUsage, renderedAnswer, type Answer, type Rendering, type Usage, type WirePrompt } from '../requests/request-shapes.ts';
+import { StreamAnswers } from '../requests/stream-answers.ts';
 import type { Member } from './selection.ts';
 
 /** What a run lends every call: its cancel signal, and the meter that counts every request sent for it. */

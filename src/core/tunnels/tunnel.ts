@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { endpointId, type Endpoint } from '../endpoint.ts';
+import { endpointId, type Endpoint } from '../endpoints/endpoint.ts';
 import { checkHost } from '../hostfile/validate.ts';
 import type { Route } from '../http/base-url.ts';
 import { RequestFailure } from '../http/failure.ts';
-import { nextRetry, RECONNECT_RETRY, type RetryTally } from '../retry.ts';
+import { nextRetry, RECONNECT_RETRY, type RetryTally } from '../pool/retry.ts';
 import { listening, MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
 import { SshMaster, type ConnectOptions } from './master.ts';

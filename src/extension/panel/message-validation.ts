@@ -1,4 +1,4 @@
-import { COMPARE_ROUNDS, parseGenerationParams } from '../../core/generation-params.ts';
+import { COMPARE_ROUNDS, parseGenerationParams } from '../../core/requests/generation-params.ts';
 import { patternParams, routeStrategy } from './pattern-validation.ts';
 import { bool, integer, list, record, string } from './validation-primitives.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';

@@ -1,9 +1,9 @@
 import { copyFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
+import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/run/compare.ts';
 import { generationParams, subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
-import { speedup } from '../../core/stats.ts';
+import { speedup } from '../../core/run/stats.ts';
 import type { ArmShown, ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';

@@ -1,5 +1,5 @@
 import { broadcast, checkTreeReduce, generationParams, mapGather, scatterGather, treeReduce, type RunOptions } from '../../core/index.ts';
-import { fillTemplate } from '../../core/plan.ts';
+import { fillTemplate } from '../../core/run/plan.ts';
 import type { RunRequest } from '../../panel/protocol.ts';
 import { generationOptions, settings } from '../settings.ts';
 import { isPorted, preparePorted } from './pattern-plan.ts';

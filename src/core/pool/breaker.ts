@@ -1,4 +1,4 @@
-import type { RequestFailure } from './http/failure.ts';
+import type { RequestFailure } from '../http/failure.ts';
 
 /** How long an endpoint that failed sits out before a real generation request may test it again. */
 export interface CoolDown {

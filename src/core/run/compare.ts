@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { scatterGather, type ScatterOptions } from './patterns/scatter-gather.ts';
-import type { SwarmPool } from './pool.ts';
+import { scatterGather, type ScatterOptions } from '../patterns/scatter-gather.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import type { PromptInput, PromptResult } from './result.ts';
 import type { Run } from './run.ts';
 import type { RunSummary } from './summary.ts';
-import { TEMPLATE_PATH_NOTES, type TemplatePath } from './templating/setting.ts';
+import { TEMPLATE_PATH_NOTES, type TemplatePath } from '../templating/setting.ts';
 
 export type Arm = 'batched' | 'individual';
 

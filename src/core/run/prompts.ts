@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { cappedList } from './hostfile/issue.ts';
+import { cappedList } from '../hostfile/issue.ts';
 import type { PromptInput, PromptList } from './result.ts';
-import { notText } from './text-file.ts';
+import { notText } from '../results/text-file.ts';
 
 /** A prompt file that cannot be read as prompts; names the file and line. */
 export class PromptFileError extends Error {

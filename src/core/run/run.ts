@@ -1,11 +1,11 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
-import type { SwarmPool } from './pool.ts';
-import type { EndpointHealth } from './pool/endpoint-states.ts';
-import type { Member } from './pool/selection.ts';
-import type { CallContext } from './pool/transport.ts';
-import type { Usage } from './request-shapes.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { EndpointHealth } from '../pool/endpoint-states.ts';
+import type { Member } from '../pool/selection.ts';
+import type { CallContext } from '../pool/transport.ts';
+import type { Usage } from '../requests/request-shapes.ts';
 import { LogHistogram } from './histogram.ts';
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure } from '../http/failure.ts';
 import { DRAINED, failedResult, type Clock, type PromptInput, type PromptList, type PromptResult, type Slot } from './result.ts';
 import { SummaryBuilder, type RunSummary, type Tally } from './summary.ts';
 import type { Slo } from './goodput.ts';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkHealth, type EndpointHealthReport } from './health.ts';
-import type { SwarmPool } from './pool.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 
 export interface WaitOptions {
   /** Between health rounds. */

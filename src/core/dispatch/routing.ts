@@ -1,5 +1,5 @@
-import type { EndpointLoad } from './load.ts';
-import type { RouteStrategy } from './options.ts';
+import type { EndpointLoad } from '../endpoints/load.ts';
+import type { RouteStrategy } from '../pool/options.ts';
 
 /**
  * Where a prompt (or a batch's list) goes, after TorchRL's LoadBalancer: Aurora-Swarm's fixed

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
-import { Abort, type RequestSignal } from './http/abort.ts';
-import type { Meter } from './http/request-meter.ts';
-import type { SwarmPool } from './pool.ts';
+import { Abort, type RequestSignal } from '../http/abort.ts';
+import type { Meter } from '../http/request-meter.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import { parsePrometheusText } from './prometheus-text.ts';
 
 /** What one vLLM server's `/metrics` says: gauges now, counters since it started. */

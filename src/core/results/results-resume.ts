@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { readLines } from './file-lines.ts';
 import { partialPathOf, type Continued, type KeptRow } from './results-file.ts';
-import type { PromptInput, PromptList } from './result.ts';
+import type { PromptInput, PromptList } from '../run/result.ts';
 
 /** A row of an earlier results file, as much as resuming needs of it. */
 export interface SavedRow extends KeptRow {

@@ -1,4 +1,4 @@
-import type { PromptResult } from './result.ts';
+import type { PromptResult } from '../run/result.ts';
 
 const str = JSON.stringify;
 const num = (v: number | null): string => (v !== null && Number.isFinite(v) ? `${v}` : 'null');

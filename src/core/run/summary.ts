@@ -1,9 +1,9 @@
 import type { LogHistogram } from './histogram.ts';
 import { percentile } from './stats.ts';
-import type { Usage } from './request-shapes.ts';
+import type { Usage } from '../requests/request-shapes.ts';
 import type { PromptResult } from './result.ts';
-import { naturalOrder } from './natural-order.ts';
-import { requestKind } from './http/request-meter.ts';
+import { naturalOrder } from '../endpoints/natural-order.ts';
+import { requestKind } from '../http/request-meter.ts';
 import { meetsSlo, sloText, type Goodput, type Slo } from './goodput.ts';
 import { promptLatencies } from './prompt-latencies.ts';
 

@@ -1,7 +1,7 @@
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure } from '../http/failure.ts';
 import { parseModelList, servedModels, type ServedModel } from './models.ts';
-import type { SwarmPool } from './pool.ts';
-import type { EndpointHealth } from './pool/endpoint-states.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { EndpointHealth } from '../pool/endpoint-states.ts';
 
 /** What one check can find: the pool's health, never `unknown` (a check is what makes it known). */
 export type CheckedHealth = Exclude<EndpointHealth, 'unknown'>;

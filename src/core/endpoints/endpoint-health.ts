@@ -1,6 +1,6 @@
 import type { EndpointHealthReport } from './health.ts';
-import { RequestFailure } from './http/failure.ts';
-import type { SwarmPool } from './pool.ts';
+import { RequestFailure } from '../http/failure.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 
 /** Reasons a health check wrote start with this, so a later healthy check knows it may clear them. */
 const CHECKED = 'health check: ';

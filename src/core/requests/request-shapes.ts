@@ -1,8 +1,8 @@
-import { RequestFailure, serverError } from './http/failure.ts';
-import type { GenerationOptions } from './options.ts';
-import { parseHarmony } from './templating/harmony.ts';
-import { chatMessages } from './templating/messages.ts';
-import type { TemplatePath } from './templating/setting.ts';
+import { RequestFailure, serverError } from '../http/failure.ts';
+import type { GenerationOptions } from '../pool/options.ts';
+import { parseHarmony } from '../templating/harmony.ts';
+import { chatMessages } from '../templating/messages.ts';
+import type { TemplatePath } from '../templating/setting.ts';
 
 /** A prompt on the wire of `/v1/completions`: text, or token ids rendered by the server. */
 export type WirePrompt = string | number[];

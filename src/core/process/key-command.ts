@@ -1,6 +1,6 @@
-import type { Credential, IssuedKey } from './http/credential.ts';
+import type { Credential, IssuedKey } from '../http/credential.ts';
 import { runCommand } from './run-command.ts';
-import { childEnv } from './tunnels/child-env.ts';
+import { childEnv } from '../tunnels/child-env.ts';
 
 /** The key command did not give a key: it failed, timed out, or printed no usable key (which is never shown). */
 export class KeyCommandError extends Error {

@@ -1,15 +1,15 @@
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { Endpoint } from './endpoint.ts';
-import type { RequestSignal } from './http/abort.ts';
-import type { Exchange, ExchangeExtras } from './http/endpoint-client.ts';
-import type { RequestFailure } from './http/failure.ts';
-import type { Meter } from './http/request-meter.ts';
+import type { Endpoint } from '../endpoints/endpoint.ts';
+import type { RequestSignal } from '../http/abort.ts';
+import type { Exchange, ExchangeExtras } from '../http/endpoint-client.ts';
+import type { RequestFailure } from '../http/failure.ts';
+import type { Meter } from '../http/request-meter.ts';
 import { DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
-import { Batcher } from './pool/batching.ts';
-import { EndpointStates, type EndpointHealth, type EndpointState } from './pool/endpoint-states.ts';
-import { ServerLookups } from './pool/lookups.ts';
-import { selectMembers, type Member, type Selection } from './pool/selection.ts';
-import { Transport, type SendCall, type SendSink, type Shape } from './pool/transport.ts';
+import { Batcher } from './batching.ts';
+import { EndpointStates, type EndpointHealth, type EndpointState } from './endpoint-states.ts';
+import { ServerLookups } from './lookups.ts';
+import { selectMembers, type Member, type Selection } from './selection.ts';
+import { Transport, type SendCall, type SendSink, type Shape } from './transport.ts';
 
 
 /**

@@ -1,5 +1,5 @@
-import type { Meter } from './http/request-meter.ts';
-import type { SwarmPool } from './pool.ts';
+import type { Meter } from '../http/request-meter.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import { readVllmMetrics, scrapeVllmMetrics, type VllmMetrics } from './server-metrics.ts';
 
 /** What an endpoint is busy with, from vLLM's `/metrics` (load-aware routing, the tree's hovers). */

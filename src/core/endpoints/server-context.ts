@@ -1,8 +1,8 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import type { Meter } from './http/request-meter.ts';
+import type { Meter } from '../http/request-meter.ts';
 import type { ServedModel } from './models.ts';
-import type { SwarmPool } from './pool.ts';
-import type { EndpointHealth } from './pool/endpoint-states.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { EndpointHealth } from '../pool/endpoint-states.ts';
 
 /** What one endpoint said of itself during a run: results read later say what answered them. */
 export interface ServerContext {

@@ -1,15 +1,15 @@
-import { RequestFailure } from './http/failure.ts';
-import type { Member } from './pool/selection.ts';
-import type { SentTimes, Shape } from './pool/transport.ts';
-import type { Answer } from './request-shapes.ts';
-import { answeredResult, DRAINED, failedResult, type PromptResult } from './result.ts';
-import type { RunContext, Slot } from './run.ts';
+import { RequestFailure } from '../http/failure.ts';
+import type { Member } from '../pool/selection.ts';
+import type { SentTimes, Shape } from '../pool/transport.ts';
+import type { Answer } from '../requests/request-shapes.ts';
+import { answeredResult, DRAINED, failedResult, type PromptResult } from '../run/result.ts';
+import type { RunContext, Slot } from '../run/run.ts';
 import { SCRAPED } from './routing.ts';
-import type { Plan } from './dispatch/dispatch-plan.ts';
-import { derive, Flight, newGroup, type FlightOwner, type Group } from './dispatch/flight.ts';
-import { Hedging } from './dispatch/hedging.ts';
-import { Placement } from './dispatch/placement.ts';
-import { Recovery } from './dispatch/recovery.ts';
+import type { Plan } from './dispatch-plan.ts';
+import { derive, Flight, newGroup, type FlightOwner, type Group } from './flight.ts';
+import { Hedging } from './hedging.ts';
+import { Placement } from './placement.ts';
+import { Recovery } from './recovery.ts';
 
 /** A probe of a benched endpoint carries no more prompts than this. */
 const PROBE_PROMPTS = 8;

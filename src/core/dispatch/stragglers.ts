@@ -1,6 +1,6 @@
-import { LogHistogram } from './histogram.ts';
-import type { PoolOptions } from './options.ts';
-import type { RunContext } from './run.ts';
+import { LogHistogram } from '../run/histogram.ts';
+import type { PoolOptions } from '../pool/options.ts';
+import type { RunContext } from '../run/run.ts';
 
 /** What the straggler rules look at of a request in flight. */
 export interface InFlight {

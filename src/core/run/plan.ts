@@ -1,6 +1,6 @@
-import type { Plan } from './dispatch/dispatch-plan.ts';
-import type { GenerationOptions } from './options.ts';
-import type { SwarmPool } from './pool.ts';
+import type { Plan } from '../dispatch/dispatch-plan.ts';
+import type { GenerationOptions } from '../pool/options.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
 import type { RunContext } from './run.ts';
 
 /** Options every pattern takes: what to ask, and which endpoints may answer. */

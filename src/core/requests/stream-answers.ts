@@ -1,4 +1,4 @@
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure } from '../http/failure.ts';
 import { choiceCountMessage, readUsage, type Answer, type PromptTokens, type Usage } from './request-shapes.ts';
 
 /** Where a streamed request's answers and inter-token gaps go as they arrive. */

@@ -1,5 +1,5 @@
-import type { SwarmPool } from './pool.ts';
-import type { RouteStrategy } from './routing.ts';
+import type { SwarmPool } from './swarm-pool.ts';
+import type { RouteStrategy } from '../dispatch/routing.ts';
 
 /**
  * Aurora-Swarm's sub-pool selectors. A sub-pool shares its parent's connections, concurrency limit

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure } from '../http/failure.ts';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */

@@ -1,4 +1,4 @@
-import type { EndpointHealth } from './pool/endpoint-states.ts';
+import type { EndpointHealth } from '../pool/endpoint-states.ts';
 
 /**
  * The one status vocabulary every view of an endpoint shows (tree, status bar, panel): the pool's

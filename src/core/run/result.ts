@@ -1,7 +1,7 @@
-import type { GenerationOptions } from './options.ts';
-import type { SentTimes } from './pool/transport.ts';
-import type { Answer, Usage } from './request-shapes.ts';
-import type { TemplatePath } from './templating/setting.ts';
+import type { GenerationOptions } from '../pool/options.ts';
+import type { SentTimes } from '../pool/transport.ts';
+import type { Answer, Usage } from '../requests/request-shapes.ts';
+import type { TemplatePath } from '../templating/setting.ts';
 
 /** One prompt going into a run; `input` carries the rest of its input line, untouched. */
 export interface PromptInput {

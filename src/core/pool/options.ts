@@ -1,9 +1,9 @@
 import { DEFAULT_COOL_DOWN, type CoolDown } from './breaker.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
-import type { Route } from './http/base-url.ts';
-import type { Credential } from './http/credential.ts';
-import type { TemplateSetting } from './templating/setting.ts';
-import type { GenerationParams } from './generation-params.ts';
+import type { Route } from '../http/base-url.ts';
+import type { Credential } from '../http/credential.ts';
+import type { TemplateSetting } from '../templating/setting.ts';
+import type { GenerationParams } from '../requests/generation-params.ts';
 
 /** Where each prompt goes (routing.ts scores them; Aurora-Swarm's i mod n is round-robin). */
 export type RouteStrategy = 'round-robin' | 'least-requests' | 'least-load' | 'kv-cache' | 'prefix-aware';

@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, 
 import { once } from 'node:events';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { PromptResult } from './result.ts';
+import type { PromptResult } from '../run/result.ts';
 import { resultRow } from './result-row.ts';
 import { FINAL, PARTIAL, RowIndex, type RowPlace, type Source } from './results-index.ts';
 import { lockResults, type ResultsLock } from './results-lock.ts';

@@ -1,4 +1,4 @@
-import { RequestFailure } from './http/failure.ts';
+import { RequestFailure } from '../http/failure.ts';
 
 /** `POST /v1/embeddings` body: vLLM takes a list of inputs; floats, so nothing needs decoding. */
 export function embeddingsBody(inputs: readonly string[], model: string): Record<string, unknown> {
