@@ -70,11 +70,14 @@ describe('bad input: one clear line, exit 2', { concurrency: 4, timeout: patienc
     badInput(r, /--concurrency must be an integer from 1 to 100,000/, 3);
     assert.match(r.stderr, /^usage: swarm scatter --hostfile FILE --prompts FILE \[options\]$/m);
     assert.match(r.stderr, /^\(see swarm scatter --help\)$/m);
-    for (const [flag, value] of [['--max-tokens', '1e99'], ['--seed', '-1'], ['--timeout', 'inf']]) {
+    for (const [flag, value] of [['--max-tokens', '1e99'], ['--seed', '1.5'], ['--timeout', 'inf'], ['--temperature', '2.5'], ['--top-p', '0'], ['-n', '16385']]) {
       const bad = await scatter('--prompts', prompts, flag!, value!);
       badInput(bad, new RegExp(flag!), 3);
       assert.doesNotMatch(bad.stderr, /9007199254740991|Infinity/);
     }
+    // vLLM's limits, the same ones the panel's form and the host apply (core/requests/generation-params.ts).
+    badInput(await scatter('--prompts', prompts, '--temperature', '3'), /--temperature must be a number from 0 to 2/, 3);
+    badInput(await scatter('--prompts', prompts, '--temperature', '0', '-n', '2'), /n must be 1 when temperature is 0/);
   });
 
   it('error lists are capped and control characters escaped', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
-import { armOrder, compareBatching, gainVerdict, matchedConcurrency, medianRound, requestSpans, type Arm, type ArmRound, type MatchedArm } from '../src/core/compare.ts';
+import { armOrder, compareBatching, gainVerdict, matchedConcurrency, medianRound, requestSpans, type Arm, type ArmRound, type MatchedArm } from '../src/core/run/compare.ts';
 import type { Endpoint, PromptResult, RunSummary } from '../src/core/index.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
 import { tlsGateway } from './helpers/tls-gateway.ts';
-import { secretEnvName } from '../src/core/secret-env.ts';
+import { secretEnvName } from '../src/core/process/secret-env.ts';
 
 /**
  * Detached runs with the built CLI: started here (a folder of runs per test) and on a login node

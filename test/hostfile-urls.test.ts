@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { endpointId, originOf } from '../src/core/endpoint.ts';
+import { endpointId, originOf } from '../src/core/endpoints/endpoint.ts';
 import { parseHostfile, writeHostfile } from '../src/core/hostfile/index.ts';
 
 const F = 'swarm.hosts';

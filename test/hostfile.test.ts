@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Endpoint } from '../src/core/endpoint.ts';
+import type { Endpoint } from '../src/core/endpoints/endpoint.ts';
 import {
   DEFAULT_PORT,
   formatIssue,

@@ -77,6 +77,20 @@ describe('Compose: the ported patterns and the routing choice', () => {
     assert.throws(() => runRequest({ ...base, pattern: 'swarm' }), /pattern must be one of scatter, map, broadcast, tree-reduce, fan-out-fan-in, pipeline, blackboard/);
     assert.deepEqual(runRequest({ ...base, patterns: { stages: [], smuggled: '<img>' } }).patterns, { stages: [] }, 'unknown fields are dropped');
   });
+
+  it('the host holds the generation parameters to the same limits as the form and the CLI (vLLM\'s)', () => {
+    const base = { pattern: 'scatter', prompts: ['p'], tags: [], batch: true };
+    assert.throws(() => runRequest({ ...base, temperature: 2.5 }), /temperature must be a number from 0 to 2/);
+    assert.throws(() => runRequest({ ...base, topP: 0 }), /top_p must be a number above 0, at most 1/);
+    assert.throws(() => runRequest({ ...base, n: 16_385 }), /n must be a whole number from 1 to 16,384/);
+    assert.throws(() => runRequest({ ...base, maxTokens: 0.5 }), /max_tokens must be a whole number of at least 1/);
+    assert.throws(() => runRequest({ ...base, temperature: 0, n: 2 }), /n must be 1 when temperature is 0/);
+    assert.throws(() => runRequest({ ...base, stop: ['END', ''] }), /stop string cannot be empty/);
+    assert.throws(() => runRequest({ ...base, extra: { max_tokens: 9 } }), /max_tokens are set by Swarm Lab itself/);
+    const r = runRequest({ ...base, model: '', system: '', temperature: 2, topP: 1, seed: -3, n: 16_384, stop: [], maxTokens: null, smuggled: 1 });
+    assert.deepEqual((({ model, system, temperature, topP, seed, n, stop, maxTokens }) => ({ model, system, temperature, topP, seed, n, stop, maxTokens }))(r),
+      { model: undefined, system: undefined, temperature: 2, topP: 1, seed: -3, n: 16_384, stop: undefined, maxTokens: undefined }, 'cleared fields are unset; the limits\' edges pass');
+  });
 });
 
 describe('the steps the host shows, from real runs on the simulator (echo: "completion: <prompt>")', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
-import { endpointId, scatterGather, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
+import { endpointId, scatterGather, subpool, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
 import { closedPort } from './helpers/cli.ts';
 import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 
@@ -118,6 +118,15 @@ describe('retries and failover', () => {
     assert.equal(r!.status, 'failed');
     assert.equal(r!.attempts, 3);
     assert.match(r!.error!, /^HTTP 503/);
+  });
+
+  it('a sub-pool whose every endpoint fails says why, with its own endpoints\' reasons', async () => {
+    const live = await fx.sim(1);
+    const failing = await fx.sim(1, { faultRate: 1, faultStatus: 503 });
+    const pool = fx.pool([...live.endpoints, ...failing.endpoints], { retry: { ...FAST_RETRY, budgetMs: 1_000 } });
+    const [r] = (await scatterGather(subpool.slice(pool, 1), ['a'], { batch: false, maxTokens: 5 }).done).results;
+    assert.equal(r!.status, 'failed');
+    assert.match(r!.error!, /^HTTP 503.*, then every endpoint serving \S+ is down or benched \(HTTP 503/);
   });
 
   it('gets every prompt through a flaky server when retries allow', async () => {

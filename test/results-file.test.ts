@@ -23,7 +23,7 @@ import {
   type PromptResult,
   type PromptStatus,
 } from '../src/core/index.ts';
-import { resultRow } from '../src/core/result-row.ts';
+import { resultRow } from '../src/core/results/result-row.ts';
 import { smallDisk } from './helpers/tmpfs.ts';
 
 function result(index: number, p: PromptInput, status: PromptStatus, text: string): PromptResult {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { scatterGather, treeReduce, type PromptResult } from '../src/core/index.ts';
-import { DRAINED, walltimeReached } from '../src/core/result.ts';
+import { DRAINED, walltimeReached } from '../src/core/run/result.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();

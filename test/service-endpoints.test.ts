@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { checkHealth, endpointId, hostfileFromText, scatterGather, type Endpoint } from '../src/core/index.ts';
 import { pathUnder } from '../src/core/http/base-url.ts';
 import { fixedKey } from '../src/core/http/credential.ts';
-import { KeyCommand, KeyCommandError, splitCommandLine } from '../src/core/key-command.ts';
+import { KeyCommand, KeyCommandError, splitCommandLine } from '../src/core/process/key-command.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
 /** A run's report and every warning it gave. */

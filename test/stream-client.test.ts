@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { scatterGather } from '../src/core/index.ts';
-import { StreamAnswers } from '../src/core/stream-answers.ts';
+import { StreamAnswers } from '../src/core/requests/stream-answers.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();

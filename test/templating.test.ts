@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { compareBatching, scatterGather, SwarmPool } from '../src/core/index.ts';
-import { renderedAnswer } from '../src/core/request-shapes.ts';
+import { renderedAnswer } from '../src/core/requests/request-shapes.ts';
 import { loadTemplateFile, parseHarmony, TemplateFileError } from '../src/core/templating/index.ts';
 import { ensureBuilt, runCli } from './helpers/cli.ts';
 import { ignoringN, rewritingTemplate } from './helpers/odd-servers.ts';

@@ -3,13 +3,14 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parsePrompts, percentile, PromptFile, sizeMaxTokens } from '../src/core/index.ts';
 import { serverErrorMessage } from '../src/core/http/failure.ts';
-import { fillTemplate } from '../src/core/plan.ts';
-import { chatBody, completionsBody, readChat, readCompletions } from '../src/core/request-shapes.ts';
-import { backoffDelay, DEFAULT_RETRY } from '../src/core/retry.ts';
-import { SwarmPool } from '../src/core/pool.ts';
-import { OrderedJsonlWriter } from '../src/core/results-file.ts';
-import { resultRow } from '../src/core/result-row.ts';
-import { failedResult, type PromptResult } from '../src/core/result.ts';
+import { fillTemplate } from '../src/core/run/plan.ts';
+import { chatBody, completionsBody, readChat, readCompletions } from '../src/core/requests/request-shapes.ts';
+import { backoffDelay, DEFAULT_RETRY, nextRetry, RECONNECT_RETRY } from '../src/core/pool/retry.ts';
+import { RequestFailure } from '../src/core/http/failure.ts';
+import { SwarmPool } from '../src/core/pool/swarm-pool.ts';
+import { OrderedJsonlWriter } from '../src/core/results/results-file.ts';
+import { resultRow } from '../src/core/results/result-row.ts';
+import { failedResult, type PromptResult } from '../src/core/run/result.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,22 @@ describe('sizing and timing', () => {
         return d >= 0 && d <= Math.min(DEFAULT_RETRY.maxDelayMs, DEFAULT_RETRY.baseDelayMs * 2 ** (n - 1));
       }),
     );
+  });
+
+  it('one retry decision: transient failures only, within attempts, one refusal and the budget; a tunnel reconnects forever at 1, 2, 4, 8, 16, 30 s', () => {
+    const tally = (attempts: number, refusals = 0, startedAt = 0) => ({ attempts, refusals, startedAt });
+    const reset = new RequestFailure('reset', 'reset');
+    assert.equal(nextRetry(new RequestFailure('http', 'bad', 400), tally(1), DEFAULT_RETRY, 0), null, 'a 400 is the prompt\'s fault');
+    assert.equal(nextRetry(new RequestFailure('timeout', 't'), tally(1), DEFAULT_RETRY, 0), null, 'a run\'s timeout fails over');
+    assert.notEqual(nextRetry(new RequestFailure('timeout', 't'), tally(1), { ...DEFAULT_RETRY, retryTimeouts: true }, 0), null, 'a lookup\'s is tried again');
+    assert.notEqual(nextRetry(reset, tally(DEFAULT_RETRY.maxAttempts - 1), DEFAULT_RETRY, 0), null);
+    assert.equal(nextRetry(reset, tally(DEFAULT_RETRY.maxAttempts), DEFAULT_RETRY, 0), null, 'out of attempts');
+    assert.equal(nextRetry(new RequestFailure('refused', 'r'), tally(1, 1), DEFAULT_RETRY, 0), DEFAULT_RETRY.refusedRetryDelayMs);
+    assert.equal(nextRetry(new RequestFailure('refused', 'r'), tally(2, 2), DEFAULT_RETRY, 0), null, 'refused twice: down, not busy');
+    assert.equal(nextRetry(new RequestFailure('http', 'busy', 503, { retryAfterMs: 1_234 }), tally(1), DEFAULT_RETRY, 0), 1_234, 'Retry-After is obeyed');
+    assert.equal(nextRetry(new RequestFailure('http', 'busy', 503, { retryAfterMs: 1_000 }), tally(1), DEFAULT_RETRY, DEFAULT_RETRY.budgetMs), null, 'past the budget');
+    const waits = [1, 2, 3, 4, 5, 6, 100].map((n) => nextRetry(new RequestFailure('tunnel', 'ssh: exit 255'), tally(n), RECONNECT_RETRY, 1e9));
+    assert.deepEqual(waits, [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
   });
 
   it('computes percentiles as numpy does', () => {

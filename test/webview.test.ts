@@ -97,7 +97,9 @@ describe('webview: pure parts', () => {
     for (const [patch, message] of [
       [{ topP: '0' }, /top_p must be a number above 0, at most 1/],
       [{ seed: '1.5' }, /Seed must be a whole number/],
-      [{ n: '17' }, /n must be a whole number from 1 to 16/],
+      [{ n: '16385' }, /n must be a whole number from 1 to 16,384/],
+      [{ temperature: '0' }, /n must be 1 when temperature is 0/],
+      [{ maxTokens: '0' }, /Max tokens must be a whole number of at least 1/],
       [{ extraText: '[1]' }, /Extra fields must be a JSON object/],
       [{ temperature: '3' }, /Temperature must be a number from 0 to 2/],
     ] as const) assert.match(summarize({ ...params, ...patch }, ENDPOINTS).problem ?? '', message);

@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { ARRIVAL_PROCESSES, parseSlo, SWEEP_METRICS, type ArrivalProcess, type PromptInput, type Slo, type SweepMetric } from '../core/index.ts';
+import { ARRIVAL_PROCESSES, LIMITS, parseSlo, rangeText, SWEEP_METRICS, withinLimit, type ArrivalProcess, type GenerationParams, type NumericParam, type PromptInput, type Slo, type SweepMetric } from '../core/index.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 import { readConfigFile } from './config-file.ts';
@@ -33,14 +33,16 @@ export interface Experiment {
   outputLen?: number;
   rangeRatio: number;
   slo?: Slo;
-  sampling: { maxTokens?: number; temperature?: number; topP?: number; seed?: number };
+  sampling: Pick<GenerationParams, SampledParam>;
   repetitions: number;
   sweep?: { parameter: SweepParameter; values: number[]; metric: SweepMetric };
 }
 
 const TOP = ['name', 'endpoints', 'model', 'prompts', 'pattern', 'params', 'sampling', 'repetitions', 'compare', 'sweep'];
 const PARAMS = ['batch', 'stream', 'concurrency', 'list_length', 'duration', 'request_rate', 'arrivals', 'output_len', 'range_ratio', 'slo'];
-const SAMPLING = ['max_tokens', 'temperature', 'top_p', 'seed'];
+/** The generation parameters an experiment may fix, under vLLM's names and within the core's (vLLM's) limits. */
+const SAMPLED = ['maxTokens', 'temperature', 'topP', 'seed'] as const satisfies readonly NumericParam[];
+type SampledParam = (typeof SAMPLED)[number];
 const LISTED = 20;
 
 /**
@@ -100,7 +102,7 @@ export async function readExperiment(path: string): Promise<Experiment> {
   if (pattern === 'load' && duration === undefined) bad('params.duration', 'required with pattern load (seconds)');
 
   const sampling = obj(top.sampling, 'sampling');
-  known(sampling, SAMPLING, 'sampling');
+  known(sampling, SAMPLED.map((name) => LIMITS[name].wire), 'sampling');
 
   const compare = top.compare;
   let arms: Experiment['arms'] = pattern === 'load' ? ['load'] : [params.batch === false ? 'individual' : 'batched'];
@@ -155,11 +157,12 @@ export async function readExperiment(path: string): Promise<Experiment> {
   set('duration', duration);
   set('requestRate', number(params, 'request_rate', 'params.', 0.001, 1_000_000, false));
   set('outputLen', number(params, 'output_len', 'params.', 1, 1_000_000, true));
-  const maxTokens = number(sampling, 'max_tokens', 'sampling.', 1, 10_000_000, true);
-  const temperature = number(sampling, 'temperature', 'sampling.', 0, 100, false);
-  const topP = number(sampling, 'top_p', 'sampling.', 0, 1, false);
-  const seed = number(sampling, 'seed', 'sampling.', 0, 4_294_967_295, true);
-  experiment.sampling = { ...(maxTokens !== undefined ? { maxTokens } : {}), ...(temperature !== undefined ? { temperature } : {}), ...(topP !== undefined ? { topP } : {}), ...(seed !== undefined ? { seed } : {}) };
+  for (const name of SAMPLED) {
+    const { wire } = LIMITS[name];
+    if (sampling[wire] === undefined) continue;
+    if (withinLimit(LIMITS[name], sampling[wire])) experiment.sampling[name] = sampling[wire];
+    else bad(`sampling.${wire}`, `must be ${rangeText(LIMITS[name])}`);
+  }
   if (problems.length) {
     const more = problems.length > LISTED ? [`… and ${problems.length - LISTED} more`] : [];
     throw new CliError([...problems.slice(0, LISTED), ...more].map(printable).join('\n'));

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseTagFilter, ROUTE_STRATEGIES, subpool, type RouteStrategy, type RunOptions, type SwarmPool } from '../core/index.ts';
+import { generationParams, LIMITS, numberText, parseTagFilter, rangeText, ROUTE_STRATEGIES, subpool, withinLimit, type NumericParam, type RouteStrategy, type RunOptions, type SwarmPool } from '../core/index.ts';
 
 /** Options of every command that reads a hostfile and talks to the swarm. */
 export interface SwarmFlags {
@@ -113,15 +113,27 @@ export function addSwarmOptions(cmd: Command): Command {
     );
 }
 
+/** A generation parameter's flag: its parser and help take the core's one limit (vLLM's). */
+function param(flag: string, name: NumericParam) {
+  const limit = LIMITS[name];
+  return (value: string): number => {
+    const n = limit.integer && !/^\s*[+-]?\d+\s*$/.test(value) ? NaN : numberText(value);
+    if (!withinLimit(limit, n)) throw new InvalidArgumentError(`${flag} must be ${rangeText(limit)}`);
+    return n;
+  };
+}
+
+const within = (name: NumericParam) => `(${rangeText(LIMITS[name])})`;
+
 export function addGenerationOptions(cmd: Command): Command {
   return cmd
-    .option('--max-tokens <n>', 'max_tokens per answer (default: sized from max_model_len, at most 512)', int('--max-tokens', 1, 10_000_000))
+    .option('--max-tokens <n>', `max_tokens per answer ${within('maxTokens')}; default: sized from max_model_len, at most 512`, param('--max-tokens', 'maxTokens'))
     .option('--system <text>', 'system prompt (batch mode prepends it to each prompt)')
-    .option('--temperature <t>', 'sampling temperature', num('--temperature', 0, 100))
-    .option('--top-p <p>', 'nucleus sampling', num('--top-p', 0, 1))
-    .option('--seed <s>', 'sampling seed', int('--seed', 0, 4_294_967_295))
-    .addOption(new Option('--stop <text>', 'stop string (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
-    .option('-n, --n <n>', 'choices per prompt (results keep all in `texts`)', int('-n', 1, 128))
+    .option('--temperature <t>', `sampling temperature ${within('temperature')}`, param('--temperature', 'temperature'))
+    .option('--top-p <p>', `nucleus sampling ${within('topP')}`, param('--top-p', 'topP'))
+    .option('--seed <s>', `sampling seed ${within('seed')}`, param('--seed', 'seed'))
+    .addOption(new Option('--stop <text>', 'stop string, not empty (repeatable)').argParser((v: string, prev: string[]) => [...prev, v]).default([], 'none'))
+    .option('-n, --n <n>', `choices per prompt ${within('n')}; results keep all in \`texts\``, param('-n', 'n'))
     .addOption(new Option('--param <key=value>', 'any other vLLM request field, e.g. reasoning_effort=low (repeatable)').argParser(collectParam).default({}, 'none'))
     .option('--reasoning-fallback', "use a reasoning model's chain of thought as the answer when it ran out of tokens (Aurora-Swarm's behaviour)")
     .option('--no-token-ids', "unstreamed batches: do not ask for each answer's token ids (return_token_ids, ~2.5× the response); rows' token counts are then null, the summary's totals stay");
@@ -135,14 +147,8 @@ export function narrowed(pool: SwarmPool, flags: Pick<SwarmFlags, 'tag' | 'slice
 }
 
 export function runOptions(flags: SwarmFlags & GenerationFlags): RunOptions {
-  const o: RunOptions = { tags: flags.tag, stop: flags.stop, extra: flags.param };
-  if (flags.model) o.model = flags.model;
-  if (flags.maxTokens !== undefined) o.maxTokens = flags.maxTokens;
-  if (flags.system !== undefined) o.system = flags.system;
-  if (flags.temperature !== undefined) o.temperature = flags.temperature;
-  if (flags.topP !== undefined) o.topP = flags.topP;
-  if (flags.seed !== undefined) o.seed = flags.seed;
-  if (flags.n !== undefined) o.n = flags.n;
+  const { model, maxTokens, system, temperature, topP, seed, stop, n, param: extra } = flags;
+  const o: RunOptions = { tags: flags.tag, ...generationParams({ model, maxTokens, system, temperature, topP, seed, stop, n, extra }) };
   if (flags.reasoningFallback) o.reasoningFallback = true;
   if (flags.tokenIds === false) o.tokenIds = false;
   return o;

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { endpointId, keyRefText, type Endpoint, type PoolOptions } from '../core/index.ts';
 import { fixedKey, type Credential } from '../core/http/credential.ts';
-import { KeyCommand, KeyCommandError, splitCommandLine } from '../core/key-command.ts';
-import { secretEnvName } from '../core/secret-env.ts';
+import { KeyCommand, KeyCommandError, splitCommandLine } from '../core/process/key-command.ts';
+import { secretEnvName } from '../core/process/secret-env.ts';
 import { CliError } from './exit.ts';
 import { printable } from './format.ts';
 

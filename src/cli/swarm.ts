@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import {
-  checkExtra,
+  combinationProblem,
+  extraProblem,
   checkRemotePath,
   DEFAULT_RETRY,
   endpointId,
@@ -228,11 +229,10 @@ function checkFlags(flags: SwarmFlags & Partial<GenerationFlags> & ReachFlags): 
   } catch (err) {
     throw new CliError(`--remote-hostfile: ${(err as Error).message}`);
   }
-  try {
-    checkExtra(flags.param);
-  } catch (err) {
-    throw new CliError(`--param: ${(err as Error).message}`);
-  }
+  const extra = extraProblem(flags.param);
+  if (extra) throw new CliError(`--param: ${extra}`);
+  const combination = combinationProblem({ temperature: flags.temperature, n: flags.n, stop: flags.stop });
+  if (combination) throw new CliError(combination);
 }
 
 /** SSH input problems are bad input (exit 2); anything else ssh reports stays an error of the run. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { secretEnvName } from '../core/secret-env.ts';
+import { secretEnvName } from '../core/process/secret-env.ts';
 import type { Services } from './services.ts';
 
 /** The variables the bundled CLI keeps from the editor's environment (no settings, no secrets of ours). */

@@ -1,16 +1,16 @@
 import * as vscode from 'vscode';
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import type { RunJob } from '../panel/protocol.ts';
-import { recordHealth } from '../core/endpoint-health.ts';
-import { viewStatus, type EndpointStatus } from '../core/endpoint-status.ts';
-import { checkHealth, type EndpointHealthReport } from '../core/health.ts';
+import { recordHealth } from '../core/endpoints/endpoint-health.ts';
+import { viewStatus, type EndpointStatus } from '../core/endpoints/endpoint-status.ts';
+import { checkHealth, type EndpointHealthReport } from '../core/endpoints/health.ts';
 import type { Route } from '../core/http/base-url.ts';
 import { RequestFailure } from '../core/http/failure.ts';
-import { readLoad, type EndpointLoad } from '../core/load.ts';
-import type { PoolOptions } from '../core/options.ts';
-import { SwarmPool } from '../core/pool.ts';
+import { readLoad, type EndpointLoad } from '../core/endpoints/load.ts';
+import type { PoolOptions } from '../core/pool/options.ts';
+import { SwarmPool } from '../core/pool/swarm-pool.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
-import { waitForHealthy } from '../core/wait.ts';
+import { waitForHealthy } from '../core/endpoints/wait.ts';
 import { sameKeys } from './endpoint-keys.ts';
 import { throttle } from './throttle.ts';
 

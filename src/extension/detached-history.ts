@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
-import { summarize } from '../core/summary.ts';
+import { summarize } from '../core/run/summary.ts';
 import type { HistoryEntry, OpenedRun, Pattern, ResultRow, RunRecord } from '../panel/protocol.ts';
 import type { DetachedRun, RemoteRuns } from './detached-runs-remote.ts';
 

@@ -1,7 +1,7 @@
 import { appendFile, copyFile, mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { liveState, processAlive, readStatus, STATUS_FILE } from '../core/runs/status.ts';
-import { partialPathOf } from '../core/results-file.ts';
+import { partialPathOf } from '../core/results/results-file.ts';
 import { hostname } from 'node:os';
 
 const POLL_MS = 1_000;

@@ -1,4 +1,4 @@
-import { endpointId, keyRefText, type Endpoint } from '../core/endpoint.ts';
+import { endpointId, keyRefText, type Endpoint } from '../core/endpoints/endpoint.ts';
 import { fixedKey, type Credential } from '../core/http/credential.ts';
 import type { ApiKeyStore } from './secrets.ts';
 

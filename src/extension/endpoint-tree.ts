@@ -1,13 +1,13 @@
 import * as vscode from 'vscode';
-import { failureRate, STATUS_ORDER, type EndpointStatus } from '../core/endpoint-status.ts';
+import { failureRate, STATUS_ORDER, type EndpointStatus } from '../core/endpoints/endpoint-status.ts';
 import type { EndpointView, SwarmConnection } from './connection.ts';
 import { describeJob } from '../core/scheduler/job-format.ts';
 import { isFinished } from '../core/scheduler/job.ts';
 import { jobPhrase, type JobWatch, type WatchedJob } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
-import { STATUS_LABELS } from '../core/endpoint-status.ts';
+import { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
 import { throttle, type Throttled } from './throttle.ts';
-import { naturalOrder } from '../core/natural-order.ts';
+import { naturalOrder } from '../core/endpoints/natural-order.ts';
 
 type Node = { kind: 'job'; job: WatchedJob } | { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };
 

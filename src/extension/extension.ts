@@ -56,7 +56,9 @@ export interface SwarmLabApi {
 export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   const log = vscode.window.createOutputChannel('Swarm Lab', { log: true });
   const keys = new ApiKeyStore(context.secrets);
-  const session = new Session(keys, log);
+  const onDemand = () => import('./on-demand.ts');
+  // The pool and its HTTP stack load on first connect: no part of activation.
+  const session = new Session(keys, log, async (...args) => new (await onDemand()).SwarmConnection(...args));
   const runs = new RunTracker();
   const jobs = new JobWatch(context.workspaceState);
   const detached = new DetachedRunsTree();
@@ -72,7 +74,6 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     const master = c?.tunnel?.master;
     detached.setRemote(master ? new RemoteRuns(c.tunnel!.label, master, settings().remoteRunsFolder) : undefined);
   });
-  const onDemand = () => import('./on-demand.ts');
 
   const command = (id: string, run: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, run as (...args: unknown[]) => unknown);
   context.subscriptions.push(

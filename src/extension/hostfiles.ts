@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import { hostfileFromText, HostfileError } from '../core/hostfile/index.ts';
 import { hostfileGlobs, settings } from './settings.ts';
 

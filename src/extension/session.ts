@@ -1,10 +1,16 @@
 import * as vscode from 'vscode';
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
 import type { SwarmConnection, SwarmSource } from './connection.ts';
 import { endpointKeys } from './endpoint-keys.ts';
 import type { ApiKeyStore } from './secrets.ts';
 import { poolOptions, settings } from './settings.ts';
+
+/**
+ * Makes a connection. Activation passes one that loads the pool and its HTTP stack (on-demand.ts)
+ * on first connect; taking it as a parameter keeps this file below the commands that use the session.
+ */
+export type MakeConnection = (...args: ConstructorParameters<typeof SwarmConnection>) => Promise<SwarmConnection>;
 
 /** The one connected swarm of this window (or none), announced to the tree, the status bar and the commands. */
 export class Session implements vscode.Disposable {
@@ -16,6 +22,7 @@ export class Session implements vscode.Disposable {
   constructor(
     private readonly keys: ApiKeyStore,
     private readonly log: vscode.LogOutputChannel,
+    private readonly makeConnection: MakeConnection,
   ) {}
 
   get connection(): SwarmConnection | undefined {
@@ -26,11 +33,9 @@ export class Session implements vscode.Disposable {
   async open(source: SwarmSource, endpoints: readonly Endpoint[], tunnel?: Tunnel, onDispose?: () => Promise<void>): Promise<SwarmConnection> {
     await this.close();
     const s = settings();
-    // Loaded on first connect: the pool and its HTTP stack are no part of activation.
-    const { SwarmConnection } = await import('./on-demand.ts');
     const keys = await endpointKeys(endpoints, this.keys);
     if (keys.missing.length) this.log.warn(`no key stored for ${keys.missing.join(', ')}: those endpoints are sent none (set it with "Swarm: Set API Key"; key=env: reads the environment VS Code was started in)`);
-    const connection = new SwarmConnection(source, endpoints, poolOptions(s, keys.credentials), tunnel, onDispose);
+    const connection = await this.makeConnection(source, endpoints, poolOptions(s, keys.credentials), tunnel, onDispose);
     this.current = connection;
     tunnel?.on('down', (why) => {
       this.log.error(`SSH connection lost: ${why}`);

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import { humanDuration } from '../core/scheduler/walltime.ts';
-import { summaryRows } from '../core/summary.ts';
+import { summaryRows } from '../core/run/summary.ts';
 import type { SwarmConnection } from './connection.ts';
-import { STATUS_LABELS } from '../core/endpoint-status.ts';
+import { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
 import { describeJob } from '../core/scheduler/job-format.ts';
 import { jobPhrase, type JobWatch } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';

@@ -1,5 +1,5 @@
-import type { Run } from '../core/run.ts';
-import { walltimeReached } from '../core/result.ts';
+import type { Run } from '../core/run/run.ts';
+import { walltimeReached } from '../core/run/result.ts';
 import { jobEndReason } from '../core/scheduler/job-end.ts';
 import { walltimeEnd } from '../core/scheduler/job.ts';
 import { walltimeStop } from '../core/scheduler/walltime.ts';

@@ -7,12 +7,13 @@
  * then `init`. Requests carry a `requestId` and get exactly one `reply`. Starting a run is a
  * request too; the run's lifecycle (RunMessage) follows.
  */
-import type { ArmRound, Arm, Comparison } from '../core/compare.ts';
+import type { ArmRound, Arm, Comparison } from '../core/run/compare.ts';
 import type { Aggregate, AggregateName, ClientOverhead, PredictedRun, PromptResult, RouteStrategy, RunSummary, SweepRow } from '../core/index.ts';
-import type { EndpointStatus } from '../core/endpoint-status.ts';
+import type { EndpointStatus } from '../core/endpoints/endpoint-status.ts';
+import type { GenerationParams } from '../core/requests/generation-params.ts';
 /** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
-export { STATUS_LABELS } from '../core/endpoint-status.ts';
-import type { ServerLoad } from '../core/server-metrics.ts';
+export { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
+import type { ServerLoad } from '../core/endpoints/server-metrics.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;
 
@@ -25,8 +26,8 @@ export interface PromptRow {
   input?: Record<string, unknown>;
 }
 
-/** What the Run button asks for. */
-export interface RunRequest {
+/** What the Run button asks for: the core's generation parameters (one schema, vLLM's limits), and how to run. */
+export interface RunRequest extends GenerationParams {
   pattern: Pattern;
   /** scatter: the prompt set. */
   prompts: PromptRow[];
@@ -39,17 +40,6 @@ export interface RunRequest {
   fanin?: number;
   /** Only endpoints with these tags; empty = all. */
   tags: Array<[string, string]>;
-  model?: string;
-  maxTokens?: number;
-  temperature?: number;
-  /** The other generation parameters the CLI has (the core's GenerationOptions). */
-  system?: string;
-  topP?: number;
-  seed?: number;
-  stop?: string[];
-  n?: number;
-  /** Any other vLLM request field (`reasoning_effort`, …); the host refuses ones Swarm Lab sets itself. */
-  extra?: Record<string, unknown>;
   /** Batch prompting (scatter and map). */
   batch: boolean;
   /** Stream answers: the core then measures TTFT, TPOT and ITL (and counts each prompt's tokens, batched too). */
@@ -130,7 +120,8 @@ export interface RunContext {
   serverVersion?: string;
   /** The launched job the endpoints ran in, when they did. */
   job?: RunJob;
-  params: { batch: boolean; stream?: boolean; maxTokens?: number; temperature?: number; tags: Array<[string, string]>; fanin?: number } & Pick<RunRequest, 'system' | 'topP' | 'seed' | 'stop' | 'n' | 'extra' | 'route'>;
+  /** The generation parameters it sent (its model is `model` above), and how it ran. */
+  params: { batch: boolean; stream?: boolean; tags: Array<[string, string]>; fanin?: number } & Omit<GenerationParams, 'model'> & Pick<RunRequest, 'route'>;
 }
 
 /** A saved run (the history list); its results live in `file` under the runs folder. */

@@ -1,4 +1,4 @@
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import type { InferenceBackend } from './backend.ts';
 import type { SimOptions } from './options.ts';
 import { SimServer } from './server.ts';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import type { Endpoint } from '../core/endpoint.ts';
+import type { Endpoint } from '../core/endpoints/endpoint.ts';
 import type { InferenceBackend } from './backend.ts';
 import { chatApi, chatBatchApi } from './chat.ts';
 import { serveEmbeddings, unsupportedApi } from './embeddings.ts';

@@ -7,7 +7,7 @@
  */
 import uPlot from 'uplot';
 import type { ExperimentRun, ExperimentView } from '../../src/panel/protocol.ts';
-import type { SweepMetric } from '../../src/core/sweep.ts';
+import type { SweepMetric } from '../../src/core/run/sweep.ts';
 import type { ChartSpec } from '../charts/chart.ts';
 
 interface Colors {

@@ -4,7 +4,7 @@
  * files and servers.
  */
 import type { ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
-import type { SweepMetric } from '../../src/core/sweep.ts';
+import type { SweepMetric } from '../../src/core/run/sweep.ts';
 import type { SwarmChart } from '../charts/chart.ts';
 import { readColors, serversSpec, sweepSpec } from './specs.ts';
 

@@ -3,7 +3,8 @@
  */
 import { DEFAULT_REDUCE_PROMPT, type EndpointInfo, type Pattern, type PromptRow, type RunRequest } from '../../src/panel/protocol.ts';
 import { defaultPatterns, PORTED_PATTERNS, portedRequest, portedSummary, type PatternsCompose } from './patterns-compose.ts';
-import { naturalOrder } from '../../src/core/natural-order.ts';
+import { naturalOrder } from '../../src/core/endpoints/natural-order.ts';
+import { combinationProblem, COMPARE_ROUNDS, limitProblem, numberText, type NumericParam } from '../../src/core/requests/generation-params.ts';
 
 export interface ComposeState {
   pattern: Pattern;
@@ -172,20 +173,21 @@ export function summarize(c: ComposeState, endpoints: readonly EndpointInfo[]): 
   }
   // Down endpoints are a warning before Run (lib/swarm-health.ts), not a reason to refuse it.
   if (!problem && endpoints.length && !matchingEndpoints(endpoints, c.tags).some((e) => e.status !== 'excluded')) problem = 'No endpoint carries all the chosen tags.';
-  const temperature = c.temperature.trim();
-  if (temperature && !(Number(temperature) >= 0 && Number(temperature) <= 2)) problem ??= 'Temperature must be a number from 0 to 2.';
-  const maxTokens = c.maxTokens.trim();
-  if (maxTokens && !(Number.isInteger(Number(maxTokens)) && Number(maxTokens) >= 1)) problem ??= 'Max tokens must be a whole number of at least 1.';
-  if (c.compare && !(Number.isInteger(c.rounds) && c.rounds >= 1 && c.rounds <= 20)) problem ??= 'Rounds must be from 1 to 20.';
-  const topP = c.topP.trim();
-  if (topP && !(Number(topP) > 0 && Number(topP) <= 1)) problem ??= 'top_p must be a number above 0, at most 1.';
-  const seed = c.seed.trim();
-  if (seed && !(Number.isInteger(Number(seed)) && Number(seed) >= 0)) problem ??= 'Seed must be a whole number.';
-  const n = c.n.trim();
-  if (n && !(Number.isInteger(Number(n)) && Number(n) >= 1 && Number(n) <= 16)) problem ??= 'n must be a whole number from 1 to 16.';
+  for (const [name, label] of NUMBER_FIELDS) {
+    const text = c[name].trim();
+    if (text) problem ??= sentence(limitProblem(name, numberText(text), label));
+  }
+  if (c.compare && !(Number.isInteger(c.rounds) && c.rounds >= COMPARE_ROUNDS.min && c.rounds <= COMPARE_ROUNDS.max)) problem ??= `Rounds must be from ${COMPARE_ROUNDS.min} to ${COMPARE_ROUNDS.max}.`;
+  problem ??= sentence(combinationProblem({ temperature: numberOrUnset(c.temperature), n: numberOrUnset(c.n) }));
   if (c.extraText.trim() && extraFields(c.extraText) === null) problem ??= 'Extra fields must be a JSON object, e.g. {"reasoning_effort": "low"}.';
   return { count, chars, tokens: estimateTokens(chars), problem, warnings };
 }
+
+/** The form's number fields, each checked against the core's limit (vLLM's) under the label the form shows. */
+const NUMBER_FIELDS: ReadonlyArray<[NumericParam, string]> = [['maxTokens', 'Max tokens'], ['temperature', 'Temperature'], ['topP', 'top_p'], ['seed', 'Seed'], ['n', 'n']];
+
+const numberOrUnset = (text: string) => (text.trim() ? numberText(text) : undefined);
+const sentence = (problem: string | null) => (problem ? `${problem}.` : null);
 
 /** The extra fields box as an object; null when it is not a JSON object. */
 export function extraFields(text: string): Record<string, unknown> | null {
@@ -225,14 +227,10 @@ export function buildRunRequest(c: ComposeState): RunRequest {
   }
   Object.assign(request, portedRequest(c.pattern, c.patterns, c.prompt));
   if (c.model.trim()) request.model = c.model.trim();
-  if (c.maxTokens.trim()) request.maxTokens = Number(c.maxTokens);
-  if (c.temperature.trim()) request.temperature = Number(c.temperature);
+  for (const [name] of NUMBER_FIELDS) if (c[name].trim()) request[name] = numberText(c[name]);
   if (c.system.trim()) request.system = c.system;
-  if (c.topP.trim()) request.topP = Number(c.topP);
-  if (c.seed.trim()) request.seed = Number(c.seed);
   const stop = c.stopText.split('\n').filter((s) => s !== '');
   if (stop.length) request.stop = stop;
-  if (c.n.trim()) request.n = Number(c.n);
   const extra = c.extraText.trim() ? extraFields(c.extraText) : null;
   if (extra) request.extra = extra;
   if (c.stream && canBatch(c.pattern)) request.stream = true;

@@ -2,7 +2,7 @@
  * The latency figures of a run's summary in vLLM-bench vocabulary: E2EL always, TTFT, TPOT and ITL
  * when it was streamed; each as mean, p50, p90 and p99 (the core's LatencyStats). Pure.
  */
-import type { LatencyStats, RunSummary } from '../../src/core/summary.ts';
+import type { LatencyStats, RunSummary } from '../../src/core/run/summary.ts';
 
 export const LATENCY_STATS: ReadonlyArray<[label: string, key: keyof LatencyStats]> = [
   ['mean', 'meanMs'],

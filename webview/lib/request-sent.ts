@@ -3,7 +3,8 @@
  * the run's parameters: the endpoint URL, the body, where a batched prompt sat in its request's
  * list, the cache_salt. Pure; the table shows it as text.
  */
-import { CHAT_BATCH_PATH, chatBatchBody, chatBody, completionsBody } from '../../src/core/request-shapes.ts';
+import { CHAT_BATCH_PATH, chatBatchBody, chatBody, completionsBody } from '../../src/core/requests/request-shapes.ts';
+import { generationParams } from '../../src/core/requests/generation-params.ts';
 import { TEMPLATE_PATH_NOTES } from '../../src/core/templating/setting.ts';
 import type { ResultRow, RunContext } from '../../src/panel/protocol.ts';
 
@@ -37,15 +38,7 @@ export function requestSentText(r: ResultRow, ctx: SentContext, place: { positio
   if (r.endpoint === null || r.timings.sentMs === null) return `Not sent${r.error ? `: ${r.error}` : ''}.`;
   const p = ctx.params;
   const salt = ctx.cacheSalt ?? (typeof p?.extra?.cache_salt === 'string' ? p.extra.cache_salt : null);
-  const gen = {
-    ...(p?.system ? { system: p.system } : {}),
-    ...(p?.temperature !== undefined ? { temperature: p.temperature } : {}),
-    ...(p?.topP !== undefined ? { topP: p.topP } : {}),
-    ...(p?.seed !== undefined ? { seed: p.seed } : {}),
-    ...(p?.stop?.length ? { stop: p.stop } : {}),
-    ...(p?.n !== undefined ? { n: p.n } : {}),
-    ...(p?.extra || salt ? { extra: { ...p?.extra, ...(salt ? { cache_salt: salt } : {}) } } : {}),
-  };
+  const gen = { ...generationParams(p ?? {}), ...(salt ? { extra: { ...p?.extra, cache_salt: salt } } : {}) };
   const model = ctx.model ?? '(the first model the endpoint serves)';
   const maxTokens = p?.maxTokens ?? AUTO_MAX_TOKENS;
   // A batched row says how its prompt met the chat template (rows from before it did were raw lists).

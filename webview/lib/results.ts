@@ -2,9 +2,9 @@
  * The rows of the run on show, by input index, and the filtered view of them the table draws.
  * Pure: no DOM, so node tests it.
  */
-import { promptLatencies } from '../../src/core/summary.ts';
+import { promptLatencies } from '../../src/core/run/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
-import { naturalOrder } from '../../src/core/natural-order.ts';
+import { naturalOrder } from '../../src/core/endpoints/natural-order.ts';
 
 export type FilterMode = 'all' | 'failures' | 'ok';
 

@@ -2,9 +2,9 @@
  * Figures of a comparison (per arm, over its rounds: the median and the spread) and the data its
  * charts draw. Pure: no DOM, so node tests it.
  */
-import { median, speedup } from '../../src/core/stats.ts';
+import { median, speedup } from '../../src/core/run/stats.ts';
 import type { ArmRound, ComparisonView } from '../../src/panel/protocol.ts';
-import { naturalOrder } from '../../src/core/natural-order.ts';
+import { naturalOrder } from '../../src/core/endpoints/natural-order.ts';
 
 export type Arm = 'batched' | 'individual';
 export const ARMS: readonly Arm[] = ['batched', 'individual'];

@@ -2,7 +2,7 @@
  * `<swarm-results-table>`: the run's responses in input order, virtualized (VirtualList). Every
  * prompt and answer goes in with textContent: model output is text, never markup.
  */
-import { promptLatencies } from '../../src/core/summary.ts';
+import { promptLatencies } from '../../src/core/run/summary.ts';
 import type { ResultRow } from '../../src/panel/protocol.ts';
 import { int, ms, oneLine } from '../lib/format.ts';
 import { metricHelp } from '../lib/latency.ts';

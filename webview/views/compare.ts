@@ -9,7 +9,7 @@ import { figure, int } from '../lib/format.ts';
 import { ARMS, armLosses, endpointRows, figureRows, loadDistribution, lossText, roundsOf, tooClose, verdict, type Arm, type EndpointRow, type FigureRow, type Spread } from '../lib/stats.ts';
 import { when } from '../lib/format.ts';
 import { metricHelp, requestsByPathText } from '../lib/latency.ts';
-import { armRequests } from '../../src/core/stats.ts';
+import { armRequests } from '../../src/core/run/stats.ts';
 
 /** Endpoint rows the table shows before "Show all": the ones that failed most, then the busiest. */
 const SHOW_ENDPOINTS = 12;

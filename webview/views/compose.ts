@@ -7,6 +7,7 @@ import { swarmHealth } from '../lib/swarm-health.ts';
 import type { PanelApp as App } from '../panel-app.ts';
 import { endpointTags, items, matchingEndpoints, PATTERNS, type ComposeSummary } from '../lib/compose.ts';
 import { int, oneLine } from '../lib/format.ts';
+import { COMPARE_ROUNDS, LIMITS } from '../../src/core/requests/generation-params.ts';
 import type { PromptListActions } from '../table/prompt-list.ts';
 import { portedFields, routeField } from './pattern-fields.ts';
 import { STATUS_LABELS, type Pattern } from '../../src/panel/protocol.ts';
@@ -263,10 +264,10 @@ function endpointsPanel(app: App) {
         ${models.map((m) => html`<vscode-option value=${m} ?selected=${c.model === m}>${m}</vscode-option>`)}
       </vscode-single-select>
       <vscode-label for="max-tokens">Max tokens</vscode-label>
-      <vscode-textfield id="max-tokens" type="number" min="1" placeholder=${app.state.defaults.maxTokens === null ? 'auto' : String(app.state.defaults.maxTokens)} .value=${c.maxTokens}
+      <vscode-textfield id="max-tokens" type="number" min=${LIMITS.maxTokens.min} placeholder=${app.state.defaults.maxTokens === null ? 'auto' : String(app.state.defaults.maxTokens)} .value=${c.maxTokens}
         @input=${(e: Event) => app.setCompose({ maxTokens: value(e) })}></vscode-textfield>
       <vscode-label for="temperature">Temperature</vscode-label>
-      <vscode-textfield id="temperature" type="number" min="0" max="2" step="0.1" placeholder="server default" .value=${c.temperature}
+      <vscode-textfield id="temperature" type="number" min=${LIMITS.temperature.min} max=${LIMITS.temperature.max} step="0.1" placeholder="server default" .value=${c.temperature}
         @input=${(e: Event) => app.setCompose({ temperature: value(e) })}></vscode-textfield>
     </div>
     <vscode-collapsible id="more-params" title="More parameters" description="system prompt, top_p, seed, stop, n, extra fields" ?open=${Boolean(c.system || c.topP || c.seed || c.stopText || c.n || c.extraText)}>
@@ -274,13 +275,13 @@ function endpointsPanel(app: App) {
         <vscode-label for="system">System prompt</vscode-label>
         <vscode-textarea id="system" rows="2" placeholder="none (chat path only; batching sends raw prompts)" .value=${c.system} @input=${(e: Event) => app.setCompose({ system: value(e) })}></vscode-textarea>
         <vscode-label for="top-p">top_p</vscode-label>
-        <vscode-textfield id="top-p" type="number" min="0" max="1" step="0.05" placeholder="server default" .value=${c.topP} @input=${(e: Event) => app.setCompose({ topP: value(e) })}></vscode-textfield>
+        <vscode-textfield id="top-p" type="number" min=${LIMITS.topP.min} max=${LIMITS.topP.max} step="0.05" placeholder="server default" .value=${c.topP} @input=${(e: Event) => app.setCompose({ topP: value(e) })}></vscode-textfield>
         <vscode-label for="seed">Seed</vscode-label>
-        <vscode-textfield id="seed" type="number" min="0" placeholder="none" .value=${c.seed} @input=${(e: Event) => app.setCompose({ seed: value(e) })}></vscode-textfield>
+        <vscode-textfield id="seed" type="number" placeholder="none" .value=${c.seed} @input=${(e: Event) => app.setCompose({ seed: value(e) })}></vscode-textfield>
         <vscode-label for="stop">Stop sequences</vscode-label>
         <vscode-textarea id="stop" rows="2" placeholder="one per line" .value=${c.stopText} @input=${(e: Event) => app.setCompose({ stopText: value(e) })}></vscode-textarea>
         <vscode-label for="n">n</vscode-label>
-        <vscode-textfield id="n" type="number" min="1" max="16" placeholder="1" .value=${c.n} @input=${(e: Event) => app.setCompose({ n: value(e) })}></vscode-textfield>
+        <vscode-textfield id="n" type="number" min=${LIMITS.n.min} max=${LIMITS.n.max} placeholder="1" .value=${c.n} @input=${(e: Event) => app.setCompose({ n: value(e) })}></vscode-textfield>
         <vscode-label for="extra">Extra fields</vscode-label>
         <vscode-textarea id="extra" rows="2" placeholder='JSON, e.g. {"reasoning_effort": "low"}' .value=${c.extraText} @input=${(e: Event) => app.setCompose({ extraText: value(e) })}></vscode-textarea>
       </div>
@@ -305,7 +306,7 @@ function endpointsPanel(app: App) {
     ${batchable && c.compare
       ? html`<div class="params">
             <vscode-label for="rounds">Rounds (ABBA…)</vscode-label>
-            <vscode-textfield id="rounds" type="number" min="1" max="20" .value=${String(c.rounds)} @input=${(e: Event) => app.setCompose({ rounds: Number(value(e)) })}></vscode-textfield>
+            <vscode-textfield id="rounds" type="number" min=${COMPARE_ROUNDS.min} max=${COMPARE_ROUNDS.max} .value=${String(c.rounds)} @input=${(e: Event) => app.setCompose({ rounds: Number(value(e)) })}></vscode-textfield>
           </div>
           <vscode-checkbox id="cache-salt" .checked=${c.cacheSalt} @change=${(e: Event) => app.setCompose({ cacheSalt: checked(e) })}
             >Salt vLLM's prefix cache per arm (<code>cache_salt</code>)</vscode-checkbox

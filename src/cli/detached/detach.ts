@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { newRunId } from '../../core/index.ts';
-import { secretEnvName } from '../../core/secret-env.ts';
+import { secretEnvName } from '../../core/process/secret-env.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { sshLogin, type ReachFlags } from '../swarm.ts';

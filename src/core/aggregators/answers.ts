@@ -1,4 +1,4 @@
-import type { PromptResult } from '../result.ts';
+import type { PromptResult } from '../run/result.ts';
 
 /** What an aggregator reads of a result; any PromptResult fits. */
 export type AgentAnswer = Pick<PromptResult, 'ok' | 'text' | 'error' | 'endpoint' | 'index'>;

@@ -1,4 +1,4 @@
-import type { PromptResult } from '../result.ts';
+import type { PromptResult } from '../run/result.ts';
 import { bestOf } from './best-of.ts';
 import { concat } from './concat.ts';
 import { majorityVote, type Vote } from './majority-vote.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { Endpoint } from '../endpoint.ts';
-import { decodeUtf8 } from '../text-file.ts';
+import type { Endpoint } from '../endpoints/endpoint.ts';
+import { decodeUtf8 } from '../results/text-file.ts';
 import { HostfileError, makeIssue, type HostfileIssue } from './issue.ts';
 import { parseHostfile } from './parse.ts';
 

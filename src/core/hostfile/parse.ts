@@ -1,4 +1,4 @@
-import { endpointId, type Endpoint, type KeyRef } from '../endpoint.ts';
+import { endpointId, type Endpoint, type KeyRef } from '../endpoints/endpoint.ts';
 import { makeIssue, type HostfileIssue } from './issue.ts';
 import { checkBaseUrl, checkHost, checkIPv6, checkKeyRef, checkPort, checkTag, keyLikeTag, quote } from './validate.ts';
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { KeyRef } from '../endpoint.ts';
+import type { KeyRef } from '../endpoints/endpoint.ts';
 
 // Checks return an error message, or undefined when the value is fine.
 

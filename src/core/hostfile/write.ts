@@ -1,4 +1,4 @@
-import { keyRefText, type Endpoint } from '../endpoint.ts';
+import { keyRefText, type Endpoint } from '../endpoints/endpoint.ts';
 import { HostfileError, makeIssue, type HostfileIssue } from './issue.ts';
 import { checkBaseUrl, checkHost, checkKeyRef, checkPort, checkTag, keyLikeTag } from './validate.ts';
 

@@ -1,5 +1,5 @@
 import { rootCertificates } from 'node:tls';
-import { originOf, type Endpoint } from '../endpoint.ts';
+import { originOf, type Endpoint } from '../endpoints/endpoint.ts';
 import type { PoolOptions } from './undici-pool.ts';
 
 /** How an endpoint is reached: dialled directly, through an SSH forward, or through a SOCKS proxy. */

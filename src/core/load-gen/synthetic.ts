@@ -1,5 +1,5 @@
 import type { LoadRequest } from '../patterns/sustained-load.ts';
-import type { PromptInput } from '../result.ts';
+import type { PromptInput } from '../run/result.ts';
 
 /**
  * Prompts of a chosen length, as `vllm bench serve --dataset-name random` makes them: lengths drawn

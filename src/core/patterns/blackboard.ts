@@ -1,7 +1,7 @@
-import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import { Run } from '../run.ts';
-import { byTag } from '../subpool.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import { Run } from '../run/run.ts';
+import { byTag } from '../pool/subpool.ts';
 import { askEach, texts, within } from './steps.ts';
 
 /** Each section's entries, oldest first. */

@@ -1,7 +1,7 @@
-import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { RunContext } from '../run.ts';
-import { Run } from '../run.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { RunContext } from '../run/run.ts';
+import { Run } from '../run/run.ts';
 import { askEach, askOne, checkReducePrompt, texts, within } from './steps.ts';
 
 export interface BroadcastReduceInput {

@@ -1,6 +1,6 @@
-import { makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import { Run } from '../run.ts';
+import { makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import { Run } from '../run/run.ts';
 import { askEach } from './steps.ts';
 
 /** The same prompt to every selected endpoint (chat path); result i is endpoint i's answer. */

@@ -1,9 +1,9 @@
-import { dispatch } from '../dispatch.ts';
-import { makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import { normalizePrompts, type PromptInput } from '../result.ts';
-import { Run } from '../run.ts';
-import { byTag } from '../subpool.ts';
+import { dispatch } from '../dispatch/dispatcher.ts';
+import { makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import { normalizePrompts, type PromptInput } from '../run/result.ts';
+import { Run } from '../run/run.ts';
+import { byTag } from '../pool/subpool.ts';
 
 export interface EmbedOptions extends RunOptions {
   /** As for scatterGather: off, results flow only through the run's events. */

@@ -1,7 +1,7 @@
-import type { RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import { Run } from '../run.ts';
-import { slice } from '../subpool.ts';
+import type { RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import { Run } from '../run/run.ts';
+import { slice } from '../pool/subpool.ts';
 import { gatherAndReduce, type ReducedOutcome } from './broadcast-and-reduce.ts';
 import { checkReducePrompt } from './steps.ts';
 

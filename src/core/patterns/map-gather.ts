@@ -1,6 +1,6 @@
-import { fillTemplate } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { Run } from '../run.ts';
+import { fillTemplate } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { Run } from '../run/run.ts';
 import { scatterGather, type ScatterOptions } from './scatter-gather.ts';
 
 /** One prompt per item, `{item}` replaced literally; each result's `input.item` names its item. */

@@ -1,9 +1,9 @@
 import { aggregate, aggregateText, type Aggregate, type AggregateName } from '../aggregators/named.ts';
-import { fillTemplate, makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { PromptResult } from '../result.ts';
-import { Run } from '../run.ts';
-import { slice } from '../subpool.ts';
+import { fillTemplate, makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { PromptResult } from '../run/result.ts';
+import { Run } from '../run/run.ts';
+import { slice } from '../pool/subpool.ts';
 import { askEach, texts, within } from './steps.ts';
 
 export interface Stage {

@@ -1,8 +1,8 @@
-import { dispatchBatched, dispatchIndividual } from '../dispatch.ts';
-import { makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import { normalizePrompts, type PromptInput, type PromptList } from '../result.ts';
-import { Run } from '../run.ts';
+import { dispatchBatched, dispatchIndividual } from '../dispatch/dispatcher.ts';
+import { makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import { normalizePrompts, type PromptInput, type PromptList } from '../run/result.ts';
+import { Run } from '../run/run.ts';
 
 export interface ScatterOptions extends RunOptions {
   /** Batch prompting (default): one `/v1/completions` list per endpoint; else one chat request per prompt. */

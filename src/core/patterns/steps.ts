@@ -1,7 +1,8 @@
-import { dispatchIndividual, type Plan } from '../dispatch.ts';
-import { aggregationOptions, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { PromptResult } from '../result.ts';
+import { dispatchIndividual } from '../dispatch/dispatcher.ts';
+import type { Plan } from '../dispatch/dispatch-plan.ts';
+import { aggregationOptions, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { PromptResult } from '../run/result.ts';
 
 /**
  * The steps patterns are made of, taken inside a run on its one plan (endpoints and model picked,

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dispatchIndividual, type Plan } from '../dispatch.ts';
-import type { Slo } from '../goodput.ts';
-import { makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { PromptInput } from '../result.ts';
-import { Run } from '../run.ts';
+import { dispatchIndividual } from '../dispatch/dispatcher.ts';
+import type { Plan } from '../dispatch/dispatch-plan.ts';
+import type { Slo } from '../run/goodput.ts';
+import { makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { PromptInput } from '../run/result.ts';
+import { Run } from '../run/run.ts';
 
 /** One request of a load run: its prompt, and the output length it is held to (max_tokens with ignore_eos), if any. */
 export interface LoadRequest {

@@ -1,8 +1,8 @@
-import { dispatchIndividual } from '../dispatch.ts';
-import { aggregationOptions, fillTemplate, makePlan, type RunOptions } from '../plan.ts';
-import type { SwarmPool } from '../pool.ts';
-import type { PromptResult } from '../result.ts';
-import { Run } from '../run.ts';
+import { dispatchIndividual } from '../dispatch/dispatcher.ts';
+import { aggregationOptions, fillTemplate, makePlan, type RunOptions } from '../run/plan.ts';
+import type { SwarmPool } from '../pool/swarm-pool.ts';
+import type { PromptResult } from '../run/result.ts';
+import { Run } from '../run/run.ts';
 
 export interface TreeReduceInput {
   /** The leaf prompt; with `items`, a template whose `{item}` takes each item. */

@@ -1,5 +1,5 @@
-import type { PromptResult } from '../result.ts';
-import { percentile } from '../stats.ts';
+import type { PromptResult } from '../run/result.ts';
+import { percentile } from '../run/stats.ts';
 import { Timeline, type Span } from './timeline.ts';
 
 /**

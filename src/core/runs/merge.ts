@@ -1,8 +1,8 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { readLines } from '../file-lines.ts';
-import { partialPathOf } from '../results-file.ts';
-import { FINAL, RowIndex } from '../results-index.ts';
-import { problemOnDisk } from '../results-verify.ts';
+import { readLines } from '../results/file-lines.ts';
+import { partialPathOf } from '../results/results-file.ts';
+import { FINAL, RowIndex } from '../results/results-index.ts';
+import { problemOnDisk } from '../results/results-verify.ts';
 import { ownerOf, shardInfoPathOf, type ShardInfo } from './shard.ts';
 
 const FLUSH_BYTES = 1 << 20;

@@ -1,4 +1,4 @@
-import type { CommandResult } from '../run-command.ts';
+import type { CommandResult } from '../process/run-command.ts';
 
 export type { CommandResult };
 

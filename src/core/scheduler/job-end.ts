@@ -1,4 +1,4 @@
-import { jobEnded, walltimeReached } from '../result.ts';
+import { jobEnded, walltimeReached } from '../run/result.ts';
 import { describeJob } from './job-format.ts';
 import { isFinished, type JobState } from './job.ts';
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { posix } from 'node:path';
-import type { Endpoint } from '../endpoint.ts';
+import type { Endpoint } from '../endpoints/endpoint.ts';
 import { hostfileFromText } from '../hostfile/index.ts';
 import { SchedulerError } from './host.ts';
 import { isFinished, type JobState } from './job.ts';

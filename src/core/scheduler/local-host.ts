@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import { runCommand } from '../run-command.ts';
+import { runCommand } from '../process/run-command.ts';
 import { childEnv } from '../tunnels/child-env.ts';
 import type { JobHost } from './host.ts';
 

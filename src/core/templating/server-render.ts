@@ -3,7 +3,7 @@ import type { EndpointClient } from '../http/endpoint-client.ts';
 import { RequestFailure } from '../http/failure.ts';
 import type { RequestSignal } from '../http/abort.ts';
 import { probeOf, type Meter } from '../http/request-meter.ts';
-import { CHAT_BATCH_PATH } from '../request-shapes.ts';
+import { CHAT_BATCH_PATH } from '../requests/request-shapes.ts';
 import { speaksHarmony } from './harmony.ts';
 import { chatMessages, type TemplateKwargs } from './messages.ts';
 import { fill, SENTINELS, skeletonOf, type Rendered, type Skeleton } from './skeleton.ts';

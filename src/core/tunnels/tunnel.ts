@@ -1,7 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { endpointId, type Endpoint } from '../endpoint.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { endpointId, type Endpoint } from '../endpoints/endpoint.ts';
 import { checkHost } from '../hostfile/validate.ts';
 import type { Route } from '../http/base-url.ts';
+import { RequestFailure } from '../http/failure.ts';
+import { nextRetry, RECONNECT_RETRY, type RetryTally } from '../pool/retry.ts';
 import { listening, MasterCarrier, ProcessCarrier, type Carrier, type Forward } from './carriers.ts';
 import { PortAllocator } from './local-port.ts';
 import { SshMaster, type ConnectOptions } from './master.ts';
@@ -33,7 +36,6 @@ export interface TunnelOptions extends SshSettings {
 
 /** How long a caller waits for a reconnect by default before giving up on the route. */
 export const RECONNECT_BOUND_MS = 60_000;
-const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 /** Above this many endpoints, auto mode uses one SOCKS proxy instead of a forward each. */
 export const SOCKS_THRESHOLD = 64;
@@ -176,14 +178,17 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
    */
   private heal(): Promise<boolean> {
     this.healing ??= (async () => {
-      for (let attempt = 0; !this.closed; attempt++) {
+      const tally: RetryTally = { attempts: 0, refusals: 0, startedAt: performance.now() };
+      while (!this.closed) {
+        tally.attempts++;
         try {
           await this.reconnect();
           return true;
         } catch (err) {
-          const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
+          const delay = nextRetry(new RequestFailure('tunnel', (err as Error).message), tally, RECONNECT_RETRY);
+          if (delay === null) break;
           if (!this.closed) this.emit('reconnecting', `${(err as Error).message}; next try in ${delay / 1000} s`);
-          await sleep(delay, this.closing.signal);
+          await sleep(delay, undefined, { signal: this.closing.signal }).catch(() => undefined);
         }
       }
       return false;
@@ -210,16 +215,6 @@ export class Tunnel extends EventEmitter<{ down: [string]; up: []; reconnecting:
     this.closed = true;
     this.carrier.killNow();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }
 
 /**

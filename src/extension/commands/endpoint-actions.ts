@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { originOf } from '../../core/endpoint.ts';
+import { originOf } from '../../core/endpoints/endpoint.ts';
 import type { EndpointView } from '../connection.ts';
 import type { Services } from '../services.ts';
 

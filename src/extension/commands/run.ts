@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { medianRound } from '../../core/compare.ts';
+import { medianRound } from '../../core/run/compare.ts';
 import { checkTreeReduce, normalizePrompts, type PromptInput, type RunSummary } from '../../core/index.ts';
 import type { SwarmConnection } from '../connection.ts';
 import type { Launched } from '../panel/run-orchestrator.ts';

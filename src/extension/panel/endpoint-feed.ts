@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import type { EndpointStatus } from '../../core/endpoint-status.ts';
+import type { EndpointStatus } from '../../core/endpoints/endpoint-status.ts';
 import type { EndpointInfo, HostMessage } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import type { Session } from '../session.ts';

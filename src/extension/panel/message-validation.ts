@@ -1,4 +1,4 @@
-import { checkExtra } from '../../core/options.ts';
+import { COMPARE_ROUNDS, parseGenerationParams } from '../../core/requests/generation-params.ts';
 import { patternParams, routeStrategy } from './pattern-validation.ts';
 import { bool, integer, list, record, string } from './validation-primitives.ts';
 import { isPanelMessage, type PanelMessage, type Pattern, type PromptRow, type RequestMethod, type RunRequest } from '../../panel/protocol.ts';
@@ -89,28 +89,10 @@ export function runRequest(value: unknown): RunRequest {
   if (r.prompt !== undefined) out.prompt = string(r.prompt, 'prompt');
   if (r.reducePrompt !== undefined) out.reducePrompt = string(r.reducePrompt, 'reducePrompt');
   if (r.fanin !== undefined) out.fanin = integer(r.fanin, 'fanin', 2);
-  if (r.model !== undefined && r.model !== '') out.model = string(r.model, 'model');
-  if (r.maxTokens !== undefined && r.maxTokens !== null) out.maxTokens = integer(r.maxTokens, 'maxTokens', 1);
-  if (r.temperature !== undefined && r.temperature !== null) {
-    if (typeof r.temperature !== 'number' || !Number.isFinite(r.temperature) || r.temperature < 0) throw new Error('temperature must be a number of at least 0');
-    out.temperature = r.temperature;
-  }
-  if (r.system !== undefined && r.system !== '') out.system = string(r.system, 'system');
-  if (r.topP !== undefined && r.topP !== null) {
-    if (typeof r.topP !== 'number' || !(r.topP > 0 && r.topP <= 1)) throw new Error('topP must be a number in (0, 1]');
-    out.topP = r.topP;
-  }
-  if (r.seed !== undefined && r.seed !== null) out.seed = integer(r.seed, 'seed', 0);
-  if (r.stop !== undefined) out.stop = list(r.stop, 'stop').map((v, i) => string(v, `stop[${i}]`));
-  if (r.n !== undefined && r.n !== null) out.n = integer(r.n, 'n', 1, 16);
-  if (r.extra !== undefined && r.extra !== null) {
-    const extra = record(r.extra, 'extra');
-    checkExtra(extra);
-    out.extra = extra;
-  }
+  Object.assign(out, parseGenerationParams(r));
   if (r.compare !== undefined && r.compare !== null) {
     const c = record(r.compare, 'compare');
-    out.compare = { rounds: integer(c.rounds ?? 3, 'compare.rounds', 1, 50), cacheSalt: bool(c.cacheSalt ?? true, 'compare.cacheSalt') };
+    out.compare = { rounds: integer(c.rounds ?? 3, 'compare.rounds', COMPARE_ROUNDS.min, COMPARE_ROUNDS.max), cacheSalt: bool(c.cacheSalt ?? true, 'compare.cacheSalt') };
   }
   if (r.patterns !== undefined && r.patterns !== null) out.patterns = patternParams(r.patterns);
   if (r.route !== undefined && r.route !== null) out.route = routeStrategy(r.route);

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
-import type { Arm } from '../../core/compare.ts';
+import type { Arm } from '../../core/run/compare.ts';
 import type { ArmShown, ComparisonView, HistoryEntry, ReduceView, ResultRow, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import { settings } from '../settings.ts';
 

@@ -1,9 +1,9 @@
 import { copyFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/compare.ts';
-import { subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
-import { speedup } from '../../core/stats.ts';
+import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/run/compare.ts';
+import { generationParams, subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
+import { speedup } from '../../core/run/stats.ts';
 import type { ArmShown, ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
@@ -287,15 +287,8 @@ function runContext(connection: SwarmConnection, request: RunRequest, options: R
       batch: request.batch,
       ...(options.stream ? { stream: true } : {}),
       tags: request.tags,
-      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
-      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(request.fanin ? { fanin: request.fanin } : {}),
-      ...(options.system ? { system: options.system } : {}),
-      ...(options.topP !== undefined ? { topP: options.topP } : {}),
-      ...(options.seed !== undefined ? { seed: options.seed } : {}),
-      ...(options.stop?.length ? { stop: options.stop } : {}),
-      ...(options.n !== undefined ? { n: options.n } : {}),
-      ...(options.extra ? { extra: options.extra } : {}),
+      ...generationParams({ ...options, model: undefined }), // the model is the context's own field
       ...(request.route ? { route: request.route } : {}),
     },
   };

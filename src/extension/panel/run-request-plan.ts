@@ -1,5 +1,5 @@
-import { broadcast, checkTreeReduce, mapGather, scatterGather, treeReduce, type RunOptions } from '../../core/index.ts';
-import { fillTemplate } from '../../core/plan.ts';
+import { broadcast, checkTreeReduce, generationParams, mapGather, scatterGather, treeReduce, type RunOptions } from '../../core/index.ts';
+import { fillTemplate } from '../../core/run/plan.ts';
 import type { RunRequest } from '../../panel/protocol.ts';
 import { generationOptions, settings } from '../settings.ts';
 import { isPorted, preparePorted } from './pattern-plan.ts';
@@ -7,19 +7,11 @@ import { clip, count, LaunchError, type Prepared } from './prepared.ts';
 
 export { LaunchError, type Prepared };
 
-/** Settings' model and max tokens, overridden by the request's. */
+/** Settings' model and max tokens, overridden by the request's generation parameters. */
 export function runOptions(request: RunRequest): RunOptions {
   return {
     ...generationOptions(settings()),
-    ...(request.model ? { model: request.model } : {}),
-    ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.system ? { system: request.system } : {}),
-    ...(request.topP !== undefined ? { topP: request.topP } : {}),
-    ...(request.seed !== undefined ? { seed: request.seed } : {}),
-    ...(request.stop?.length ? { stop: request.stop } : {}),
-    ...(request.n !== undefined ? { n: request.n } : {}),
-    ...(request.extra ? { extra: request.extra } : {}),
+    ...generationParams(request),
     ...(request.stream ? { stream: true } : {}),
     tags: request.tags,
   };

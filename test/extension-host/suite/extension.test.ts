@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import * as vscode from 'vscode';
-import type { Endpoint } from '../../../src/core/endpoint.ts';
+import type { Endpoint } from '../../../src/core/endpoints/endpoint.ts';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SimOptions } from '../../../src/sim/options.ts';
 import { writeHostfile } from '../../../src/core/hostfile/write.ts';

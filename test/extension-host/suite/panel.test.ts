@@ -11,7 +11,7 @@ import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
-import { medianRound } from '../../../src/core/compare.ts';
+import { medianRound } from '../../../src/core/run/compare.ts';
 import { initialState, reduce, type Action } from '../../../webview/view-state.ts';
 import { freshState } from '../../../webview/state.ts';
 import { buildRunRequest, defaultCompose } from '../../../webview/lib/compose.ts';
