@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { basename, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { JSON_SCHEMA, load } from 'js-yaml';
 import * as vscode from 'vscode';
 import { newRunId } from '../../core/runs/run-folder.ts';
 import { panelCsp } from '../../panel/csp.ts';
 import type { ExperimentHostMessage, ExperimentView, ExperimentViewMessage } from '../../panel/protocol.ts';
+import { cliEnv } from '../cli-env.ts';
 import type { Services } from '../services.ts';
 import { ExperimentRunner } from './experiment-run.ts';
 
@@ -32,7 +35,9 @@ export async function runExperiment(services: Services, uri?: vscode.Uri): Promi
   const cli = join(services.context.extensionPath, 'dist', 'cli.js');
   const panel = ExperimentPanel.open(services.context.extensionUri, basename(file));
   services.log.info(`experiment ${file}: runs go to ${folder}`);
-  const runner = new ExperimentRunner(cli, file, folder, (view) => panel.show(view));
+  // The keys of the experiment's endpoints (SecretStorage's, by reference) reach the CLI through its environment only.
+  const env = await cliEnv(services, await hostfileOf(file));
+  const runner = new ExperimentRunner(cli, file, folder, env, (view) => panel.show(view));
   panel.onStop(() => runner.stop());
   panel.onDispose(() => runner.stop());
   panel.show(runner.view);
@@ -40,6 +45,17 @@ export async function runExperiment(services: Services, uri?: vscode.Uri): Promi
   services.log.info(`experiment ${file}: ${view.status}${view.exitCode === null ? '' : ` (exit ${view.exitCode})`}${view.error ? `: ${view.error}` : ''}`);
   if (view.status === 'failed') void vscode.window.showErrorMessage(`Swarm: experiment ${basename(file)} failed: ${view.error ?? `exit ${view.exitCode}`}`);
   return view;
+}
+
+/** The experiment's hostfile (`endpoints.hostfile`, relative to the file), for the keys it names; undefined when unreadable (the CLI then says why). */
+async function hostfileOf(file: string): Promise<string | undefined> {
+  try {
+    const doc = load(await readFile(file, 'utf8'), { schema: JSON_SCHEMA }) as { endpoints?: { hostfile?: unknown } } | null;
+    const hostfile = doc?.endpoints?.hostfile;
+    return typeof hostfile === 'string' && hostfile ? resolve(dirname(file), hostfile) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

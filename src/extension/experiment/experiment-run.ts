@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClientOverhead, RunSummary, ServerLoad } from '../../core/index.ts';
-import { childEnv } from '../../core/tunnels/index.ts';
 import type { ExperimentRun, ExperimentView } from '../../panel/protocol.ts';
 
 /** How often the folder is read for runs that finished while the experiment goes. */
@@ -18,7 +17,7 @@ interface RunRecordFile {
 
 /**
  * One experiment file run by the bundled CLI (`swarm run FILE --out FOLDER --quiet`), with the editor's
- * Node and no shell, in a scrubbed environment: its records read as they appear, each change handed to
+ * Node and no shell, in the environment `cliEnv` gives (the keys its endpoints need, nothing else): its records read as they appear, each change handed to
  * `onView`. The CLI owns the run (sweeps, repetitions, arms, what is saved); this only reports it.
  */
 export class ExperimentRunner {
@@ -30,9 +29,9 @@ export class ExperimentRunner {
   view: ExperimentView;
   readonly done: Promise<ExperimentView>;
 
-  constructor(cli: string, file: string, folder: string, private readonly onView: (view: ExperimentView) => void) {
+  constructor(cli: string, file: string, folder: string, env: NodeJS.ProcessEnv, private readonly onView: (view: ExperimentView) => void) {
     this.view = { file, folder, status: 'running', error: null, exitCode: null, runs: [], sweep: null };
-    this.child = spawn(process.execPath, [cli, 'run', file, '--out', folder, '--quiet'], { env: { ...childEnv(), ELECTRON_RUN_AS_NODE: '1', NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = spawn(process.execPath, [cli, 'run', file, '--out', folder, '--quiet'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-8_192)));
     const exited = new Promise<number | null>((resolve) => {
       this.child.once('error', (err) => ((this.stderr += err.message), resolve(null)));
