@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { JSON_SCHEMA, load } from 'js-yaml';
 import * as vscode from 'vscode';
 import { newRunId } from '../../core/runs/run-folder.ts';
-import { panelCsp } from '../../panel/csp.ts';
 import type { ExperimentHostMessage, ExperimentView, ExperimentViewMessage } from '../../panel/protocol.ts';
 import { cliEnv } from '../cli-env.ts';
 import type { Services } from '../services.ts';
 import { ExperimentRunner } from './experiment-run.ts';
+import { webviewPage } from '../webview-page.ts';
 
 /** Experiment files: what the explorer's and the editor's menus offer the command on. */
 const EXPERIMENT_FILE = /\.swarm\.ya?ml$/i;
@@ -111,21 +110,5 @@ export class ExperimentPanel {
 }
 
 function experimentHtml(webview: vscode.Webview, root: vscode.Uri): string {
-  const nonce = randomBytes(18).toString('base64url');
-  const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'experiment.css'));
-  const js = webview.asWebviewUri(vscode.Uri.joinPath(root, 'experiment.js'));
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${panelCsp(webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Swarm Lab experiment</title>
-</head>
-<body>
-<div id="app"></div>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+  return webviewPage(webview, root, 'experiment.js', [{ file: 'experiment.css' }], 'Swarm Lab experiment');
 }

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { panelCsp } from '../../panel/csp.ts';
+import { webviewPage } from '../webview-page.ts';
 
 /**
  * The Swarm Lab panel: one webview panel per window, made (or brought forward), revived after a
@@ -57,26 +56,7 @@ function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
 }
 
-/** The page: nothing but the bundle's stylesheets (its own, and the codicons @vscode-elements looks up by id) and script (with a fresh nonce), and the root element. */
+/** The page: the bundle's stylesheets (its own, and the codicons @vscode-elements looks up by id), its script and the root element. */
 export function panelHtml(webview: vscode.Webview, root: vscode.Uri): string {
-  const nonce = randomBytes(18).toString('base64url');
-  const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.css'));
-  const js = webview.asWebviewUri(vscode.Uri.joinPath(root, 'panel.js'));
-  const codicons = webview.asWebviewUri(vscode.Uri.joinPath(root, 'codicon.css'));
-  const csp = panelCsp(webview.cspSource, nonce);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${codicons}" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${css}">
-<title>Swarm Lab</title>
-</head>
-<body>
-<div id="app"></div>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+  return webviewPage(webview, root, 'panel.js', [{ file: 'codicon.css', id: 'vscode-codicon-stylesheet' }, { file: 'panel.css' }], 'Swarm Lab');
 }
