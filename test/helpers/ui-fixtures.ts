@@ -205,6 +205,25 @@ export async function swarmStatusText(page: Page): Promise<string | null> {
   })()`)) as string | null;
 }
 
+/**
+ * Every text the Swarm status bar item shows from now on, recorded inside the page as the DOM changes.
+ * A poll from the test can miss a short-lived text when the workbench is busy; the page's own observer cannot.
+ */
+export async function recordStatusTexts(page: Page): Promise<() => Promise<string[]>> {
+  const key = `__swarmStatusTexts${Date.now()}`;
+  await page.evaluate(`(() => {
+    const seen = window[${JSON.stringify(key)}] = [];
+    const read = () => {
+      const el = document.getElementById(${JSON.stringify(STATUS_ID)});
+      const text = el ? (el.textContent ?? '').trim() : null;
+      if (text !== null && seen[seen.length - 1] !== text) seen.push(text);
+    };
+    read();
+    new MutationObserver(read).observe(document.body, { subtree: true, childList: true, characterData: true });
+  })()`);
+  return async () => (await page.evaluate(`window[${JSON.stringify(key)}]`)) as string[];
+}
+
 /** Rows of the Endpoints view, polled until `ok` holds (returns the last rows otherwise). */
 export async function endpointRows(page: Page, ok: (rows: Array<Omit<TreeRow, 'locator'>>) => boolean, timeoutMs = 20_000): Promise<Array<Omit<TreeRow, 'locator'>>> {
   return pollUntil(
