@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import diagnostics from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { endpointId, scatterGather, subpool, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
@@ -173,6 +175,33 @@ describe('retries and failover', () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, new RegExp(`${endpointId(booting.endpoints[0]!)} \\(ECONNREFUSED`));
     assert.ok(report.summary.wallMs < 10_000, 'no long sleep on refused connections');
+  });
+
+  it('a start where hundreds of endpoints refuse asks each of them once, by a bare connect: no HTTP client, no retry', async () => {
+    const live = await fx.sim(1);
+    const refusing = await Promise.all(Array.from({ length: 300 }, () => closedPort()));
+    // Every client socket this process opens, by the port it reached or was refused at: counted by
+    // Node's own channel, outside the pool, as a recording proxy would.
+    const perPort = new Map<number, number>();
+    const tally = (port: number | undefined) => port !== undefined && perPort.set(port, (perPort.get(port) ?? 0) + 1);
+    const onSocket = (message: unknown) => {
+      const { socket } = message as { socket: Socket };
+      socket.once('connect', () => tally(socket.remotePort));
+      socket.once('error', (err: Error & { port?: number }) => tally(err.port));
+    };
+    diagnostics.subscribe('net.client.socket', onSocket);
+    try {
+      const endpoints = [...live.endpoints, ...refusing.map((port) => ({ host: '127.0.0.1', port, tags: {} }))];
+      const run = scatterGather(fx.pool(endpoints), prompts(20), { maxTokens: 20 });
+      const warnings: string[] = [];
+      run.on('warning', (w) => warnings.push(w));
+      assert.equal((await run.done).summary.ok, 20);
+      assert.ok(warnings.some((w) => /left out 300 endpoint\(s\) that cannot be used: 127\.0\.0\.1:\d+ \(ECONNREFUSED/.test(w)), warnings.join('\n'));
+    } finally {
+      diagnostics.unsubscribe('net.client.socket', onSocket);
+    }
+    assert.deepEqual(refusing.map((port) => perPort.get(port) ?? 0), refusing.map(() => 1), 'one connect per refusing endpoint');
+    assert.ok((perPort.get(live.endpoints[0]!.port) ?? 0) >= 2, "the live one: the bare connect, then the HTTP client's");
   });
 
   it('gives every prompt a failed result when no endpoint is usable', async () => {

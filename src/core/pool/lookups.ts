@@ -45,10 +45,14 @@ export class ServerLookups {
    */
   private async fetchModels(slot: number, meter: Meter): Promise<void> {
     const state = this.states.states[slot]!;
-    const policy = { ...this.options.retry, maxAttempts: 2, retryTimeouts: true };
+    const policy = { ...this.options.retry, maxAttempts: 2, retryTimeouts: true, refusedRetries: 0 };
     try {
       const { value } = await withRetries(policy, new AbortController().signal, () =>
-        this.limit(() => this.clients[slot]!.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, undefined, { meter })),
+        this.limit(async () => {
+          const client = this.clients[slot]!;
+          await client.reachable();
+          return client.json('GET', '/v1/models', undefined, this.options.lookupTimeoutMs, undefined, { meter });
+        }),
       );
       state.models = servedModels(state.endpoint, parseModelList(value.body));
       this.states.set(slot, 'up', null);

@@ -10,6 +10,12 @@ export interface RetryPolicy {
   budgetMs: number;
   /** Connection refused means down, not busy (notes §1.11.10): one quick retry, then give up. */
   refusedRetryDelayMs: number;
+  /**
+   * Quick retries after a refused connection (default 1). A lookup takes none: nothing listening is
+   * a server not yet up (vLLM listens only once its engine is ready, minutes later), and the retry
+   * doubled the sockets of a start where thousands of endpoints refuse.
+   */
+  refusedRetries?: number;
   /** Timeouts are tried again too: a lookup has no other endpoint to ask (a run's requests fail over instead). */
   retryTimeouts?: boolean;
   /** Every failure is tried again, not only transient ones: a tunnel reconnects until it is closed. */
@@ -53,7 +59,7 @@ export interface RetryTally {
 export function nextRetry(failure: RequestFailure, tally: RetryTally, policy: RetryPolicy, now: number = performance.now()): number | null {
   const transient = policy.retryAll || failure.retryable || (policy.retryTimeouts && failure.kind === 'timeout');
   if (!transient || tally.attempts >= policy.maxAttempts) return null;
-  if (!policy.retryAll && failure.kind === 'refused' && tally.refusals > 1) return null;
+  if (!policy.retryAll && failure.kind === 'refused' && tally.refusals > (policy.refusedRetries ?? 1)) return null;
   const delay = retryDelay(failure, tally.attempts, policy);
   return now - tally.startedAt + delay > policy.budgetMs ? null : delay;
 }
