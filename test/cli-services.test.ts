@@ -104,7 +104,9 @@ describe('swarm with base-URL services beside plain servers', () => {
     const keys = new Set(['token-1']);
     const { gateway, hostfile } = await mixed(keys, '');
     const key = await tokenCommand(dir, 'rotating');
-    const child = spawnCli(['scatter', '--hostfile', hostfile, '--prompts', await prompts(300), '--no-batch', '--concurrency', '12', '--ca-file', ca.caFile, '--api-key-command', key.line]);
+    // --no-hedge: on a loaded machine the key command's run can outlast the hedge deadline; prompts a
+    // hedge moved would say nothing of whether the renewed key was sent.
+    const child = spawnCli(['scatter', '--hostfile', hostfile, '--prompts', await prompts(300), '--no-batch', '--no-hedge', '--concurrency', '12', '--ca-file', ca.caFile, '--api-key-command', key.line]);
     const done = finished(child, 'swarm scatter', 60_000);
     await waitFor(() => (gateway.seen.filter((s) => s.startsWith('200 ') && s.includes('/chat/completions')).length >= 20 ? true : undefined), 30_000, 'the service answering with token-1');
     keys.clear();
