@@ -3,7 +3,8 @@
  * code-server, driven in headless Chromium. `Swarm: Run Experiment` on a *.swarm.yaml (the explorer's
  * context menu) runs it with the bundled CLI against the simulator; the experiment view shows the
  * sweep as one table and one chart with the planner's prediction beside each run, and one run's
- * servers against time beside the client's figures — at 1,000 endpoints too.
+ * servers against time beside the client's figures — at 1,000 endpoints too, started from the palette
+ * (which picks among the workspace's experiment files), its servers drawn while it runs.
  * Screenshots: .tmp/screenshots/experiment-*.png (SWARM_SHOTS=<dir> puts them there instead).
  */
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
-import { CHROMIUM, explorerContextMenu, explorerContextMenuItems, openWorkbench, runCommand, screenshot, type Workbench } from './helpers/workbench.ts';
+import { CHROMIUM, explorerContextMenu, explorerContextMenuItems, openWorkbench, quickPickSelect, runCommand, screenshot, type Workbench } from './helpers/workbench.ts';
 import { patience } from './helpers/patience.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
@@ -122,18 +123,33 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await screenshot(page, join(SHOTS, 'experiment-servers-sweep.png'));
   });
 
-  test('1,000 endpoints: the servers against time as sums and bands, beside the client', { timeout: patience(300_000) }, async () => {
+  test('1,000 endpoints from the palette: the servers against time as sums and bands, drawn while the run goes, beside the client', { timeout: patience(300_000) }, async () => {
     const page = wb!.page;
     await runCommand(page, 'View: Close All Editors');
-    await runFromExplorer(page, 'fleet.swarm.yaml');
+    // No experiment file open: the palette's command offers the workspace's.
+    await runCommand(page, 'Swarm: Run Experiment');
+    await quickPickSelect(page, 'fleet.swarm.yaml');
     const view = viewFrame(page);
     await view.locator('#exp-status').waitFor({ timeout: patience(60_000) });
+    // Before the run ends: its servers' readings so far, a sample of the 1,000, redrawn as they come.
+    const live = await pollUntil(() => view.locator('#exp-servers .chart-box .muted').textContent().catch(() => null), (t) => /readings so far/.test(t ?? ''), 120_000);
+    assert.match(live ?? '', /^1,000 endpoints, \d+ readings so far: sums over the servers that answered \(a sample of 128, the same each reading, scaled to all 1,000\)/);
+    assert.match((await view.locator('#exp-status').textContent()) ?? '', /^running/);
+    assert.match((await view.locator('#exp-servers-run option[selected]').textContent()) ?? '', /\(running\)$/);
+    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await screenshot(page, join(SHOTS, 'experiment-servers-1000-live.png'));
     await pollUntil(() => view.locator('#exp-status').textContent(), (t) => /^finished/.test(t ?? ''), 240_000);
     const note = (await view.locator('#exp-servers .chart-box .muted').textContent()) ?? '';
-    assert.match(note, /^1,000 endpoints, \d+ readings: sums over the servers that answered/);
+    assert.match(note, /^1,000 endpoints, \d+ readings: sums over the servers that answered \(a sample of 128/);
     assert.ok(Number(/(\d+) readings/.exec(note)![1]) >= 2, note);
     assert.match((await view.locator('#exp-client').textContent()) ?? '', /prompts16,000 ok · 0 failed/);
     await view.locator('#exp-servers').scrollIntoViewIfNeeded();
     await screenshot(page, join(SHOTS, 'experiment-servers-1000.png'));
+    // In a light theme the charts are drawn again in its colours.
+    await runCommand(page, 'Preferences: Color Theme');
+    await quickPickSelect(page, /^Light Modern/);
+    await pollUntil(() => page.locator('.monaco-workbench.vs').count(), (n) => n > 0, 20_000);
+    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await screenshot(page, join(SHOTS, 'experiment-servers-1000-light.png'));
   });
 });

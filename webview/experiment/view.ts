@@ -48,7 +48,8 @@ export class ExperimentViewer {
     this.render();
   }
 
-  private render(): void {
+  /** Draws the latest view (again, when the theme's colours changed). */
+  render(): void {
     const v = this.view;
     if (!v) return;
     const name = v.file.split(/[\\/]/).pop() ?? v.file;

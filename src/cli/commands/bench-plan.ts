@@ -1,4 +1,5 @@
-import { drawLength, fitLatencyModel, predictWall, scatterGather, subpool, SwarmPool, syntheticPrompt } from '../../core/index.ts';
+import { loadavg } from 'node:os';
+import { drawLength, fitLatencyModel, median, predictWall, scatterGather, subpool, SwarmPool, syntheticPrompt } from '../../core/index.ts';
 import { mulberry32 } from '../../sim/random.ts';
 import { procCpuMs } from './bench-process.ts';
 import type { Say, StartSim } from './bench-sim.ts';
@@ -39,19 +40,22 @@ export async function planBench(say: Say, startSim: StartSim): Promise<void> {
 
 /**
  * The same check on real inference (llama.cpp, the project's tiny model on the CPU): fitted on one streamed
- * run, one run of twice the prompts (streamed too) predicted; three rounds, each fitting and measuring back
- * to back, and the median round's error besides each one's.
+ * run, one run of twice the prompts (streamed too) predicted, in rounds.
  *
- * Every answer is exactly max_tokens long (ignore_eos, as `vllm bench serve` holds its output lengths):
- * sampled at temperature 1, the tiny model's answers ended at EOS anywhere up to max_tokens, so two runs of
- * the same prompts did different work and the planner, which replays the fitted run's lengths, was asked to
- * foresee the dice. And on a shared machine the servers' pace is what the neighbours leave them: the same
- * 64 requests measured 2.4 s and 7.3 s a minute apart (load average 20 on 2 cores), while the model is of
- * the servers. So each run's servers' CPU share (their process's user + system CPU ÷ wall) is measured,
- * and the prediction is also given at the measured run's share (scaled by fit share ÷ run share): the
- * planner's error apart from how much CPU the machine gave. Both are printed.
+ * What made it unstable, and what is measured instead:
+ * - Every answer is exactly max_tokens long (ignore_eos, as `vllm bench serve` holds its output lengths).
+ *   Sampled at temperature 1, the tiny model's answers ended at EOS anywhere up to max_tokens, so two runs
+ *   of the same prompts did different work and the planner, which replays the fitted run's lengths, was
+ *   asked to foresee the dice.
+ * - On a shared 2-core machine the servers' pace is what the neighbours leave them: the same 64 requests
+ *   took 4.4 s and 19.5 s minutes apart at load average 20, one request 175 ms or 1.1 s within a run. One
+ *   pair of runs measures the neighbours. So the check is the median prediction against the median
+ *   measurement over the rounds, each round's error printed too, with the servers' CPU share (their
+ *   process's CPU ÷ wall) to show how far the pace moved.
+ * - The run second in a round had the more CPU in 6 of 7 rounds (e.g. 0.50 then 0.85): the rounds swap
+ *   which goes first, as compare's arms do, so neither always gets the better turn.
  */
-const LLAMA = { endpoints: 2, parallel: 4, maxTokens: 64, inFlight: 8, fit: 64, predict: 128, rounds: 3 };
+const LLAMA = { endpoints: 2, parallel: 4, maxTokens: 64, inFlight: 8, fit: 64, predict: 128, rounds: 6 };
 
 export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void> {
   say();
@@ -64,7 +68,7 @@ export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void
   }
   const pool = new SwarmPool(sim.endpoints, { concurrency: LLAMA.inFlight, hedge: false });
   const pid = sim.child.pid!;
-  /** A run and the CPU its servers' process spent meanwhile. */
+  /** A run and the CPU share its servers' process had meanwhile. */
   const timed = async (n: number) => {
     const cpu = procCpuMs(pid);
     const run = await scatterGather(pool, prompts.slice(0, n), { ...options, stream: true }).done;
@@ -74,27 +78,31 @@ export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void
   const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far'];
   const prompts = Array.from({ length: LLAMA.predict }, (_, i) => `Question ${i}: ${Array.from({ length: 20 + Math.floor(random() * 20) }, () => words[Math.floor(random() * words.length)]).join(' ')}`);
   const options = { batch: false, maxTokens: LLAMA.maxTokens, extra: { ignore_eos: true } };
+  const scenario = (prompts: number) => ({ endpoints: LLAMA.endpoints, prompts, inFlight: LLAMA.inFlight });
   try {
     // A first run warms llama.cpp's contexts, which the model would otherwise count as the servers' speed.
     await scatterGather(pool, prompts.slice(0, LLAMA.inFlight), { ...options, keepResults: false }).done;
-    say(`capacity planner on the llama engine (${LLAMA.endpoints} servers, --parallel ${LLAMA.parallel}, ${LLAMA.maxTokens} tokens per answer (ignore_eos), ${LLAMA.inFlight} in flight): fitted on ${LLAMA.fit} streamed requests, ${LLAMA.predict} predicted; ${LLAMA.rounds} rounds; servers' CPU share = their process's CPU ÷ wall`);
-    const raw: number[] = [];
-    const atShare: number[] = [];
+    say(`capacity planner on the llama engine (${LLAMA.endpoints} servers, --parallel ${LLAMA.parallel}, ${LLAMA.maxTokens} tokens per answer (ignore_eos), ${LLAMA.inFlight} in flight): fitted on ${LLAMA.fit} streamed requests, ${LLAMA.predict} predicted; ${LLAMA.rounds} rounds, swapping which of the two runs first; load average ${loadavg()[0]!.toFixed(1)}`);
+    const predictions: number[] = [];
+    const walls: number[] = [];
     for (let round = 1; round <= LLAMA.rounds; round++) {
-      const fit = await timed(LLAMA.fit);
-      const model = fitLatencyModel(fit.run.results, LLAMA.parallel);
       // Streamed as the fitted run was: llama.cpp's streamed tokens cost the serving process time of its own.
-      const measured = await timed(LLAMA.predict);
-      const predicted = predictWall(model, { endpoints: LLAMA.endpoints, prompts: LLAMA.predict, inFlight: LLAMA.inFlight }).wallMs;
-      // The fitted run predicted too: the model's own error, apart from the machine's pace changing between runs.
-      const itself = predictWall(model, { endpoints: LLAMA.endpoints, prompts: LLAMA.fit, inFlight: LLAMA.inFlight }).wallMs;
+      const fitFirst = round % 2 === 1;
+      const first = await timed(fitFirst ? LLAMA.fit : LLAMA.predict);
+      const second = await timed(fitFirst ? LLAMA.predict : LLAMA.fit);
+      const [fit, measured] = fitFirst ? [first, second] : [second, first];
+      const model = fitLatencyModel(fit.run.results, LLAMA.parallel);
+      const predicted = predictWall(model, scenario(LLAMA.predict)).wallMs;
+      // The fitted run predicted too: the model's own error, apart from the machine's pace moving between runs.
+      const itself = predictWall(model, scenario(LLAMA.fit)).wallMs;
       const wall = measured.run.summary.wallMs;
-      const scaled = (predicted * fit.share) / measured.share;
-      raw.push((predicted - wall) / wall);
-      atShare.push((scaled - wall) / wall);
-      say(`  round ${round}: step ${model.stepMs.toFixed(1)} ms + ${model.perSeqMs.toFixed(2)} ms per sequence, overhead ${model.overheadMs.toFixed(0)} ms; fitted run predicted ${secs(itself)}, measured ${secs(fit.run.summary.wallMs)} (CPU share ${fit.share.toFixed(2)}); ${LLAMA.predict} requests: predicted ${secs(predicted)}, measured ${secs(wall)} (CPU share ${measured.share.toFixed(2)}), error ${pct(raw.at(-1)!)}; at the measured run's CPU share predicted ${secs(scaled)}, error ${pct(atShare.at(-1)!)}`);
+      predictions.push(predicted);
+      walls.push(wall);
+      say(`  round ${round} (${fitFirst ? 'fitted run first' : 'measured run first'}): step ${model.stepMs.toFixed(1)} ms + ${model.perSeqMs.toFixed(2)} ms per sequence, overhead ${model.overheadMs.toFixed(0)} ms; fitted run predicted ${secs(itself)}, measured ${secs(fit.run.summary.wallMs)} (servers' CPU share ${fit.share.toFixed(2)}); ${LLAMA.predict} requests: predicted ${secs(predicted)}, measured ${secs(wall)} (CPU share ${measured.share.toFixed(2)}), error ${pct((predicted - wall) / wall)}`);
     }
-    say(`  median round's error ${pct(medianError(raw))}; at equal CPU share ${pct(medianError(atShare))}`);
+    const p = median(predictions);
+    const m = median(walls);
+    say(`  over the rounds: median predicted ${secs(p)}, median measured ${secs(m)}, error ${pct((p - m) / m)}; load average ${loadavg()[0]!.toFixed(1)}`);
   } finally {
     await pool.close();
     await sim.stop();
@@ -103,8 +111,3 @@ export async function llamaPlanBench(say: Say, startSim: StartSim): Promise<void
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
-
-/** The round whose error is the median in size, with its sign. */
-function medianError(errors: readonly number[]): number {
-  return [...errors].sort((a, b) => Math.abs(a) - Math.abs(b))[Math.floor(errors.length / 2)]!;
-}
