@@ -134,7 +134,7 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
     }
     const pool = fx.pool(endpoints);
     const readings: ServerLoad[] = [];
-    // An interval far shorter than a reading: the next reading still waits for this one (and three times its length).
+    // An interval far shorter than a reading: the next reading still waits for this one (and as long again).
     const watch = watchServerLoad(pool, (l) => readings.push(l), { intervalMs: 20, concurrency: 16, sample: 1_000 });
     await until(() => readings.length >= 2, 'two readings of 1,000 endpoints', 60_000);
     watch.stop();

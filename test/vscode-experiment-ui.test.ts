@@ -68,7 +68,7 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await mkdir(simDir);
     // Four servers of 4 sequences at 20 ms a token: a concurrency sweep whose runs last seconds.
     const four = await startSim(simDir, 'four.hostfile', 4, ['--max-num-seqs', '4', '--tpot-ms', '20', '--ttft-ms', '40', '--reply', 'lorem', '--answer-tokens', '1000']);
-    // 1,000 servers of 4 sequences at 400 ms a token: a list of 16 each is four waves of ~12 s, long enough for a few readings of 1,000 servers (each paced by 3 × its own length) on a loaded machine.
+    // 1,000 servers of 4 sequences at 400 ms a token: a list of 16 each is four waves of ~12 s, long enough for several readings of a sample of the 1,000 (each followed by a pause as long as it took) on a loaded machine.
     const fleet = await startSim(simDir, 'fleet.hostfile', 1_000, ['--max-num-seqs', '4', '--tpot-ms', '400', '--reply', 'lorem', '--answer-tokens', '1000'], {}, patience(120_000));
     sims.push(four, fleet);
     await writeFile(join(workspace, 'sweep.swarm.yaml'), ['# in flight against wall time, streamed: the planner fits the first run', `endpoints: {hostfile: ${four.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 48, input_len: 40}', 'params: {batch: false, stream: true}', 'sampling: {max_tokens: 16}', 'repetitions: 2', 'sweep: {parameter: concurrency, values: [4, 8, 16]}', ''].join('\n'));

@@ -111,7 +111,10 @@ export interface ServerLoad {
 export interface ServerLoadOptions {
   /**
    * Between the start of one reading and the next, at least; a reading that took `d` is followed by
-   * a pause of at least 3 × `d`, so reading a big or busy swarm takes at most a quarter of the time.
+   * a pause of at least `d`, so reading a busy swarm takes at most half the time. (A reading is at most
+   * `sample` scrapes: its length is the servers' and the client's latency, not its own cost, so a
+   * longer pause would only leave a busy run's chart emptier: 1,000 busy servers were read every 8 s
+   * with a pause of 3 × `d`.)
    */
   intervalMs?: number;
   /** Scrapes in flight at once, across the swarm. */
@@ -138,14 +141,14 @@ type Counters = Record<(typeof COUNTERS)[number], number>;
 
 const DEFAULTS: Required<ServerLoadOptions> = { intervalMs: 2_000, concurrency: 32, timeoutMs: 2_000, sample: 128 };
 /** After a reading that took d, the next waits at least this × d. */
-const PAUSE_PER_READ = 3;
+const PAUSE_PER_READ = 1;
 
 /**
  * Reads the endpoints' `/metrics` (a sample of `sample` of them in a bigger swarm) after `intervalMs` and every
  * `intervalMs` after that until stopped, and hands on the swarm's sum each time: what the servers have in flight and how far their counters moved, for a
  * view of a run whose answers come back only at its end (an unstreamed batch). It never holds the
  * run: scrapes go at most `concurrency` at a time, each with its own deadline, the next reading
- * starts only after this one ended (and a pause of three times its length), and a server that does
+ * starts only after this one ended (and a pause as long as it took), and a server that does
  * not answer is left out of that reading. The counters' growth is per server from its first reading
  * (a server restarted meanwhile starts again from 0).
  * Its requests are not a run's: no meter counts them, as none would if nobody watched.
