@@ -46,6 +46,11 @@ async function runFromExplorer(page: Page, fileName: string): Promise<void> {
   }
 }
 
+/** Scrolls to a section of the view; the view is drawn anew at each update (a reading a second), so an element found may be gone: found again. */
+async function scrollTo(view: FrameLocator, selector: string): Promise<void> {
+  await pollUntil(() => view.locator(selector).scrollIntoViewIfNeeded({ timeout: 2_000 }).then(() => true), (ok) => ok, 20_000);
+}
+
 /** The experiment view's page: the only webview open (each test closes its editors first). */
 const viewFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
@@ -136,20 +141,20 @@ describe('experiment files run from the editor (packaged extension in code-serve
     assert.match(live ?? '', /^1,000 endpoints, \d+ readings so far: sums over the servers that answered \(a sample of 128, the same each reading, scaled to all 1,000\)/);
     assert.match((await view.locator('#exp-status').textContent()) ?? '', /^running/);
     assert.match((await view.locator('#exp-servers-run option[selected]').textContent()) ?? '', /\(running\)$/);
-    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await scrollTo(view, '#exp-servers');
     await screenshot(page, join(SHOTS, 'experiment-servers-1000-live.png'));
     await pollUntil(() => view.locator('#exp-status').textContent(), (t) => /^finished/.test(t ?? ''), 240_000);
     const note = (await view.locator('#exp-servers .chart-box .muted').textContent()) ?? '';
     assert.match(note, /^1,000 endpoints, \d+ readings: sums over the servers that answered \(a sample of 128/);
     assert.ok(Number(/(\d+) readings/.exec(note)![1]) >= 2, note);
     assert.match((await view.locator('#exp-client').textContent()) ?? '', /prompts16,000 ok · 0 failed/);
-    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await scrollTo(view, '#exp-servers');
     await screenshot(page, join(SHOTS, 'experiment-servers-1000.png'));
     // In a light theme the charts are drawn again in its colours.
     await runCommand(page, 'Preferences: Color Theme');
     await quickPickSelect(page, /^Light Modern/);
     await pollUntil(() => page.locator('.monaco-workbench.vs').count(), (n) => n > 0, 20_000);
-    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await scrollTo(view, '#exp-servers');
     await screenshot(page, join(SHOTS, 'experiment-servers-1000-light.png'));
   });
 });
