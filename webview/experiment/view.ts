@@ -129,7 +129,7 @@ export class ExperimentViewer {
       el(
         'div',
         { class: 'pair' },
-        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.endpoints.toLocaleString('en-US')} endpoints, ${run.servers.length} readings${running ? ' so far' : ''}: sums over the servers that answered${sampled}; KV cache as their median with a band to the 90th percentile. ${running ? 'So far' : 'By the end'}: ${last.preemptions.toLocaleString('en-US')} preemptions, ${last.generationTokens.toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
+        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.endpoints.toLocaleString('en-US')} endpoints, ${run.servers.length} readings${running ? ' so far' : ''}: sums over the servers that answered${sampled}; KV cache as their median with a band to the 90th percentile. ${running ? 'So far' : 'By the end'}: ${Math.round(last.preemptions).toLocaleString('en-US')} preemptions, ${Math.round(last.generationTokens).toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
         run.summary ? this.clientFigures(run.summary, run.client ?? null) : el('div', { class: 'figures muted', id: 'exp-client' }, 'Running: the client\'s figures for this run come when it ends.'),
       ),
     );
