@@ -134,8 +134,8 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
     }
     const pool = fx.pool(endpoints);
     const readings: ServerLoad[] = [];
-    // An interval far shorter than a reading: the next reading still waits for this one (and three times its length).
-    const watch = watchServerLoad(pool, (l) => readings.push(l), { intervalMs: 20, concurrency: 16 });
+    // An interval far shorter than a reading: the next reading still waits for this one (and as long again).
+    const watch = watchServerLoad(pool, (l) => readings.push(l), { intervalMs: 20, concurrency: 16, sample: 1_000 });
     await until(() => readings.length >= 2, 'two readings of 1,000 endpoints', 60_000);
     watch.stop();
     const after = scrapes;
@@ -144,7 +144,7 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
     const { runningBand, kvCacheUsage, ...sums } = readings[0]!;
     assert.deepEqual(
       { ...sums, atMs: 0 },
-      { answered: 1_000, asked: 1_000, running: 4_500, waiting: 2_000, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, waitingBand: { median: 2, p90: 2, max: 2 }, atMs: 0 },
+      { answered: 1_000, asked: 1_000, endpoints: 1_000, running: 4_500, waiting: 2_000, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, waitingBand: { median: 2, p90: 2, max: 2 }, atMs: 0 },
       'summed; counters start from the first reading',
     );
     // 1,000 servers as one band each: the running counts 0..9, a hundred of each (numpy's linear percentiles: 4.5 and 8.1).
@@ -154,5 +154,31 @@ describe('the swarm’s load while an unstreamed batch runs', { timeout: patienc
     await new Promise((r) => setTimeout(r, 100));
     assert.ok(scrapes - after <= 16, 'no new scrapes after stop (only those already in flight)');
     assert.equal(watch.latest, readings.at(-1));
+  });
+  it('reads a sample of 1,000 endpoints, the same ones each reading, and scales its sums to the swarm', async () => {
+    const scrapedBy = new Map<number, number>();
+    const endpoints: Endpoint[] = [];
+    for (let i = 0; i < 1_000; i++) {
+      // Every server runs 3 and queues 1; its token counter grows by 10 at each scrape of it.
+      const server = createServer((_req, res) => {
+        const n = (scrapedBy.get(i) ?? 0) + 1;
+        scrapedBy.set(i, n);
+        res.end(`vllm:num_requests_running 3\nvllm:num_requests_waiting 1\nvllm:generation_tokens_total ${10 * n}\n`);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      servers.push(server);
+      endpoints.push({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, tags: {} });
+    }
+    const readings: ServerLoad[] = [];
+    const watch = watchServerLoad(fx.pool(endpoints), (l) => readings.push(l), { intervalMs: 20, concurrency: 16, sample: 50 });
+    await until(() => readings.length >= 3, 'three readings of a sample of 1,000 endpoints', 60_000);
+    watch.stop();
+    const third = readings[2]!;
+    assert.equal(scrapedBy.size, 50, 'the same 50 servers every reading');
+    assert.ok([...scrapedBy.values()].every((n) => n >= 3), 'each read every time');
+    assert.deepEqual([third.asked, third.answered, third.endpoints], [50, 50, 1_000]);
+    assert.deepEqual([third.running, third.waiting], [3_000, 1_000], 'scaled by 1,000 ÷ 50');
+    assert.equal(third.generationTokens, 20 * 50 * 20, 'two scrapes since the first, 10 tokens each, on 50 servers, scaled');
+    assert.deepEqual(third.runningBand, { median: 3, p90: 3, max: 3 }, 'the bands are the sample\'s');
   });
 });

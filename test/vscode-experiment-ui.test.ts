@@ -3,7 +3,8 @@
  * code-server, driven in headless Chromium. `Swarm: Run Experiment` on a *.swarm.yaml (the explorer's
  * context menu) runs it with the bundled CLI against the simulator; the experiment view shows the
  * sweep as one table and one chart with the planner's prediction beside each run, and one run's
- * servers against time beside the client's figures — at 1,000 endpoints too.
+ * servers against time beside the client's figures — at 1,000 endpoints too, started from the palette
+ * (which picks among the workspace's experiment files), its servers drawn while it runs.
  * Screenshots: .tmp/screenshots/experiment-*.png (SWARM_SHOTS=<dir> puts them there instead).
  */
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
-import { CHROMIUM, explorerContextMenu, explorerContextMenuItems, openWorkbench, runCommand, screenshot, type Workbench } from './helpers/workbench.ts';
+import { CHROMIUM, explorerContextMenu, explorerContextMenuItems, openWorkbench, quickPickSelect, runCommand, screenshot, type Workbench } from './helpers/workbench.ts';
 import { patience } from './helpers/patience.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
@@ -45,6 +46,11 @@ async function runFromExplorer(page: Page, fileName: string): Promise<void> {
   }
 }
 
+/** Scrolls to a section of the view; the view is drawn anew at each update (a reading a second), so an element found may be gone: found again. */
+async function scrollTo(view: FrameLocator, selector: string): Promise<void> {
+  await pollUntil(() => view.locator(selector).scrollIntoViewIfNeeded({ timeout: 2_000 }).then(() => true), (ok) => ok, 20_000);
+}
+
 /** The experiment view's page: the only webview open (each test closes its editors first). */
 const viewFrame = (page: Page): FrameLocator => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
@@ -67,7 +73,7 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await mkdir(simDir);
     // Four servers of 4 sequences at 20 ms a token: a concurrency sweep whose runs last seconds.
     const four = await startSim(simDir, 'four.hostfile', 4, ['--max-num-seqs', '4', '--tpot-ms', '20', '--ttft-ms', '40', '--reply', 'lorem', '--answer-tokens', '1000']);
-    // 1,000 servers of 4 sequences at 400 ms a token: a list of 16 each is four waves of ~12 s, long enough for a few readings of 1,000 servers (each paced by 3 × its own length) on a loaded machine.
+    // 1,000 servers of 4 sequences at 400 ms a token: a list of 16 each is four waves of ~12 s, long enough for several readings of a sample of the 1,000 (each followed by a pause as long as it took) on a loaded machine.
     const fleet = await startSim(simDir, 'fleet.hostfile', 1_000, ['--max-num-seqs', '4', '--tpot-ms', '400', '--reply', 'lorem', '--answer-tokens', '1000'], {}, patience(120_000));
     sims.push(four, fleet);
     await writeFile(join(workspace, 'sweep.swarm.yaml'), ['# in flight against wall time, streamed: the planner fits the first run', `endpoints: {hostfile: ${four.hostfile}, max_num_seqs: 4}`, 'prompts: {count: 48, input_len: 40}', 'params: {batch: false, stream: true}', 'sampling: {max_tokens: 16}', 'repetitions: 2', 'sweep: {parameter: concurrency, values: [4, 8, 16]}', ''].join('\n'));
@@ -122,18 +128,33 @@ describe('experiment files run from the editor (packaged extension in code-serve
     await screenshot(page, join(SHOTS, 'experiment-servers-sweep.png'));
   });
 
-  test('1,000 endpoints: the servers against time as sums and bands, beside the client', { timeout: patience(300_000) }, async () => {
+  test('1,000 endpoints from the palette: the servers against time as sums and bands, drawn while the run goes, beside the client', { timeout: patience(300_000) }, async () => {
     const page = wb!.page;
     await runCommand(page, 'View: Close All Editors');
-    await runFromExplorer(page, 'fleet.swarm.yaml');
+    // No experiment file open: the palette's command offers the workspace's.
+    await runCommand(page, 'Swarm: Run Experiment');
+    await quickPickSelect(page, 'fleet.swarm.yaml');
     const view = viewFrame(page);
     await view.locator('#exp-status').waitFor({ timeout: patience(60_000) });
+    // Before the run ends: its servers' readings so far, a sample of the 1,000, redrawn as they come.
+    const live = await pollUntil(() => view.locator('#exp-servers .chart-box .muted').textContent().catch(() => null), (t) => /readings so far/.test(t ?? ''), 120_000);
+    assert.match(live ?? '', /^1,000 endpoints, \d+ readings so far: sums over the servers that answered \(a sample of 128, the same each reading, scaled to all 1,000\)/);
+    assert.match((await view.locator('#exp-status').textContent()) ?? '', /^running/);
+    assert.match((await view.locator('#exp-servers-run option[selected]').textContent()) ?? '', /\(running\)$/);
+    await scrollTo(view, '#exp-servers');
+    await screenshot(page, join(SHOTS, 'experiment-servers-1000-live.png'));
     await pollUntil(() => view.locator('#exp-status').textContent(), (t) => /^finished/.test(t ?? ''), 240_000);
     const note = (await view.locator('#exp-servers .chart-box .muted').textContent()) ?? '';
-    assert.match(note, /^1,000 endpoints, \d+ readings: sums over the servers that answered/);
+    assert.match(note, /^1,000 endpoints, \d+ readings: sums over the servers that answered \(a sample of 128/);
     assert.ok(Number(/(\d+) readings/.exec(note)![1]) >= 2, note);
     assert.match((await view.locator('#exp-client').textContent()) ?? '', /prompts16,000 ok · 0 failed/);
-    await view.locator('#exp-servers').scrollIntoViewIfNeeded();
+    await scrollTo(view, '#exp-servers');
     await screenshot(page, join(SHOTS, 'experiment-servers-1000.png'));
+    // In a light theme the charts are drawn again in its colours.
+    await runCommand(page, 'Preferences: Color Theme');
+    await quickPickSelect(page, /^Light Modern/);
+    await pollUntil(() => page.locator('.monaco-workbench.vs').count(), (n) => n > 0, 20_000);
+    await scrollTo(view, '#exp-servers');
+    await screenshot(page, join(SHOTS, 'experiment-servers-1000-light.png'));
   });
 });

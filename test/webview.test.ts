@@ -495,7 +495,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await host(page, started('u1', 2000, 'unstreamed · 2,000 prompts'));
     await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 1000, results: [] });
     assert.equal(await page.locator('#run-servers').count(), 0, 'no servers line before a reading');
-    const servers = { answered: 999, asked: 1000, running: 1812, waiting: 188, finished: 700, generationTokens: 45120, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: 2000 };
+    const servers = { answered: 999, asked: 1000, endpoints: 1000, running: 1812, waiting: 188, finished: 700, generationTokens: 45120, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: 2000 };
     await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 2000, results: [], servers });
     const line = page.locator('#run-servers');
     await line.waitFor();

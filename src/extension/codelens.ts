@@ -12,3 +12,12 @@ export class PromptSetCodeLens implements vscode.CodeLensProvider {
     ];
   }
 }
+
+/** "Run this experiment" above experiment files (`*.swarm.yaml`): where a user editing one looks for it. */
+export class ExperimentCodeLens implements vscode.CodeLensProvider {
+  static readonly selector: vscode.DocumentSelector = [{ pattern: '**/*.swarm.{yaml,yml}' }];
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: '$(beaker) Run this experiment', command: 'swarmLab.runExperiment', arguments: [doc.uri] })];
+  }
+}

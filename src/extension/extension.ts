@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { HostMessage } from '../panel/protocol.ts';
-import { PromptSetCodeLens } from './codelens.ts';
+import { ExperimentCodeLens, PromptSetCodeLens } from './codelens.ts';
 import type { ScatterArgs, CompareArgs, TreeReduceArgs } from './commands/run.ts';
 import type { EndpointView } from './connection.ts';
 import type { LaunchArgs } from './commands/launch.ts';
@@ -94,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
     command('swarmLab.cancelDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).cancelDetachedRun(services, detached, run)),
     command('swarmLab.resumeDetachedRun', async (run?: DetachedRun | string) => (await onDemand()).resumeDetachedRun(services, detached, run)),
     vscode.languages.registerCodeLensProvider(PromptSetCodeLens.selector, new PromptSetCodeLens()),
+    vscode.languages.registerCodeLensProvider(ExperimentCodeLens.selector, new ExperimentCodeLens()),
     command('swarmLab.connect', async (uri?: vscode.Uri) => (await onDemand()).connect(services, uri)),
     command('swarmLab.runExperiment', async (uri?: vscode.Uri) => (await onDemand()).runExperiment(services, uri)),
     command('swarmLab.connectRemote', async (path?: string) => (await onDemand()).connectRemote(services, path)),

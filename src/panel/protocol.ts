@@ -387,6 +387,8 @@ export interface ExperimentView {
   exitCode: number | null;
   /** Runs finished so far, in the order they ran. */
   runs: ExperimentRun[];
+  /** The run under way: the servers' readings so far (its record, with the client's figures, comes at its end). */
+  live: Pick<ExperimentRun, 'name' | 'servers'> | null;
   /** Once every run is in: the sweep's table and the planner beside each run. */
   sweep: { parameter: string; metric: string; rows: SweepRow[]; plan: { fittedOn: string | null; rows: PredictedRun[]; note: string | null } } | null;
 }

@@ -13,4 +13,6 @@ const viewer = new ExperimentViewer(document.getElementById('app')!, () => post(
 window.addEventListener('message', (e: MessageEvent<ExperimentHostMessage>) => {
   if (e.data?.type === 'experiment') viewer.show(e.data.view);
 });
+// A theme change swaps the body's class and the --vscode-* colours: the charts are drawn again in the new ones.
+new MutationObserver(() => viewer.render()).observe(document.body, { attributes: true, attributeFilter: ['class'] });
 post({ type: 'ready' });

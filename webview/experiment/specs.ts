@@ -95,7 +95,7 @@ export function sweepSpec(sweep: NonNullable<ExperimentView['sweep']>, c: Colors
 }
 
 /** One run's servers against time: running and waiting (sums over its servers), KV-cache usage (median and p90 over them, %). */
-export function serversSpec(run: ExperimentRun, c: Colors): ChartSpec {
+export function serversSpec(run: Pick<ExperimentRun, 'name' | 'servers'>, c: Colors): ChartSpec {
   const r = run.servers;
   const pct = (x: number | null | undefined) => (x === null || x === undefined ? null : x * 100);
   const data: uPlot.AlignedData = [
@@ -106,10 +106,10 @@ export function serversSpec(run: ExperimentRun, c: Colors): ChartSpec {
     r.map((l) => pct(l.kvCacheUsage?.median)),
   ];
   const [blue, orange, green] = c.series;
-  const asked = r.reduce((m, l) => Math.max(m, l.asked), 0);
+  const endpoints = r.reduce((m, l) => Math.max(m, l.endpoints), 0);
   return {
     key: `servers:${run.name}:${c.key}:${r.length}`,
-    label: `${run.name}: the servers against time over ${asked} endpoints — running and waiting sequences summed, KV-cache usage median and 90th percentile`,
+    label: `${run.name}: the servers against time over ${endpoints} endpoints — running and waiting sequences summed, KV-cache usage median and 90th percentile`,
     make: () => ({
       opts: {
         height: 240,

@@ -3,7 +3,7 @@
  * but which run's servers are shown. Text only (textContent), never HTML: names and errors come from
  * files and servers.
  */
-import type { ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
+import type { ExperimentRun, ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
 import type { SweepMetric } from '../../src/core/run/sweep.ts';
 import type { SwarmChart } from '../charts/chart.ts';
 import { readColors, serversSpec, sweepSpec } from './specs.ts';
@@ -48,7 +48,8 @@ export class ExperimentViewer {
     this.render();
   }
 
-  private render(): void {
+  /** Draws the latest view (again, when the theme's colours changed). */
+  render(): void {
     const v = this.view;
     if (!v) return;
     const name = v.file.split(/[\\/]/).pop() ?? v.file;
@@ -104,18 +105,23 @@ export class ExperimentViewer {
     );
   }
 
-  /** One run's servers against time, beside the client's figures for the same run. */
+  /**
+   * One run's servers against time, beside the client's figures for the same run; the run under way
+   * (drawn as its readings come) until another is picked.
+   */
   private serversSection(v: ExperimentView): HTMLElement | null {
-    const withServers = v.runs.filter((r) => r.servers.length);
-    if (!withServers.length) return v.runs.length ? el('p', { class: 'muted' }, 'No server readings yet (a run is read once a second; a run shorter than that has none).') : null;
+    const live = v.live?.servers.length ? v.live : null;
+    const withServers: Array<Pick<ExperimentRun, 'name' | 'servers'> & Partial<ExperimentRun>> = [...v.runs.filter((r) => r.servers.length), ...(live ? [live] : [])];
+    if (!withServers.length) return v.runs.length || v.live ? el('p', { class: 'muted' }, 'No server readings yet (the servers are read once a second; a run shorter than that has none).') : null;
     const run = withServers.find((r) => r.name === this.picked) ?? withServers.at(-1)!;
-    const pick = el('select', { id: 'exp-servers-run', 'aria-label': 'Run whose servers are drawn' }, ...withServers.map((r) => el('option', r === run ? { value: r.name, selected: '' } : { value: r.name }, r.name)));
+    const running = run === live;
+    const pick = el('select', { id: 'exp-servers-run', 'aria-label': 'Run whose servers are drawn' }, ...withServers.map((r) => el('option', r === run ? { value: r.name, selected: '' } : { value: r.name }, r === live ? `${r.name} (running)` : r.name)));
     pick.addEventListener('change', () => {
       this.picked = pick.value;
       this.render();
     });
     const last = run.servers.at(-1)!;
-    const c = run.client;
+    const sampled = last.endpoints > last.asked ? ` (a sample of ${last.asked.toLocaleString('en-US')}, the same each reading, scaled to all ${last.endpoints.toLocaleString('en-US')})` : '';
     return el(
       'section',
       { id: 'exp-servers' },
@@ -123,15 +129,20 @@ export class ExperimentViewer {
       el(
         'div',
         { class: 'pair' },
-        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.asked.toLocaleString('en-US')} endpoints, ${run.servers.length} readings: sums over the servers that answered; KV cache as their median with a band to the 90th percentile. By the end: ${last.preemptions.toLocaleString('en-US')} preemptions, ${last.generationTokens.toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
-        el(
-          'div',
-          { class: 'figures', id: 'exp-client' },
-          el('dl', {}, ...figure('wall time', secs(run.summary.wallMs)), ...figure('prompts', `${run.summary.ok.toLocaleString('en-US')} ok · ${run.summary.failed} failed`), ...figure('prompts/s', fmt(run.summary.promptThroughput)), ...figure('output tokens/s', fmt(run.summary.outputTokenThroughput)), ...(run.summary.ttftMedianMs === null ? [] : figure('TTFT median', `${fmt(run.summary.ttftMedianMs)} ms`)), ...(c ? [...figure('client CPU / request', `${c.cpuPerRequestMs.toFixed(c.cpuPerRequestMs < 1 ? 3 : 2)} ms`), ...figure('client event loop', pct(c.eventLoopBusy))] : [])),
-          c?.clientBound ? el('p', { class: 'warning', id: 'exp-client-bound' }, `The client's event loop was busy ${pct(c.eventLoopBusy)} of the run: the client, not the servers, bounded it.`) : null,
-        ),
+        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.endpoints.toLocaleString('en-US')} endpoints, ${run.servers.length} readings${running ? ' so far' : ''}: sums over the servers that answered${sampled}; KV cache as their median with a band to the 90th percentile. ${running ? 'So far' : 'By the end'}: ${Math.round(last.preemptions).toLocaleString('en-US')} preemptions, ${Math.round(last.generationTokens).toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
+        run.summary ? this.clientFigures(run.summary, run.client ?? null) : el('div', { class: 'figures muted', id: 'exp-client' }, 'Running: the client\'s figures for this run come when it ends.'),
       ),
     );
+  }
+
+  /** What the client measured of a finished run, and its self-check. */
+  private clientFigures(summary: ExperimentRun['summary'], c: ExperimentRun['client']): HTMLElement {
+    return el(
+          'div',
+          { class: 'figures', id: 'exp-client' },
+          el('dl', {}, ...figure('wall time', secs(summary.wallMs)), ...figure('prompts', `${summary.ok.toLocaleString('en-US')} ok · ${summary.failed} failed`), ...figure('prompts/s', fmt(summary.promptThroughput)), ...figure('output tokens/s', fmt(summary.outputTokenThroughput)), ...(summary.ttftMedianMs === null ? [] : figure('TTFT median', `${fmt(summary.ttftMedianMs)} ms`)), ...(c ? [...figure('client CPU / request', `${c.cpuPerRequestMs.toFixed(c.cpuPerRequestMs < 1 ? 3 : 2)} ms`), ...figure('client event loop', pct(c.eventLoopBusy))] : [])),
+          c?.clientBound ? el('p', { class: 'warning', id: 'exp-client-bound' }, `The client's event loop was busy ${pct(c.eventLoopBusy)} of the run: the client, not the servers, bounded it.`) : null,
+        );
   }
 
   private runsSection(v: ExperimentView): HTMLElement | null {

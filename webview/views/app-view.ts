@@ -64,7 +64,8 @@ function comparisonCounts(app: App) {
 function serversLine(r: RunView) {
   const s = r.servers;
   if (!r.running || !s) return nothing;
-  const title = `From the servers' /metrics (${int(s.answered)} of ${int(s.asked)} endpoints answered the last reading): sequences in model execution batches (vllm:num_requests_running) and queued (vllm:num_requests_waiting) now; sequences finished (vllm:request_success_total) and tokens generated (vllm:generation_tokens_total) since their first reading (a couple of seconds into the run), on these servers, by any client. A batch's answers come back only when its list ends.`;
+  const read = s.endpoints > s.asked ? `a sample of ${int(s.asked)} of the ${int(s.endpoints)} endpoints, the same each reading, ${int(s.answered)} answered the last; its sums scaled to all ${int(s.endpoints)}` : `${int(s.answered)} of ${int(s.asked)} endpoints answered the last reading`;
+  const title = `From the servers' /metrics (${read}): sequences in model execution batches (vllm:num_requests_running) and queued (vllm:num_requests_waiting) now; sequences finished (vllm:request_success_total) and tokens generated (vllm:generation_tokens_total) since their first reading (a couple of seconds into the run), on these servers, by any client. A batch's answers come back only when its list ends.`;
   return html`<div class="servers-line muted" id="run-servers" title=${title}>
     servers: <span data-k="running">${int(s.running)}</span> running · <span data-k="waiting">${int(s.waiting)}</span> waiting ·
     <span data-k="finished">${int(s.finished)}</span> finished · <span data-k="tokens">${int(s.generationTokens)}</span> tokens${s.answered < s.asked

@@ -13,7 +13,7 @@ import { sweepBench } from './bench-sweep.ts';
 import { routingBench } from './bench-routing.ts';
 import { REAL, startSimProcess } from './bench-sim.ts';
 
-const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing', 'prefix', 'sweep', 'plan'] as const;
+const SECTIONS = ['modes', 'realistic', 'client', 'cost', 'original', 'resilience', 'routing', 'prefix', 'sweep', 'plan', 'llama'] as const;
 /**
  * Alternating rounds per mode. Both arms get the work in flight that fills the servers: the individual
  * arm min(prompts, endpoints × max-num-seqs) requests. This machine's processes hold 20,000 file
@@ -59,10 +59,8 @@ export function benchCommand(): Command {
       if (on('routing')) await routingBench(say, startSimProcess);
       if (on('prefix')) await prefixBench(say, startSimProcess);
       if (on('sweep')) await sweepBench(say, startSimProcess);
-      if (on('plan')) {
-        await planBench(say, startSimProcess);
-        await llamaPlanBench(say, startSimProcess);
-      }
+      if (on('plan')) await planBench(say, startSimProcess);
+      if (on('llama')) await llamaPlanBench(say, startSimProcess);
       if (flags.via) await tunnelBench(flags.via, flags.sshConfig, say);
     });
 }

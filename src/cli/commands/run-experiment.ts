@@ -1,10 +1,11 @@
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Command } from 'commander';
 import {
   arrivalGaps,
   clientOverheadLines,
   FitError,
+  LIVE_READINGS,
   fitLatencyModel,
   loadPrompts,
   loadRequests,
@@ -100,8 +101,11 @@ export function runExperimentCommand(): Command {
       const name = `${point.value ?? 'all'}-${point.arm}-${point.repetition + 1}`;
       const writer = new OrderedJsonlWriter({ path: join(folder, 'runs', `${name}.jsonl`), onFailure: () => run.cancel() });
       run.on('result', (r) => writer.add(r));
-      // The servers' own figures beside the client's, and what the client itself spent.
-      const servers = recordServerLoad(pool, { intervalMs: SCRAPE_MS });
+      // The servers' own figures beside the client's, and what the client itself spent. Each reading also
+      // goes to runs/NAME.live.jsonl as it comes, for a view drawing them during the run; the record replaces it.
+      const live = join(folder, 'runs', `${name}${LIVE_READINGS}`);
+      let liveWrites = Promise.resolve();
+      const servers = recordServerLoad(pool, { intervalMs: SCRAPE_MS }, (load) => (liveWrites = liveWrites.then(() => appendFile(live, `${JSON.stringify(load)}\n`)).catch(() => {})));
       const client = measureClient();
       const report = await watchRun(run, label, Boolean(flags.quiet), stop, jobWatch({ ...flags, hostfile: exp.hostfile }, job, swarm));
       const readings = servers.stop();
@@ -111,6 +115,8 @@ export function runExperimentCommand(): Command {
       await writer.close(run.progress.total);
       allOk &&= s.prompts > 0 && s.ok === s.prompts;
       await writeFile(join(folder, 'runs', `${name}.json`), `${JSON.stringify({ experiment: basename(file), point, scenario, summary: s, client: overhead, servers: readings }, null, 2)}\n`);
+      await liveWrites;
+      await rm(live, { force: true });
       finished.push({ name, point, scenario, summary: s, stream: exp.stream || point.arm === 'load' });
       const key = `${point.value ?? ''}\u0000${point.arm}`;
       summaries.set(key, [...(summaries.get(key) ?? []), s]);
@@ -185,7 +191,7 @@ function start(exp: Experiment, point: Point, all: SwarmPool, prompts: readonly 
   return { run, pool, scenario: { endpoints: pool.endpoints.length, prompts: list.length, inFlight: pool.options.concurrency, batched: point.arm === 'batched' } };
 }
 
-/** Between readings of the servers' `/metrics` during a run (longer at 1,000 servers: a reading waits three times its own length). */
+/** Between readings of the servers' `/metrics` during a run (a sample of at most 128 of them is read, so 1,000 servers are read as often). */
 const SCRAPE_MS = 1_000;
 
 /** A finished run, as the planner sees it. */

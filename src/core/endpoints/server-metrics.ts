@@ -82,10 +82,15 @@ export async function scrapeVllmMetrics(pool: SwarmPool, slot: number, timeoutMs
 
 /** A swarm's servers at one reading, summed over those that answered. */
 export interface ServerLoad {
-  /** Servers that answered with vLLM metrics, of those asked. */
+  /** Servers that answered with vLLM metrics, of those asked (the sample read: at most `sample` of the swarm's). */
   answered: number;
   asked: number;
-  /** Sequences in model execution batches, and queued, now. */
+  /** Endpoints in the swarm; more than `asked` when a sample of them is read. */
+  endpoints: number;
+  /**
+   * Sequences in model execution batches, and queued, now. Like the counters below, a sum over the
+   * servers that answered, scaled by endpoints ÷ asked when a sample was read: an estimate for the swarm.
+   */
   running: number;
   waiting: number;
   /** Counters' growth since the first reading (one interval after the watch began): engine requests finished (one per prompt of a list), tokens generated. */
@@ -106,13 +111,22 @@ export interface ServerLoad {
 export interface ServerLoadOptions {
   /**
    * Between the start of one reading and the next, at least; a reading that took `d` is followed by
-   * a pause of at least 3 × `d`, so reading a big or busy swarm takes at most a quarter of the time.
+   * a pause of at least `d`, so reading a busy swarm takes at most half the time. (A reading is at most
+   * `sample` scrapes: its length is the servers' and the client's latency, not its own cost, so a
+   * longer pause would only leave a busy run's chart emptier: 1,000 busy servers were read every 8 s
+   * with a pause of 3 × `d`.)
    */
   intervalMs?: number;
   /** Scrapes in flight at once, across the swarm. */
   concurrency?: number;
   /** One scrape's deadline (a hung server answers nothing this reading). */
   timeoutMs?: number;
+  /**
+   * At most this many endpoints are read, the same ones every reading (picked at random once, so a
+   * swarm's order, e.g. round-robin, does not line up with the pick): a reading of 1,000 servers costs
+   * what one of `sample` does, and readings come at the interval all run long.
+   */
+  sample?: number;
 }
 
 export interface ServerLoadWatch {
@@ -125,23 +139,25 @@ export interface ServerLoadWatch {
 const COUNTERS = ['finished', 'generationTokens', 'preemptions', 'prefixCacheQueries', 'prefixCacheHits'] as const;
 type Counters = Record<(typeof COUNTERS)[number], number>;
 
-const DEFAULTS: Required<ServerLoadOptions> = { intervalMs: 2_000, concurrency: 32, timeoutMs: 2_000 };
+const DEFAULTS: Required<ServerLoadOptions> = { intervalMs: 2_000, concurrency: 32, timeoutMs: 2_000, sample: 128 };
 /** After a reading that took d, the next waits at least this × d. */
-const PAUSE_PER_READ = 3;
+const PAUSE_PER_READ = 1;
 
 /**
- * Reads every endpoint's `/metrics` after `intervalMs` and every `intervalMs` after that until stopped, and hands on the
- * swarm's sum each time: what the servers have in flight and how far their counters moved, for a
+ * Reads the endpoints' `/metrics` (a sample of `sample` of them in a bigger swarm) after `intervalMs` and every
+ * `intervalMs` after that until stopped, and hands on the swarm's sum each time: what the servers have in flight and how far their counters moved, for a
  * view of a run whose answers come back only at its end (an unstreamed batch). It never holds the
  * run: scrapes go at most `concurrency` at a time, each with its own deadline, the next reading
- * starts only after this one ended (and a pause of three times its length), and a server that does
+ * starts only after this one ended (and a pause as long as it took), and a server that does
  * not answer is left out of that reading. The counters' growth is per server from its first reading
  * (a server restarted meanwhile starts again from 0).
  * Its requests are not a run's: no meter counts them, as none would if nobody watched.
  */
 export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => void, options: ServerLoadOptions = {}): ServerLoadWatch {
-  const { intervalMs, concurrency, timeoutMs } = { ...DEFAULTS, ...options };
-  const slots = pool.endpoints.map((e) => e.slot);
+  const { intervalMs, concurrency, timeoutMs, sample } = { ...DEFAULTS, ...options };
+  const all = pool.endpoints.map((e) => e.slot);
+  const slots = pick(all, sample);
+  const scale = all.length / Math.max(1, slots.length);
   const baseline = new Map<number, VllmMetrics>();
   // Every scrape in flight listens to it: at most `concurrency` at once, so no listener limit is needed.
   const stopped = new Abort().setMaxListeners(0);
@@ -162,7 +178,7 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
     const began = performance.now();
     const readings = await Promise.all(slots.map((slot) => limit(async () => [slot, stopped.aborted ? null : await scrapeVllmMetrics(pool, slot, timeoutMs, stopped)] as const)));
     if (stopped.aborted) return;
-    const load: ServerLoad = { answered: 0, asked: slots.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: (began + performance.now()) / 2 - startedAt };
+    const load: ServerLoad = { answered: 0, asked: slots.length, endpoints: all.length, running: 0, waiting: 0, finished: 0, generationTokens: 0, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: (began + performance.now()) / 2 - startedAt };
     const running: number[] = [];
     const waiting: number[] = [];
     const usage: number[] = [];
@@ -177,6 +193,7 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
       const moved = since(slot, m);
       for (const k of COUNTERS) load[k] += moved[k];
     }
+    if (scale !== 1) for (const k of ['running', 'waiting', ...COUNTERS] as const) load[k] *= scale;
     load.runningBand = band(running);
     load.waitingBand = band(waiting);
     load.kvCacheUsage = band(usage);
@@ -202,13 +219,28 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
   };
 }
 
+/** A running run's readings so far, one JSON line each, beside its record (`swarm run`'s runs/NAME.live.jsonl, gone once runs/NAME.json is written). */
+export const LIVE_READINGS = '.live.jsonl';
+
+/** `k` of `slots` at random, in the swarm's order; all of them when there are no more than `k`. */
+function pick(slots: readonly number[], k: number): number[] {
+  if (slots.length <= k) return [...slots];
+  const a = [...slots];
+  for (let i = 0; i < k; i++) {
+    const j = i + Math.floor(Math.random() * (a.length - i));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a.slice(0, k).sort((x, y) => x - y);
+}
+
 /**
  * A run's servers against time: every reading of the watch kept (one aggregated line per reading, so a
- * long run over 1,000 servers stays small), for the run's record. `stop` ends the watch and hands them over.
+ * long run over 1,000 servers stays small), for the run's record, each also handed to `onLoad` as it
+ * comes (a view that draws them while the run goes). `stop` ends the watch and hands them over.
  */
-export function recordServerLoad(pool: SwarmPool, options: ServerLoadOptions = {}): { stop(): ServerLoad[] } {
+export function recordServerLoad(pool: SwarmPool, options: ServerLoadOptions = {}, onLoad?: (load: ServerLoad) => void): { stop(): ServerLoad[] } {
   const readings: ServerLoad[] = [];
-  const watch = watchServerLoad(pool, (load) => readings.push(load), options);
+  const watch = watchServerLoad(pool, (load) => (readings.push(load), onLoad?.(load)), options);
   return {
     stop() {
       watch.stop();

@@ -13,17 +13,15 @@ import { webviewPage } from '../webview-page.ts';
 const EXPERIMENT_FILE = /\.swarm\.ya?ml$/i;
 
 /**
- * `Swarm: Run Experiment`: the experiment file (the one right-clicked, else the active editor's) run
+ * `Swarm: Run Experiment`: the experiment file (the one right-clicked or under the CodeLens, else the
+ * active editor's, else one picked from the workspace's) run
  * by the bundled CLI into `<file>.runs/<run id>/`, shown in a view of its own: each run as it
  * finishes, the servers' readings against time beside the client's figures, then the sweep's table
  * and chart with the planner's prediction beside each run. Resolves when the experiment has ended.
  */
 export async function runExperiment(services: Services, uri?: vscode.Uri): Promise<ExperimentView | null> {
-  const file = (uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri)?.fsPath;
-  if (!file || !EXPERIMENT_FILE.test(file)) {
-    void vscode.window.showErrorMessage('Swarm: Run Experiment runs an experiment file (*.swarm.yaml): right-click one, or run it with one open.');
-    return null;
-  }
+  const file = await experimentFile(uri);
+  if (!file) return null;
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showErrorMessage('Swarm: this workspace is not trusted, so Swarm Lab starts no processes (an experiment runs one).');
     return null;
@@ -45,6 +43,34 @@ export async function runExperiment(services: Services, uri?: vscode.Uri): Promi
   if (view.status === 'failed') void vscode.window.showErrorMessage(`Swarm: experiment ${basename(file)} failed: ${view.error ?? `exit ${view.exitCode}`}`);
   return view;
 }
+
+/**
+ * The file to run: the one the command was given (menu, CodeLens), else the active editor's experiment
+ * file, else one the user picks among the workspace's (from the palette). Undefined when there is none
+ * or the pick was dismissed.
+ */
+async function experimentFile(uri?: vscode.Uri): Promise<string | undefined> {
+  if (uri instanceof vscode.Uri) {
+    if (EXPERIMENT_FILE.test(uri.fsPath)) return uri.fsPath;
+    void vscode.window.showErrorMessage(`Swarm: Run Experiment runs an experiment file (*.swarm.yaml), not ${basename(uri.fsPath)}.`);
+    return undefined;
+  }
+  const active = vscode.window.activeTextEditor?.document.uri;
+  if (active?.scheme === 'file' && EXPERIMENT_FILE.test(active.fsPath)) return active.fsPath;
+  const found = await vscode.workspace.findFiles('**/*.swarm.{yaml,yml}', '**/{node_modules,.git}/**', MOST_PICKED);
+  if (!found.length) {
+    void vscode.window.showErrorMessage('Swarm: Run Experiment found no experiment file (*.swarm.yaml) in the workspace: write one (docs/cli.md, "swarm run"), or open one.');
+    return undefined;
+  }
+  const items = found
+    .map((u) => ({ label: basename(u.fsPath), description: vscode.workspace.asRelativePath(dirname(u.fsPath)), path: u.fsPath }))
+    .sort((a, b) => a.description.localeCompare(b.description) || a.label.localeCompare(b.label));
+  const picked = await vscode.window.showQuickPick(items, { title: 'Swarm: Run Experiment', placeHolder: 'The experiment file (*.swarm.yaml) to run', matchOnDescription: true });
+  return picked?.path;
+}
+
+/** Experiment files offered by the palette's pick, at most (a workspace of thousands lists the first). */
+const MOST_PICKED = 500;
 
 /** The experiment's hostfile (`endpoints.hostfile`, relative to the file), for the keys it names; undefined when unreadable (the CLI then says why). */
 async function hostfileOf(file: string): Promise<string | undefined> {

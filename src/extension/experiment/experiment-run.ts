@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClientOverhead, RunSummary, ServerLoad } from '../../core/index.ts';
+import { LIVE_READINGS } from '../../core/endpoints/server-metrics.ts';
 import type { ExperimentRun, ExperimentView } from '../../panel/protocol.ts';
 
 /** How often the folder is read for runs that finished while the experiment goes. */
@@ -30,7 +31,7 @@ export class ExperimentRunner {
   readonly done: Promise<ExperimentView>;
 
   constructor(cli: string, file: string, folder: string, env: NodeJS.ProcessEnv, private readonly onView: (view: ExperimentView) => void) {
-    this.view = { file, folder, status: 'running', error: null, exitCode: null, runs: [], sweep: null };
+    this.view = { file, folder, status: 'running', error: null, exitCode: null, runs: [], live: null, sweep: null };
     this.child = spawn(process.execPath, [cli, 'run', file, '--out', folder, '--quiet'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-8_192)));
     const exited = new Promise<number | null>((resolve) => {
@@ -44,7 +45,7 @@ export class ExperimentRunner {
       const sweep = await this.readSweep();
       const status = this.stopAsked || code === 130 ? 'stopped' : code === 0 || code === 1 ? (sweep ? 'finished' : 'failed') : 'failed';
       const error = code === 0 ? null : (this.stderr.split('\n').find((l) => /^error|\.swarm\.ya?ml:|^--/.test(l)) ?? this.stderr.trim().split('\n').at(-1) ?? null);
-      this.update({ status, exitCode: code, error: status === 'finished' && code === 0 ? null : error, sweep });
+      this.update({ status, live: null, exitCode: code, error: status === 'finished' && code === 0 ? null : error, sweep });
       return this.view;
     });
   }
@@ -61,10 +62,12 @@ export class ExperimentRunner {
     this.onView(this.view);
   }
 
-  /** New records in runs/, in the order they were written. */
+  /** New records in runs/, in the order they were written, and the readings so far of the run under way. */
   private async read(): Promise<void> {
     const dir = join(this.view.folder, 'runs');
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json') && !this.seen.has(n));
+    const all = await readdir(dir).catch(() => [] as string[]);
+    await this.readLive(dir, all);
+    const names = all.filter((n) => n.endsWith('.json') && !this.seen.has(n));
     if (!names.length) return;
     const found: Array<{ at: number; run: ExperimentRun; name: string }> = [];
     for (const name of names) {
@@ -89,7 +92,23 @@ export class ExperimentRunner {
     }
     if (!found.length) return;
     for (const f of found.sort((a, b) => a.at - b.at)) this.seen.set(f.name, f.run);
-    this.update({ runs: [...this.view.runs, ...found.map((f) => f.run)] });
+    const done = new Set(found.map((f) => f.run.name));
+    this.update({ runs: [...this.view.runs, ...found.map((f) => f.run)], live: this.view.live && done.has(this.view.live.name) ? null : this.view.live });
+  }
+
+  /** The run under way (a live readings file without its record yet): its whole lines so far, when they grew. */
+  private async readLive(dir: string, names: readonly string[]): Promise<void> {
+    const file = names.find((n) => n.endsWith(LIVE_READINGS) && !this.seen.has(`${n.slice(0, -LIVE_READINGS.length)}.json`));
+    if (!file) return;
+    const name = file.slice(0, -LIVE_READINGS.length);
+    const text = await readFile(join(dir, file), 'utf8').catch(() => '');
+    const lines = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
+    if (this.view.live?.name === name && this.view.live.servers.length === lines.length) return;
+    try {
+      this.update({ live: { name, servers: lines.map((l) => JSON.parse(l) as ServerLoad) } });
+    } catch {
+      // A line cut by a write under way: read again next time.
+    }
   }
 
   private async readSweep(): Promise<ExperimentView['sweep']> {
