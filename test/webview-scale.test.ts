@@ -52,12 +52,19 @@ describe('webview at scale: 10,000 prompts over 1,000 endpoints', { timeout: pat
         (gaps[what] ??= []).push(Math.round(await stopGaps(page)));
       };
       const context = { hostfile: '/work/aurora.hostfile', endpoints: ENDPOINTS, model: 'llama-3.1-8b', params: { batch: true, stream: true, tags: [] } };
+      // The messages are made in the page and posted there, as VS Code delivers them: no test-driver
+      // serialization inside the measured frames (what they need is handed to the page before).
+      await page.evaluate(
+        ({ n, names, start }) => {
+          window.__staged = { names, start: { ...start, prompts: Array.from({ length: n }, (_, i) => `prompt ${i}: tell me something`) } };
+        },
+        { n: PROMPTS, names: Array.from({ length: ENDPOINTS }, (_, i) => endpointName(i)), start: started(runId, PROMPTS, '10,000 prompts · batched', { context }) },
+      );
       await measure('run streaming in (10 progress messages of 1,000 rows)', async () => {
-        // The messages are made in the page and posted there, as VS Code delivers them: no test-driver
-        // serialization inside the measured frames.
         await page.evaluate(
-          async ({ runId, n, names, start }) => {
-            window.postMessage({ ...start, prompts: Array.from({ length: n }, (_, i) => `prompt ${i}: tell me something`) }, '*');
+          async ({ runId, n }) => {
+            const { start, names } = window.__staged;
+            window.postMessage(start, '*');
             for (let k = 0; k < n / 1000; k++) {
               const done = (k + 1) * 1000;
               const results = window.__host.makeRows(1000, { from: k * 1000, endpoints: names, failEvery: 97 });
@@ -65,13 +72,14 @@ describe('webview at scale: 10,000 prompts over 1,000 endpoints', { timeout: pat
               await new Promise((r) => setTimeout(r, 200)); // the host's pace: five messages a second
             }
           },
-          { runId, n: PROMPTS, names: Array.from({ length: ENDPOINTS }, (_, i) => endpointName(i)), start: started(runId, PROMPTS, '10,000 prompts · batched', { context }) },
+          { runId, n: PROMPTS },
         );
         await page.locator('#progress-done', { hasText: '10,000' }).waitFor();
       });
       const eps = Array.from({ length: ENDPOINTS }, (_, i) => ({ endpoint: endpointName(i), prompts: 10, ok: 10, failed: 0, requests: 1 }));
+      await page.evaluate((m) => void (window.__staged = m), finished(runId, { label: '10,000 prompts · batched', context, summary: summary({ prompts: PROMPTS, ok: PROMPTS - 104, failed: 104, httpRequests: 1002, generationRequests: 1000, endpoints: eps }) }));
       await measure('run finished (a 1,000-endpoint summary)', async () => {
-        await host(page, finished(runId, { label: '10,000 prompts · batched', context, summary: summary({ prompts: PROMPTS, ok: PROMPTS - 104, failed: 104, httpRequests: 1002, generationRequests: 1000, endpoints: eps }) }));
+        await page.evaluate(() => window.postMessage(window.__staged, '*'));
         await page.locator('#run-status[data-state="done"]').waitFor();
       });
       await measure('Results tab', async () => {
