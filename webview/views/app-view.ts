@@ -6,6 +6,7 @@ import { summarize, type ComposeState, type ComposeSummary } from '../lib/compos
 import type { EndpointInfo } from '../../src/panel/protocol.ts';
 import { ARMS, armLosses, lossText } from '../lib/stats.ts';
 import { TABS, type RunView, type Tab } from '../state.ts';
+import type { ViewState } from '../view-state.ts';
 import { composeView } from './compose.ts';
 import { healthWarning, swarmHealth, type SwarmHealth } from '../lib/swarm-health.ts';
 import { resultsView } from './results.ts';
@@ -105,18 +106,32 @@ function progress(app: App) {
   </div>`;
 }
 
+/** What a run's progress changes in its view (the counts and the clock); everything else changes only when the run does. */
+const PROGRESS: ReadonlySet<string> = new Set(['done', 'ok', 'failed', 'total', 'elapsedMs', 'servers'] satisfies Array<keyof RunView>);
+
+/** `b` differs from `a` only by a run's progress (its counts, clock and the rows its store took in). */
+function onlyProgressSince(a: ViewState, b: ViewState): boolean {
+  for (const k of Object.keys(b) as Array<keyof ViewState>) if (k !== 'run' && a[k] !== b[k]) return false;
+  if (a.run === b.run) return true;
+  if (!a.run || !b.run) return false;
+  for (const k of Object.keys(b.run) as Array<keyof RunView>) if (!PROGRESS.has(k) && a.run[k] !== b.run[k]) return false;
+  return Object.keys(a.run).length === Object.keys(b.run).length;
+}
+
 /**
- * Each tab's view as last drawn, per panel. A hidden tab keeps it (the same template values, so
- * nothing of it is made or written again) and is drawn anew when it shows: at 1,000 endpoints and
- * 10,000 prompts, making every tab's view on every frame of a run (Compose's endpoint figures,
- * History, the comparison) cost the frame more than the tab on show did.
+ * Each tab's view as last drawn, and the state it was drawn from. A hidden tab is not drawn again
+ * for a run's progress (the same template values: nothing of it is made or written), only when
+ * something else changed, and when it shows: at 1,000 endpoints and 10,000 prompts, making every
+ * tab's view on every frame of a run (Compose's endpoint figures, History, the comparison) cost the
+ * frame more than the tab on show did.
  */
-const drawn = new WeakMap<App, Map<Tab, unknown>>();
+const drawn = new WeakMap<App, Map<Tab, { state: ViewState; view: unknown }>>();
 function panel(app: App, tab: Tab, view: () => unknown): unknown {
   let views = drawn.get(app);
   if (!views) drawn.set(app, (views = new Map()));
-  if (app.state.ui.tab === tab || !views.has(tab)) views.set(tab, view());
-  return views.get(tab);
+  const last = views.get(tab);
+  if (app.state.ui.tab === tab || !last || !onlyProgressSince(last.state, app.state)) views.set(tab, { state: app.state, view: view() });
+  return views.get(tab)!.view;
 }
 
 /**

@@ -147,10 +147,16 @@ function sideBySideView(app: App, side: SideBySide) {
     <swarm-arms-table id="arms-table" .tableData=${{ pairs, version: `${side.runId}:${onlyDiffering}:${pairs.length}` }}></swarm-arms-table>`;
 }
 
-/** The datalist's options, made again only when the run's set of endpoints changes. */
+/**
+ * The datalist's options, made once the endpoint box is first focused (1,000 options made while a
+ * run's first rows come in cost that frame; no one sees them until the box is used), then again only
+ * when the run's set of endpoints changes.
+ */
+let optionsWanted = false;
 let optionsFor: readonly string[] | null = null;
 let options: unknown = nothing;
 function endpointOptions(app: App) {
+  if (!optionsWanted) return nothing;
   const endpoints = app.state.store.endpoints();
   if (endpoints !== optionsFor) {
     optionsFor = endpoints;
@@ -198,6 +204,11 @@ export function resultsView(app: App) {
         placeholder="All endpoints"
         title="Rows from endpoints whose host:port contains this"
         .value=${f.endpoint}
+        @focus=${() => {
+          if (optionsWanted) return;
+          optionsWanted = true;
+          app.renderNow();
+        }}
         @input=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
         @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
       />
