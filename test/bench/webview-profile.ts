@@ -1,5 +1,5 @@
 // Where the panel's long frames go at 10,000 prompts over 1,000 endpoints: the scenario of
-// test/webview-scale.test.ts (a batched run streaming in, its end, the tabs) on the harness page,
+// test/webview-scale.test.ts (webview-harness/big-run.ts: a batched run streaming in, its end, the tabs) on the harness page,
 // traced through Chromium's DevTools protocol. For each task on the page's main thread longer than
 // 50 ms it prints what the renderer did (script, style, layout, paint…) and the functions that took
 // the most of it (the CPU profile's samples, mapped back to webview/ sources by the bundle's map).
@@ -9,17 +9,12 @@ import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { launchBrowser } from '../webview-harness/browser.ts';
-import { finished, initState, started, summary } from '../webview-harness/fixtures.ts';
+import { bigRun } from '../webview-harness/big-run.ts';
 import { ROOT, startHarness } from '../webview-harness/server.ts';
 
 declare const window: any;
-declare const document: any;
-declare const Event: any;
 
-const PROMPTS = 10_000;
-const ENDPOINTS = 1_000;
 const LONG_MS = 50;
-const endpointName = (i: number) => `x${4000 + Math.floor(i / 4)}c${i % 4}s0b0n0:${6739 + (i % 2)}`;
 
 const map = new SourceMap(JSON.parse(readFileSync(join(ROOT, 'dist', 'webview', 'panel.js.map'), 'utf8')));
 /** A profile frame's place in the sources (file:line and the original name where the map has one). */
@@ -127,43 +122,7 @@ try {
   const { page } = await browser.open(harness.url('dark'), { width: 1400, height: 900 });
   await page.waitForFunction(() => window.__host.sent.some((m: { type: string }) => m.type === 'ready'));
   const cdp = await page.context().newCDPSession(page);
-  const endpoints = Array.from({ length: ENDPOINTS }, (_, i) => ({ id: endpointName(i), status: 'up' as const, model: 'llama-3.1-8b', tags: { role: 'chat' } }));
-  await page.evaluate((m) => window.__host.post(m), { type: 'init', state: initState({ endpoints }) });
-  const runId = 'big';
-  const context = { hostfile: '/work/aurora.hostfile', endpoints: ENDPOINTS, model: 'llama-3.1-8b', params: { batch: true, stream: true, tags: [] } };
-  await traced(page, cdp, 'run streaming in (10 progress messages of 1,000 rows)', async () => {
-    await page.evaluate(
-      async ({ runId, n, names, start }) => {
-        window.postMessage({ ...start, prompts: Array.from({ length: n }, (_, i) => `prompt ${i}: tell me something`) }, '*');
-        for (let k = 0; k < n / 1000; k++) {
-          const done = (k + 1) * 1000;
-          const results = window.__host.makeRows(1000, { from: k * 1000, endpoints: names, failEvery: 97 });
-          window.postMessage({ type: 'runProgress', runId, done, ok: done, failed: 0, total: n, elapsedMs: 200 * (k + 1), results }, '*');
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      },
-      { runId, n: PROMPTS, names: Array.from({ length: ENDPOINTS }, (_, i) => endpointName(i)), start: started(runId, PROMPTS, '10,000 prompts · batched', { context }) },
-    );
-    await page.locator('#progress-done', { hasText: '10,000' }).waitFor();
-  });
-  const eps = Array.from({ length: ENDPOINTS }, (_, i) => ({ endpoint: endpointName(i), prompts: 10, ok: 10, failed: 0, requests: 1 }));
-  await traced(page, cdp, 'run finished (a 1,000-endpoint summary)', async () => {
-    await page.evaluate((m) => window.__host.post(m), finished(runId, { label: '10,000 prompts · batched', context, summary: summary({ prompts: PROMPTS, ok: PROMPTS - 104, failed: 104, httpRequests: 1002, generationRequests: 1000, endpoints: eps }) }));
-    await page.locator('#run-status[data-state="done"]').waitFor();
-  });
-  await traced(page, cdp, 'endpoint filter', async () => {
-    await page.locator('#filter-endpoint').evaluate((el: any, v: string) => {
-      el.value = v;
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-    }, endpointName(7));
-    await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '10');
-  });
-  for (const tab of ['compose', 'history', 'compare', 'tree', 'results']) {
-    await traced(page, cdp, `${tab} tab`, async () => {
-      await page.locator(`vscode-tab-header[data-tab="${tab}"]`).click();
-      await page.locator(`vscode-tab-panel[data-panel="${tab}"]`).waitFor({ state: 'visible' });
-    });
-  }
+  await bigRun(page, 'big', (what, act) => traced(page, cdp, what, act));
 } finally {
   await browser.close();
   await harness.close();
