@@ -9,6 +9,22 @@
   const violations = [];
   let acquired = false;
   let state;
+  /** The state's JSON not yet written to sessionStorage (null: written). */
+  let kept = null;
+  let hiding = false;
+  const KEEP_AT_ONCE_CHARS = 64 * 1024;
+  const keep = () => {
+    if (kept !== null) sessionStorage.setItem('swarm-harness-state', kept);
+    kept = null;
+  };
+  // Registered before the panel's own pagehide save, which then writes at once (hiding).
+  window.addEventListener('pagehide', () => {
+    hiding = true;
+    keep();
+  });
+  window.addEventListener('pageshow', () => {
+    hiding = false;
+  });
   try {
     const kept = sessionStorage.getItem('swarm-harness-state');
     state = kept === null ? undefined : JSON.parse(kept);
@@ -31,9 +47,13 @@
       getState() {
         return state;
       },
+      // As VS Code's: the state kept as given, posted out of the frame as JSON. The copy that outlives
+      // a reload is written now when small, else when the page goes (sessionStorage's write of a
+      // megabyte costs the page's thread ~100 ms, which VS Code's webview never pays).
       setState(next) {
-        state = structuredClone(next);
-        sessionStorage.setItem('swarm-harness-state', JSON.stringify(next));
+        state = next;
+        kept = JSON.stringify(next);
+        if (hiding || kept.length <= KEEP_AT_ONCE_CHARS) keep();
         return next;
       },
     });

@@ -2,15 +2,17 @@
 import { html, nothing } from 'lit';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
-import { summarize } from '../lib/compose.ts';
+import { summarize, type ComposeState, type ComposeSummary } from '../lib/compose.ts';
+import type { EndpointInfo } from '../../src/panel/protocol.ts';
 import { ARMS, armLosses, lossText } from '../lib/stats.ts';
 import { TABS, type RunView, type Tab } from '../state.ts';
 import { composeView } from './compose.ts';
-import { healthWarning, swarmHealth } from '../lib/swarm-health.ts';
+import { healthWarning, swarmHealth, type SwarmHealth } from '../lib/swarm-health.ts';
 import { resultsView } from './results.ts';
 import { STEPS_TAB, treeView } from './tree.ts';
 import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
+import { tabView } from './tab-views.ts';
 
 const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results', tree: 'Reduce tree', compare: 'Comparison', history: 'History' };
 /** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
@@ -32,7 +34,7 @@ function connection(app: App) {
       <button type="button" class="link" id="connect-simulator" @click=${() => void app.ask('connect', { simulator: true })}>Start Local Simulator</button></span
     >`;
   const all = app.state.endpoints.length;
-  const { down } = swarmHealth(app.state.endpoints, []);
+  const { down } = composition(app).allHealth;
   const healthy = app.state.endpoints.filter((e) => e.status === 'up').length;
   const health = down.length === all && all ? 'down' : down.length ? 'partial' : 'ok';
   return html`<span class="conn" data-state="on" data-health=${health} title=${app.state.source ?? ''}
@@ -105,11 +107,25 @@ function progress(app: App) {
   </div>`;
 }
 
+/**
+ * The composition's figures and the swarm's health, made again only when the composition or the
+ * endpoints change: the run bar draws every frame of a run, and these go over every prompt and
+ * endpoint (10,000 and 1,000).
+ */
+let composed: { compose: ComposeState; endpoints: readonly EndpointInfo[]; summary: ComposeSummary; warning: string | null; allHealth: SwarmHealth } | null = null;
+function composition(app: App) {
+  const { compose } = app.state.ui;
+  const { endpoints } = app.state;
+  if (composed?.compose !== compose || composed.endpoints !== endpoints)
+    composed = { compose, endpoints, summary: summarize(compose, endpoints), warning: healthWarning(swarmHealth(endpoints, compose.tags)), allHealth: swarmHealth(endpoints, []) };
+  return composed;
+}
+
 export function appView(app: App) {
-  const s = summarize(app.state.ui.compose, app.state.endpoints);
+  const { summary: s, warning: health } = composition(app);
   const canRun = app.state.initialized && app.state.connected && !app.running && s.problem === null;
   const why = !app.state.initialized ? 'Waiting for the extension' : !app.state.connected ? 'Connect a hostfile or start the simulator first' : app.running ? 'A run is going' : s.problem ?? '';
-  const warning = canRun ? healthWarning(swarmHealth(app.state.endpoints, app.state.ui.compose.tags)) : null;
+  const warning = canRun ? health : null;
   const label = app.state.ui.compose.compare && app.batchAllowed ? 'Run both & compare' : 'Run';
   return html`
     <header class="topbar">
@@ -152,11 +168,11 @@ export function appView(app: App) {
             : nothing}</vscode-tab-header
         >`,
       )}
-      <vscode-tab-panel data-panel="compose">${composeView(app, s)}</vscode-tab-panel>
-      <vscode-tab-panel data-panel="results">${resultsView(app)}</vscode-tab-panel>
-      <vscode-tab-panel data-panel="tree">${treeView(app)}</vscode-tab-panel>
-      <vscode-tab-panel data-panel="compare">${compareView(app)}</vscode-tab-panel>
-      <vscode-tab-panel data-panel="history">${historyView(app)}</vscode-tab-panel>
+      <vscode-tab-panel data-panel="compose">${tabView(app, 'compose', () => composeView(app, s))}</vscode-tab-panel>
+      <vscode-tab-panel data-panel="results">${tabView(app, 'results', () => resultsView(app))}</vscode-tab-panel>
+      <vscode-tab-panel data-panel="tree">${tabView(app, 'tree', () => treeView(app))}</vscode-tab-panel>
+      <vscode-tab-panel data-panel="compare">${tabView(app, 'compare', () => compareView(app))}</vscode-tab-panel>
+      <vscode-tab-panel data-panel="history">${tabView(app, 'history', () => historyView(app))}</vscode-tab-panel>
     </vscode-tabs>
   `;
 }

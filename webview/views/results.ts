@@ -1,5 +1,6 @@
 /** Results: the filters, the run's figures, and the virtualized table of responses in input order. */
 import { html, nothing } from 'lit';
+import { ref } from 'lit/directives/ref.js';
 import type { PanelApp as App } from '../panel-app.ts';
 import { int, ms, rate } from '../lib/format.ts';
 import { continuable } from '../lib/continue.ts';
@@ -147,16 +148,22 @@ function sideBySideView(app: App, side: SideBySide) {
     <swarm-arms-table id="arms-table" .tableData=${{ pairs, version: `${side.runId}:${onlyDiffering}:${pairs.length}` }}></swarm-arms-table>`;
 }
 
-/** The datalist's options, made again only when the run's set of endpoints changes. */
-let optionsFor: readonly string[] | null = null;
-let options: unknown = nothing;
+/**
+ * The datalist's options, made once the endpoint box is first focused (1,000 options made while a
+ * run's first rows come in cost that frame; no one sees them until the box is used), then again only
+ * when the run's set of endpoints changes; plain option elements (a template instance each cost the
+ * focus ~40 ms at 1,000).
+ */
+let optionsWanted = false;
+/** The endpoints each datalist holds now. */
+const optionsOf = new WeakMap<Element, readonly string[]>();
 function endpointOptions(app: App) {
-  const endpoints = app.state.store.endpoints();
-  if (endpoints !== optionsFor) {
-    optionsFor = endpoints;
-    options = endpoints.map((ep) => html`<option value=${ep}></option>`);
-  }
-  return options;
+  return ref((list) => {
+    const endpoints = app.state.store.endpoints();
+    if (!list || !optionsWanted || optionsOf.get(list) === endpoints) return;
+    optionsOf.set(list, endpoints);
+    list.replaceChildren(...endpoints.map((ep) => new Option('', ep)));
+  });
 }
 
 export function resultsView(app: App) {
@@ -198,10 +205,15 @@ export function resultsView(app: App) {
         placeholder="All endpoints"
         title="Rows from endpoints whose host:port contains this"
         .value=${f.endpoint}
+        @focus=${() => {
+          if (optionsWanted) return;
+          optionsWanted = true;
+          app.renderNow();
+        }}
         @input=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
         @change=${(e: Event) => app.setFilter({ endpoint: (e.currentTarget as Field).value.trim() })}
       />
-      <datalist id="endpoint-options">${endpointOptions(app)}</datalist>
+      <datalist id="endpoint-options" ${endpointOptions(app)}></datalist>
       <span class="muted" id="shown-count" role="status"
         >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.answered)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.cancelled
           ? html` · <span class="cancelled" id="cancelled-count">${int(app.state.store.statusCounts.cancelled)} cancelled</span>`
