@@ -128,6 +128,10 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     // Its rows are sent again as they land: the count grows with no click.
     const later = await pollUntil(count, (n) => n > first, 30_000);
     assert.ok(later > first && later <= N, `${first} rows, then ${later}`);
+    // The run bar says it goes on (not done), its total the status file's.
+    const bar = app.locator(`#run-status[data-run="detached-${id}"]`);
+    assert.equal(await bar.getAttribute('data-state'), 'running');
+    assert.equal(((await bar.locator('#progress-total').textContent()) ?? '').trim(), String(N));
     await screenshot(page, join(SHOTS, 'detached-history-streaming.png'));
   });
 
