@@ -95,7 +95,8 @@ export function initialState(ui: UiState): ViewState {
     notice: null,
     selectedPrompt: -1,
     composeVersion: 0,
-    stale: Boolean(saved && (saved.view.running || (!saved.rows && saved.total > 0))),
+    // A detached run that went on is asked for again: it has moved while the panel was away.
+    stale: Boolean(saved && (saved.view.running || saved.view.detachedGoing || (!saved.rows && saved.total > 0))),
   };
 }
 
