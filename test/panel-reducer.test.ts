@@ -176,6 +176,21 @@ describe('panel reducer', () => {
     assert.equal(overtaken.run?.id, 'newer');
   });
 
+  test('a detached run on show while it goes: running (not done) on its status file\'s progress; after a reload it is asked for again once History lists it', () => {
+    const going = record('detached-r', { summary: summary({ prompts: 40, ok: 3 }), detached: { state: 'running', where: 'me@login', done: 3 } });
+    let s = run([init(), { type: 'showRun', record: going, resultsJsonl: jsonl([row(0), row(1), row(2), row(3)]) }]);
+    assert.deepEqual([s.run?.running, s.run?.detachedGoing, s.run?.done, s.run?.total], [false, true, 3, 40]);
+    const ui = { ...s.ui, saved: { view: s.run!, total: s.store.length, rows: s.store.all(), reduce: null, comparison: null } };
+    s = initialState(ui);
+    assert.equal(s.stale, true, 'it moved while the panel was away');
+    // A login-node run is listed only once the window connects through its login again.
+    assert.equal(reopenId(run([init()], s)), null);
+    s = run([init(), { type: 'history', history: [going] }], s);
+    assert.equal(reopenId(s), 'detached-r');
+    const ended = run([{ type: 'opened', run: { record: { ...going, detached: { state: 'finished', exitCode: 0, where: 'me@login', done: 40 } }, resultsJsonl: jsonl([row(0)]) }, ifShowing: 'detached-r' }], s);
+    assert.deepEqual([ended.run?.detachedGoing, ended.stale], [undefined, false]);
+  });
+
   test('showRun (a run the panel missed) and Open from History show that run, on its tab, with its filters reset', () => {
     const cmp: ComparisonView = { rounds: [armRound('batched', 0), armRound('individual', 0)], cacheSalt: true, templatePaths: { batched: 'b', individual: 'i' } };
     let s = run([init(), started('a', 2), { type: 'filter', patch: { endpoint: 'gpu01:8000' } }]);

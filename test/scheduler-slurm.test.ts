@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Scheduler, localHost } from '../src/core/index.ts';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, tempDir, waitFor, writeText, ROOT } from './helpers/cli.ts';
@@ -227,6 +227,45 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
       const id = /^ready: job (\d+)/m.exec(r.stdout)![1]!;
       const cancel = await runCli(['cancel-job', id, '--via', sshd.via, '--ssh-config', sshd.clientConfig], { cwd: dir });
       assert.equal(cancel.code, 0, cancel.stderr);
+    } finally {
+      await sshd.stop();
+    }
+  });
+
+  it('a run detached to the login node on a job launched through it watches the job there: the job cancelled mid-run, the run stops cancelled by job end (none failed) and says so in its log', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, async () => {
+    const sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    await sshd.start();
+    try {
+      const login = ['--via', sshd.via, '--ssh-config', sshd.clientConfig];
+      const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(await freePorts(2)), '--walltime', '10', '--interval', '0.3', '--job-name', 'detached-watch', '--job-dir', join(dir, 'remote-job-watch'), '--swarm-command', `${process.execPath} ${join(ROOT, 'bin', 'swarm.js')}`, ...login], { cwd: dir, timeoutMs: 90_000 });
+      assert.equal(launch.code, 0, launch.stderr);
+      const job = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+      const prompts = await writeText(dir, 'many-detached.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+      const runsDir = join(dir, 'login-runs');
+      const started = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'detached-watch', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--detach', ...login, '--runs-dir', runsDir], { cwd: dir, timeoutMs: 90_000 });
+      assert.equal(started.code, 0, started.stderr);
+      const id = started.stdout.trim();
+      const folder = join(runsDir, id);
+      // The job's record travelled beside its hostfile, without the login: the scheduler is where the run is.
+      const spec = JSON.parse(await readFile(join(folder, 'spec.json'), 'utf8'));
+      const hostfile = spec.inputs.find((f: { flag: string }) => f.flag === '--hostfile').path as string;
+      assert.equal(basename(hostfile), 'hostfile.ready');
+      const record = JSON.parse(await readFile(join(dirname(hostfile), 'job.json'), 'utf8'));
+      assert.equal(record.id, job);
+      assert.equal(record.via, undefined);
+      const status = async () => JSON.parse(await readFile(join(folder, 'status.json'), 'utf8'));
+      await waitFor(async () => ((await status()).ok >= 100 ? true : undefined), 60_000, 'a hundred results');
+      slurm.client('scancel', [job]);
+      await waitFor(async () => ((await status()).state === 'finished' ? true : undefined), 90_000, 'the run to end');
+      const end = await status();
+      assert.equal(end.exitCode, 1);
+      const log = await readFile(join(folder, 'log.txt'), 'utf8');
+      assert.match(log, new RegExp(`^cancelled by job end: job ${job} ended before its walltime .*: the requests in flight and the prompts not sent are cancelled$`, 'm'));
+      const rows = jsonLines(await readFile(join(folder, 'results.jsonl'), 'utf8'));
+      assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
+      const ok = rows.filter((row) => row.ok).length;
+      const ended = rows.filter((row) => row.status === 'cancelled' && row.error.startsWith(`cancelled by job end: job ${job} ended before its walltime`)).length;
+      assert.ok(ok >= 100 && ended > 0 && ok + ended === 10_000, `${ok} ok, ${ended} cancelled by job end, ${10_000 - ok - ended} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
     } finally {
       await sshd.stop();
     }

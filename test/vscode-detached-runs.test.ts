@@ -29,6 +29,44 @@ async function detachedRow(page: Page, id: string, ok: (description: string) => 
   return found.description;
 }
 
+/** The panel's page inside its webview frames. */
+const panelApp = (page: Page) => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+
+/** The panel's History row of detached run `id`, once shown (the tab clicked again until it shows: a click while the panel starts may be lost). */
+async function historyEntry(page: Page, id: string, timeoutMs = 30_000) {
+  const app = panelApp(page);
+  const entry = app.locator(`#history-table tbody tr[data-run="detached-${id}"]`);
+  await pollUntil(
+    async () => {
+      if (!(await entry.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+      return entry.isVisible();
+    },
+    Boolean,
+    timeoutMs,
+    500,
+  );
+  return entry;
+}
+
+/** Fills the panel's Compose with `prompts` (the tab clicked again until it shows). */
+async function compose(page: Page, prompts: readonly string[]): Promise<void> {
+  const app = panelApp(page);
+  await pollUntil(
+    async () => {
+      if (!(await app.locator('#add-prompt').isVisible())) await app.locator('vscode-tab-header', { hasText: 'Compose' }).first().click({ timeout: patience(2_000) }).catch(() => {});
+      return app.locator('#add-prompt').isVisible();
+    },
+    Boolean,
+    30_000,
+    500,
+  );
+  for (const prompt of prompts) {
+    await app.locator('#add-prompt').click();
+    await app.locator('#prompt-editor textarea').fill(prompt);
+  }
+  await pollUntil(() => app.locator('#prompt-count').textContent(), (t) => t === String(prompts.length), 20_000);
+}
+
 /** Prompts done, from a row's `· 1,234/10,000` (-1 when it shows none). */
 const done = (description: string) => Number(/ · ([\d,]+)\/[\d,]+/.exec(description)?.[1]?.replace(/,/g, '') ?? -1);
 const skip = !codeServerAvailable ? `code-server is not installed in ${CODE_SERVER_DIR}: run scripts/install-code-server.sh` : !existsSync(CHROMIUM) ? `${CHROMIUM} is missing: run scripts/install-code-server.sh` : false;
@@ -107,18 +145,8 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
 
   test('History lists the run while it goes (detached · running, where it lives); Open shows its rows in input order, and more as they land', { timeout: patience(120_000) }, async () => {
     await runCommand(page, 'Swarm: Open Panel');
-    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-    const entry = app.locator(`#history-table tbody tr[data-run="detached-${id}"]`);
-    // Clicked again until History shows (a click while the panel starts may be lost).
-    await pollUntil(
-      async () => {
-        if (!(await entry.isVisible())) await app.locator('vscode-tab-header', { hasText: 'History' }).first().click({ timeout: patience(2_000) }).catch(() => {});
-        return entry.isVisible();
-      },
-      Boolean,
-      30_000,
-      500,
-    );
+    const app = panelApp(page);
+    const entry = await historyEntry(page, id);
     assert.equal(((await entry.locator('.run-ended').textContent()) ?? '').trim(), 'detached · running');
     assert.equal(((await entry.locator('[data-detached-where]').textContent()) ?? '').trim(), 'on this machine');
     await entry.locator('[data-action="open"]').click();
@@ -128,6 +156,10 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     // Its rows are sent again as they land: the count grows with no click.
     const later = await pollUntil(count, (n) => n > first, 30_000);
     assert.ok(later > first && later <= N, `${first} rows, then ${later}`);
+    // The run bar says it goes on (not done), its total the status file's.
+    const bar = app.locator(`#run-status[data-run="detached-${id}"]`);
+    assert.equal(await bar.getAttribute('data-state'), 'running');
+    assert.equal(((await bar.locator('#progress-total').textContent()) ?? '').trim(), String(N));
     await screenshot(page, join(SHOTS, 'detached-history-streaming.png'));
   });
 
@@ -158,22 +190,9 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await connectFromExplorer(page, 'cluster.hostfile');
     await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
     await runCommand(page, 'Swarm: Open Panel');
-    const app = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-    await pollUntil(
-      async () => {
-        if (!(await app.locator('#add-prompt').isVisible())) await app.locator('vscode-tab-header', { hasText: 'Compose' }).first().click({ timeout: patience(2_000) }).catch(() => {});
-        return app.locator('#add-prompt').isVisible();
-      },
-      Boolean,
-      30_000,
-      500,
-    );
+    const app = panelApp(page);
     const asked = ['cluster question 0', 'cluster question 1', 'cluster question 2'];
-    for (const prompt of asked) {
-      await app.locator('#add-prompt').click();
-      await app.locator('#prompt-editor textarea').fill(prompt);
-    }
-    await pollUntil(() => app.locator('#prompt-count').textContent(), (t) => t === '3', 20_000);
+    await compose(page, asked);
     const before = new Set(readdirSync(env.SWARM_RUNS_DIR!));
     await pollUntil(() => app.locator('#run-detached').isEnabled(), Boolean, 20_000);
     await app.locator('#run-detached').click();
@@ -190,8 +209,10 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   });
 });
 
-describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(480_000) }, () => {
+describe('detached runs on the login node in a real VS Code: listed and cancelled over the connected swarm\'s one SSH login (a real sshd)', { skip: skip || (haveSshd ? false : '/usr/sbin/sshd is missing (scripts/install-test-deps.sh)'), timeout: patience(1_300_000) }, () => {
   let root = '';
+  let runsDir = '';
+  let ws = '';
   let sim: Sim;
   const sshd = new TestSshd();
   let server: CodeServer | undefined;
@@ -200,6 +221,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'swarm-detached-ssh-ui-'));
     removeOnExit(root);
+    runsDir = join(root, 'login-runs');
+    ws = join(root, 'ws');
     await sshd.start();
     sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
   });
@@ -212,20 +235,31 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(420_000) }, async () => {
-    const runsDir = join(root, 'login-runs');
-    // Long enough (one request at a time) to be still going after it is listed, attached and followed.
-    const M = 800;
-    const prompts = join(root, 'p.txt');
-    await writeFile(prompts, Array.from({ length: M }, (_, i) => `question ${i}`).join('\n'));
+  /** Starts a run of `m` prompts (one request at a time) detached to the login node with the CLI; its id. */
+  const detachToLogin = async (name: string, m: number) => {
+    const prompts = join(root, `${name}.txt`);
+    await writeFile(prompts, Array.from({ length: m }, (_, i) => `question ${i}`).join('\n'));
     const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
     assert.equal(started.code, 0, started.stderr);
-    const id = started.stdout.trim();
+    return started.stdout.trim();
+  };
+  const on = () => ` · on ${sshd.via}`;
+  const followedFile = (id: string) => join(ws, '.swarm', 'detached', `${id}.jsonl`);
+  const followedCount = (id: string) => (existsSync(followedFile(id)) ? readFileSync(followedFile(id), 'utf8').split('\n').filter(Boolean).length : 0);
+  /** The panel's run bar for detached run `id`, and the count it shows done (-1 when none). */
+  const runBar = (page: Page, id: string) => {
+    const bar = panelApp(page).locator(`#run-status[data-run="detached-${id}"]`);
+    const state = () => bar.getAttribute('data-state', { timeout: patience(2_000) }).catch(() => null);
+    const done = async () => Number(((await bar.locator('#progress-done').textContent({ timeout: patience(2_000) }).catch(() => '')) ?? '').replace(/,/g, '') || -1);
+    return { bar, state, done };
+  };
 
-    const ws = join(root, 'ws');
-    const ext = join(root, 'ext');
+  test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; opened in the panel it shows running; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(600_000) }, async () => {
+    // Long enough (one request at a time) to be still going after it is listed, attached and followed.
+    const M = 800;
     await mkdir(ws, { recursive: true });
     await writeFile(join(ws, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
+    const ext = join(root, 'ext');
     await installVsix(packagedVsix(root), ext);
     server = await startCodeServer({ workspace: ws, extensionsDir: ext, userSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig, 'swarmLab.detachedRuns.remoteFolder': runsDir } });
     wb = await openWorkbench(server, ws);
@@ -235,10 +269,11 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await connectFromExplorer(page, 'cluster.hostfile');
     await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
     await showActivity(page, 'Swarm').catch(() => {});
+    // Started once the window is up (a busy machine takes minutes to start it): the view finds it by itself.
+    const id = await detachToLogin('p', M);
 
     const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
-    const on = ` · on ${sshd.via}`;
-    const first = await row((d) => d.startsWith('running · ') && d.endsWith(on), 60_000);
+    const first = await row((d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
     await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
 
@@ -246,17 +281,30 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await runCommand(page, 'Swarm: Attach to Detached Run');
     await quickPickSelect(page, id);
     assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
-    const followed = join(ws, '.swarm', 'detached', `${id}.jsonl`);
-    const count = () => (existsSync(followed) ? readFileSync(followed, 'utf8').split('\n').filter(Boolean).length : 0);
+    const followed = followedFile(id);
+    const count = () => followedCount(id);
     const seen = await pollUntil(count, (n) => n > 0, 30_000);
     await pollUntil(count, (n) => n > seen, 30_000);
     const sofar = jsonLines(readFileSync(followed, 'utf8'));
     assert.deepEqual(sofar.map((r) => r.index), [...sofar.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
     assert.ok(sofar.every((r) => r.prompt === `question ${r.index}`));
 
+    // Opened from History, the panel's run bar says it runs (not done), on its status file's progress.
+    await runCommand(page, 'Swarm: Open Panel');
+    const entry = await historyEntry(page, id);
+    assert.equal(((await entry.locator('[data-detached-where]').textContent()) ?? '').trim(), `on ${sshd.via}`);
+    await entry.locator('[data-action="open"]').click();
+    const bar = runBar(page, id);
+    await pollUntil(bar.state, (x) => x === 'running', 30_000);
+    assert.equal(((await bar.bar.locator('#progress-total').textContent()) ?? '').trim(), String(M));
+    const shown = await pollUntil(bar.done, (n) => n > 0, 30_000);
+    await pollUntil(bar.done, (n) => n > shown, 30_000);
+    await screenshot(page, join(SHOTS, 'detached-5-login-node-panel.png'));
+    await showActivity(page, 'Swarm').catch(() => {});
+
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
-    await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on), 60_000);
+    await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on()), 60_000);
     // Every finished row kept, the rest cancelled, in input order, on the login node.
     const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
     assert.deepEqual(rows.map((r) => r.index), Array.from({ length: M }, (_, i) => i));
@@ -264,14 +312,75 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     assert.ok(ok > 0 && ok < M && rows.filter((r) => r.status === 'cancelled').length === M - ok, `${ok} ok`);
     // The followed file ends as its results file: every row, in input order.
     await pollUntil(() => jsonLines(readFileSync(followed, 'utf8')).map((r) => r.index).join(), (x) => x === rows.map((r) => r.index).join(), 30_000);
+    // …and the panel's run bar says how it ended.
+    await pollUntil(bar.state, (x) => x === 'cancelled', 30_000);
 
     // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
     await runCommand(page, 'Swarm: Resume Detached Run');
     await quickPickSelect(page, id);
-    await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on), 180_000);
+    await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on()), 300_000);
     const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
     assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: M }, (_, i) => [i, `question ${i}`, 'ok']));
-    // Listing each second, cancelling and resuming rode the connection's login: no other.
-    assert.equal(sshd.logins() - logins, 1, 'one SSH login');
+    // Listing each second, following, cancelling and resuming rode the connection's login: no other (the CLI that detached the run made its own).
+    assert.equal(sshd.logins() - logins, 2, 'the window\'s one login, and the detaching CLI\'s');
+  });
+
+  test('after a reload (which closes the login) and a connect through the login again, an attached login-node run still going is followed again into its file, with no click', { timeout: patience(420_000) }, async () => {
+    const page = wb!.page;
+    // Long enough to outlast the reload and the connect by far; cancelled at the end.
+    const M = 4000;
+    const id = await detachToLogin('long', M);
+    await showActivity(page, 'Swarm').catch(() => {});
+    await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
+    await runCommand(page, 'Swarm: Attach to Detached Run');
+    await quickPickSelect(page, id);
+    const count = () => followedCount(id);
+    await pollUntil(count, (n) => n > 0, 30_000);
+
+    const rowsBefore = count();
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: patience(60_000) });
+    await waitForSwarmContributions(page);
+    await connectFromExplorer(page, 'cluster.hostfile');
+    await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    const logins = sshd.logins();
+    // Followed again, caught up, each row once, in input order.
+    const rowsAfter = await pollUntil(count, (n) => n > rowsBefore, 60_000);
+    await pollUntil(count, (n) => n > rowsAfter, 30_000);
+    const rows = jsonLines(readFileSync(followedFile(id), 'utf8'));
+    assert.deepEqual(rows.map((r) => r.index), [...rows.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
+    assert.equal(new Set(rows.map((r) => r.index)).size, rows.length, 'each row once');
+    assert.ok(rows.length < M && rows.every((r) => r.prompt === `question ${r.index}` && r.status === 'ok'), `${rows.length} rows`);
+
+    await showActivity(page, 'Swarm').catch(() => {});
+    await runCommand(page, 'Swarm: Cancel Detached Run');
+    await quickPickSelect(page, id);
+    await detachedRow(page, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
+    assert.equal(sshd.logins() - logins, 0, 'following and cancelling rode the connect\'s login');
+  });
+
+  test('Run on the cluster through the login: the panel\'s scatter starts detached on the login node by the bundled CLI riding the window\'s login; History lists it there, and it ends with every row in order', { timeout: patience(240_000) }, async () => {
+    const page = wb!.page;
+    const logins = sshd.logins();
+    await runCommand(page, 'Swarm: Open Panel');
+    const app = panelApp(page);
+    const asked = Array.from({ length: 6 }, (_, i) => `login question ${i}`);
+    await compose(page, asked);
+    const before = new Set(readdirSync(runsDir));
+    await pollUntil(() => app.locator('#run-detached').isEnabled(), Boolean, 20_000);
+    await app.locator('#run-detached').click();
+    const started = await pollUntil(() => readdirSync(runsDir).filter((d) => !before.has(d)), (d) => d.length === 1, 90_000);
+    const runId = started[0]!;
+    const entry = await historyEntry(page, runId, 60_000);
+    assert.equal(((await entry.locator('[data-detached-where]').textContent()) ?? '').trim(), `on ${sshd.via}`);
+    await pollUntil(async () => ((await entry.locator('.run-ended').textContent()) ?? '').trim(), (t) => t === 'done', 90_000);
+    await screenshot(page, join(SHOTS, 'detached-run-on-cluster-login.png'));
+    const spec = JSON.parse(readFileSync(join(runsDir, runId, 'spec.json'), 'utf8'));
+    // The prompts and hostfile travelled through the login into the run's folder there.
+    assert.ok(spec.inputs.every((f: { path: string }) => f.path.startsWith(join(runsDir, runId, 'inputs'))), JSON.stringify(spec.inputs));
+    const status = JSON.parse(readFileSync(join(runsDir, runId, 'status.json'), 'utf8'));
+    assert.equal(status.exitCode, 0);
+    const rows = jsonLines(readFileSync(join(runsDir, runId, 'results.jsonl'), 'utf8'));
+    assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), asked.map((p, i) => [i, p, 'ok']));
+    assert.equal(sshd.logins() - logins, 0, 'it rode the window\'s login');
   });
 });

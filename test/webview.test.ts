@@ -676,6 +676,31 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await assertClean(p);
   });
 
+  it('a detached run opened while it goes: the run bar says running, with its status file\'s progress, not done; ended, done', async () => {
+    const p = await panel();
+    const { page } = p;
+    await host(page, { type: 'init', state: initState() });
+    // Its rows so far (3 of 40, one kept by an earlier run), its status file's counts in the record.
+    const rows = [row(0), row(1), row(2)];
+    const going = record('detached-r1', '2026-11-02T10:42:00.000Z', { label: 'detached scatter r1', summary: summary({ prompts: 40, ok: 2, failed: 0, cancelled: 0, wallMs: 3000 }), detached: { state: 'running', where: 'me@login', done: 2 } });
+    await host(page, { type: 'showRun', record: going, resultsJsonl: jsonl(rows) });
+    const status = page.locator('#run-status');
+    await page.locator('#run-status[data-state="running"][data-run="detached-r1"]').waitFor();
+    const line = (await status.textContent())!.replace(/\s+/g, ' ');
+    assert.match(line, /2 \/ 40 · 2 ok · .* · running/, line);
+    assert.doesNotMatch(line, /\bdone\b/, line);
+    // Nothing of it runs in this panel: Run stays free, there is nothing here to cancel.
+    assert.equal(await page.locator('#cancel').evaluate((b) => (b as HTMLElement & { disabled: boolean }).disabled), true);
+    await host(page, { type: 'showRun', record: { ...going, summary: summary({ prompts: 40, ok: 30, failed: 0, wallMs: 9000 }), detached: { state: 'running', where: 'me@login', done: 30 } }, resultsJsonl: jsonl(rows) });
+    await page.locator('#progress-done', { hasText: /^30$/ }).waitFor();
+    await shot(page, 'results-detached-running');
+    const all = Array.from({ length: 40 }, (_, i) => row(i));
+    await host(page, { type: 'showRun', record: { ...going, summary: summary({ prompts: 40, ok: 40, failed: 0, wallMs: 12000 }), detached: { state: 'finished', exitCode: 0, where: 'me@login', done: 40 } }, resultsJsonl: jsonl(all) });
+    await page.locator('#run-status[data-state="done"][data-run="detached-r1"]').waitFor();
+    assert.match((await status.textContent())!.replace(/\s+/g, ' '), /40 \/ 40 · 40 ok · .* · done/);
+    await assertClean(p);
+  });
+
   it('filters by failures, regex and endpoint; expands, copies and opens a row; keyboard moves through the table', async () => {
     const p = await panel();
     const { page } = p;

@@ -25,6 +25,8 @@ export class App implements PanelApp {
   private frame = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The run asked for again after a reload (asked once, not at each History message). */
+  private reopening: string | undefined;
 
   constructor(private readonly root: HTMLElement) {
     this.state = initialState(restoreState(loadState()));
@@ -36,9 +38,13 @@ export class App implements PanelApp {
       if (!isHostMessage(e.data) || settleReply(e.data)) return;
       const message = e.data as Exclude<typeof e.data, { type: 'reply' }>;
       this.dispatch(message);
-      if (message.type === 'init') {
+      // The run on show before a reload, asked for again once History lists it (a login-node run: once the window connects through its login again).
+      if (message.type === 'init' || message.type === 'history') {
         const id = reopenId(this.state);
-        if (id) void this.ask('openRun', { id }).then((run) => run && this.dispatch({ type: 'opened', run, ifShowing: id }));
+        if (id && id !== this.reopening) {
+          this.reopening = id;
+          void this.ask('openRun', { id }).then((run) => run && this.dispatch({ type: 'opened', run, ifShowing: id }), () => (this.reopening = undefined));
+        }
       }
     });
     new MutationObserver(() => {
@@ -98,7 +104,7 @@ export class App implements PanelApp {
     clearTimeout(this.saveTimer);
     const s = this.state;
     // A run going is resynced by the host after a reload: its rows are not worth a copy on every save.
-    const rows = s.run?.running || s.stale || s.store.received > SAVE_ROWS_MAX ? null : s.store.all();
+    const rows = s.run?.running || s.run?.detachedGoing || s.stale || s.store.received > SAVE_ROWS_MAX ? null : s.store.all();
     const ui: UiState = { ...s.ui, saved: s.run ? { view: s.run, total: s.store.length, rows: rows && smallEnough(rows) ? rows : null, reduce: s.reduce, comparison: s.comparison } : null };
     saveState(ui);
   }

@@ -40,6 +40,8 @@ export interface RunView {
   cancelled: boolean;
   /** Drained: what was in flight finished, the prompts not sent are cancelled (absent: not drained). */
   drained?: boolean;
+  /** A detached run shown while it goes on outside the editor (`running` stays false: nothing here to cancel or drain). */
+  detachedGoing?: boolean;
 }
 
 /** A comparison and the run it belongs to. */

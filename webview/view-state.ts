@@ -95,7 +95,8 @@ export function initialState(ui: UiState): ViewState {
     notice: null,
     selectedPrompt: -1,
     composeVersion: 0,
-    stale: Boolean(saved && (saved.view.running || (!saved.rows && saved.total > 0))),
+    // A detached run that went on is asked for again: it has moved while the panel was away.
+    stale: Boolean(saved && (saved.view.running || saved.view.detachedGoing || (!saved.rows && saved.total > 0))),
   };
 }
 
@@ -232,6 +233,7 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
   // Records from before runs kept how they ended: their summary and rows say whether they were cancelled.
   const cancelledRows = () => results.reduce((n, x) => n + (x.status === 'cancelled' ? 1 : 0), 0);
   const summary = armSummary(o.comparison, o.arm) ?? r.summary;
+  const going = detachedGoing(r);
   const run: RunView = {
     id: r.id,
     kind: r.mode === 'compare' ? 'comparison' : 'single',
@@ -242,16 +244,18 @@ function show(s: ViewState, o: OpenedRun, keepTab: boolean): ViewState {
     rounds: o.comparison ? Math.max(1, ...o.comparison.rounds.map((x) => x.round + 1)) : 1,
     running: false,
     saved: true,
-    done: results.length,
+    // A detached run still going: how far it is, from its status file (its rows so far are in the table).
+    done: going ? r.detached!.done : results.length,
     ok: summary.ok,
     failed: summary.failed,
-    total: results.length,
+    total: going ? summary.prompts : results.length,
     elapsedMs: summary.wallMs,
     summary,
     error: r.error ?? null,
     cancelled: r.cancelled ?? ((r.summary.cancelled ?? 0) > 0 || cancelledRows() > 0),
     drained: r.drained ?? false,
     ...(o.arm ? { arm: o.arm.arm, round: o.arm.round } : {}),
+    ...(going ? { detachedGoing: true } : {}),
   };
   const store = storeOf(results);
   const comparison = o.comparison ? { runId: r.id, label: r.label, view: o.comparison } : s.comparison;
@@ -283,4 +287,9 @@ function freshStore(total: number, prompts: readonly string[] = []): ResultsStor
   const store = new ResultsStore();
   store.reset(total, [], prompts);
   return store;
+}
+
+/** A detached run that goes on where it lives (its status says so, or it runs on another host of the login): it is no run of this panel's, yet it is not done. */
+function detachedGoing(r: RunRecord): boolean {
+  return r.detached !== undefined && r.detached.state !== 'finished' && r.detached.state !== 'died';
 }

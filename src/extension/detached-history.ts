@@ -34,9 +34,10 @@ function recordOf(run: DetachedRun, rows: readonly ResultRow[]): RunRecord {
   const [command = 'scatter', ...args] = run.command;
   const batch = !args.includes('--no-batch');
   const summary = summarize(rows, { requests: new Map(), paths: new Map(), usage: new Map(), model: null }, run.wallMs, { pattern: command, batch });
-  // The list has no rows: the status file's counts. Opened, the rows' own (the status file is written apart from them, a moment behind).
-  if (!rows.length) Object.assign(summary, { prompts: run.total, ok: run.ok, failed: run.failed, cancelled: run.cancelled, promptThroughput: run.wallMs ? run.ok / (run.wallMs / 1000) : 0 });
+  // Listed, or still going: the status file's counts, as the run bar shows its progress (a resumed run's status
+  // counts only the prompts it sends again). Opened once it ended, the rows' own.
   const finished = run.live === 'finished';
+  if (!rows.length || !finished) Object.assign(summary, { prompts: run.total, ok: run.ok, failed: run.failed, cancelled: run.cancelled, promptThroughput: run.wallMs ? run.ok / (run.wallMs / 1000) : 0 });
   return {
     id: historyId(run),
     startedAt: run.startedAt,
@@ -47,7 +48,7 @@ function recordOf(run: DetachedRun, rows: readonly ResultRow[]): RunRecord {
     file: run.results ?? '',
     cancelled: finished && run.cancelled > 0,
     error: run.live === 'died' ? 'its process is gone (killed, or its node rebooted): Resume in the Detached Runs view' : finished && run.exitCode !== 0 ? (run.errors.at(-1) ?? `exit ${run.exitCode}`) : null,
-    detached: { state: run.live, ...(run.exitCode !== undefined ? { exitCode: run.exitCode } : {}), where: run.login ?? 'this machine' },
+    detached: { state: run.live, ...(run.exitCode !== undefined ? { exitCode: run.exitCode } : {}), where: run.login ?? 'this machine', done: run.done },
   };
 }
 

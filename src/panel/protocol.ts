@@ -153,6 +153,8 @@ export interface DetachedInfo {
   exitCode?: number;
   /** `this machine`, or the SSH login it lives behind. */
   where: string;
+  /** Prompts settled, from its status file (while it goes, the record's summary holds that file's counts too). */
+  done: number;
 }
 
 /**

@@ -46,7 +46,7 @@ function connection(app: App) {
 
 /** How the run on show ended: a cancelled run says so (the core also sets its error to 'cancelled'), and a drained one. */
 export function runState(r: RunView): 'running' | 'cancelled' | 'drained' | 'failed' | 'done' {
-  return r.running ? 'running' : r.drained ? 'drained' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
+  return r.running || r.detachedGoing ? 'running' : r.drained ? 'drained' : r.cancelled ? 'cancelled' : r.error ? 'failed' : 'done';
 }
 
 /** A finished comparison in the run bar: each arm's losses over its rounds, not one round's counts. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { newRunId } from '../../core/index.ts';
+import { jobOfHostfile, newRunId } from '../../core/index.ts';
 import { secretEnvName } from '../../core/process/secret-env.ts';
 import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
@@ -72,6 +72,7 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
     const id = newRunId();
     const folder = place.folder(id);
     const { argv, inputs } = runArgv(given, remote, place);
+    if (remote) await withJobs(inputs, flags.via!);
     const named = flags.resume ?? flags.retryFailed ?? flags.out;
     if (!named) argv.push('--out', `${folder}/results.jsonl`);
     const results = named ? place.path(named) : `${folder}/results.jsonl`;
@@ -125,6 +126,21 @@ function runArgv(given: readonly string[], remote: boolean, place: RunsPlace): {
     inputs.push(input(flag, next, argv.length - 1, ''));
   }
   return { argv, inputs: inputs.filter((f) => f.path) };
+}
+
+/**
+ * The launched job each hostfile input belongs to, for a run on the login node. A job submitted
+ * through that same login has its scheduler there: the record goes without `via`, so the run asks
+ * it directly. One submitted through another login keeps its `via`: the run stops at its walltime
+ * and says it cannot see an early end. One submitted from this machine is no job of that login's scheduler: none.
+ */
+async function withJobs(inputs: InputFile[], via: string): Promise<void> {
+  for (const input of inputs) {
+    const job = input.flag === '--hostfile' ? await jobOfHostfile(input.path) : undefined;
+    if (!job?.via) continue;
+    const { via: submittedVia, ...record } = job;
+    input.job = submittedVia === via ? record : job;
+  }
 }
 
 function input(flag: string, value: string, at: number, prefix: string): InputFile {

@@ -4,7 +4,7 @@ import { finished } from 'node:stream/promises';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { posix } from 'node:path';
-import { fileSha256, runsRoot, shellWord, sshHost, type JobHost, type SshLogin } from '../../core/index.ts';
+import { fileSha256, runsRoot, shellWord, sshHost, type JobHost, type JobRecord, type SshLogin } from '../../core/index.ts';
 import { CliError } from '../exit.ts';
 import { cancelHere, runsHere, type RunView } from './here.ts';
 import { resumeHere } from './resume.ts';
@@ -18,6 +18,11 @@ export interface InputFile {
   /** Where it is named in the run's argv, and what comes before the path there (`file:` of --template). */
   at: number;
   prefix: string;
+  /**
+   * A launched job's hostfile: its record, to travel beside it (`job.json`), so a run on the login
+   * node watches that job as a run here would (its walltime; its early end, asked of the scheduler there).
+   */
+  job?: JobRecord;
 }
 
 /**
@@ -98,9 +103,11 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
       const files: Record<string, string> = {};
       const recorded: RecordedInput[] = [];
       for (const [i, input] of inputs.entries()) {
-        const name = `inputs/${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`;
+        // A job's hostfile keeps its name, its record beside it, where the run looks for them (jobOfHostfile).
+        const name = input.job ? `inputs/${i}-job/${basename(input.path)}` : `inputs/${i}-${input.flag.replace(/^-+/, '')}-${basename(input.path).replace(/[^\w.-]/g, '_')}`;
         const bytes = await readFile(input.path);
         files[name] = bytes.toString('utf8');
+        if (input.job) files[posix.join(posix.dirname(name), 'job.json')] = JSON.stringify(input.job);
         argv[input.at] = `${input.prefix}${posix.join(folder, name)}`;
         recorded.push({ flag: input.flag, path: posix.join(folder, name), sha256: createHash('sha256').update(bytes).digest('hex') });
       }

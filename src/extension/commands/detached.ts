@@ -13,7 +13,7 @@ import { cliEnv, flagValue } from '../cli-env.ts';
 import { rideConfig } from '../ride-login.ts';
 import { settings } from '../settings.ts';
 
-/** The runs whose rows this workspace follows into a file, followed again after a reload. */
+/** The runs whose rows this workspace follows into a file, followed again after a reload: run ids, and a login-node run's as `login/id`. */
 const ATTACHED = 'swarmLab.attachedRuns';
 const followers = new Map<string, { dispose(): void }>();
 /** How often a login-node run's rows are read again over the login while it goes. */
@@ -65,30 +65,63 @@ async function follow(services: Services, tree: DetachedRunsTree, id: string, fo
   const rows = new DetachedRows(folder, target, (state, exitCode) => {
     followers.delete(id);
     // A run that ended short may be resumed: its rows are followed again then, and after a reload.
-    if (state === 'finished' && exitCode === 0) void remember(services, id, false);
+    if (state === 'finished' && exitCode === 0) void remember(services, attachedKey(id), false);
     services.log.info(`detached run ${id} ${state}: its rows are in ${target}`);
     tree.refresh();
   });
   followers.set(id, rows);
-  await remember(services, id, true);
+  await remember(services, attachedKey(id), true);
   await rows.start();
 }
 
-async function remember(services: Services, id: string, on: boolean): Promise<void> {
-  const ids = new Set(services.context.workspaceState.get<string[]>(ATTACHED, []));
-  if (on) ids.add(id);
-  else ids.delete(id);
-  await services.context.workspaceState.update(ATTACHED, [...ids]);
+/** How a followed run is remembered: its id, behind its login for a run on a login node (run ids have no `/`). */
+const attachedKey = (id: string, login?: string) => (login ? `${login}/${id}` : id);
+
+async function remember(services: Services, key: string, on: boolean): Promise<void> {
+  const keys = new Set(services.context.workspaceState.get<string[]>(ATTACHED, []));
+  if (on) keys.add(key);
+  else keys.delete(key);
+  await services.context.workspaceState.update(ATTACHED, [...keys]);
 }
 
-/** After a reload: the runs this workspace followed are followed again (their files caught up). */
+const remembered = (services: Services, key: string) => services.context.workspaceState.get<string[]>(ATTACHED, []).includes(key);
+
+/**
+ * After a reload: the runs this workspace followed are followed again (their files caught up). A
+ * login-node run's once the window connects through its login again (a reload closes the login).
+ */
 export async function restoreAttached(services: Services, tree: DetachedRunsTree): Promise<void> {
   const runs = tree.refresh();
-  for (const id of services.context.workspaceState.get<string[]>(ATTACHED, [])) {
-    const run = runs.find((r) => r.id === id);
-    if (run) await follow(services, tree, id, run.folder, targetOf(services, id));
-    else await remember(services, id, false);
+  const waiting = new Map<string, string[]>();
+  for (const key of services.context.workspaceState.get<string[]>(ATTACHED, [])) {
+    const cut = key.lastIndexOf('/');
+    if (cut > 0) {
+      const login = key.slice(0, cut);
+      waiting.set(login, [...(waiting.get(login) ?? []), key.slice(cut + 1)]);
+      continue;
+    }
+    const run = runs.find((r) => r.id === key);
+    if (run) await follow(services, tree, key, run.folder, targetOf(services, key));
+    else await remember(services, key, false);
   }
+  if (!waiting.size) return;
+  const resume = async () => {
+    const remote = tree.remote;
+    const ids = remote && waiting.get(remote.label);
+    if (!remote || !ids) return;
+    waiting.delete(remote.label);
+    if (!waiting.size) watch.dispose();
+    const there = await remote.list().catch((err: unknown) => (services.log.warn(`following again the runs on ${remote.label}: ${(err as Error).message}`), undefined));
+    for (const id of ids) {
+      const run = there?.find((r) => r.id === id);
+      if (run) await followRemote(services, tree, run, remote, targetOf(services, id));
+      else if (there) await remember(services, attachedKey(id, remote.label), false);
+    }
+  };
+  // The Detached Runs view learns the login at each connect, before this hears of it.
+  const watch = services.session.onDidChange(() => void resume());
+  services.context.subscriptions.push(watch);
+  await resume();
 }
 
 /** Cancel: the run stops as Ctrl-C would stop it, keeping every finished result (the rest written as cancelled). */
@@ -145,7 +178,10 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
     return false;
   }
   // A run whose rows were followed is followed again.
-  if (services.context.workspaceState.get<string[]>(ATTACHED, []).includes(run.id)) await follow(services, tree, run.id, run.folder, targetOf(services, run.id));
+  // (A login-node run's follower reads its status again at once: the resumed run says running by now.)
+  if (run.login) {
+    if (remembered(services, attachedKey(run.id, run.login))) await followRemote(services, tree, run, tree.remote!, targetOf(services, run.id));
+  } else if (remembered(services, attachedKey(run.id))) await follow(services, tree, run.id, run.folder, targetOf(services, run.id));
   return true;
 }
 
@@ -165,7 +201,7 @@ async function rideFolder(services: Services): Promise<string> {
 /**
  * A login-node run's rows followed into `target` over the window's one login: every few seconds its
  * rows so far, in input order (its results file, and its .partial's while it goes), until it ends.
- * Not followed again after a reload (Attach again).
+ * Remembered as the local ones are: followed again after a reload, once connected through that login.
  */
 async function followRemote(services: Services, tree: DetachedRunsTree, first: DetachedRun, remote: RemoteRuns, target: string): Promise<void> {
   followers.get(first.id)?.dispose();
@@ -186,6 +222,8 @@ async function followRemote(services: Services, tree: DetachedRunsTree, first: D
       await writeFile(target, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
       if (run.live !== 'running' && run.live !== 'starting') {
         stop();
+        // As a run here: one that ended short may be resumed, and is followed again then.
+        if (run.live === 'finished' && run.exitCode === 0) await remember(services, attachedKey(run.id, run.login), false);
         services.log.info(`detached run ${run.id} on ${run.login} ${run.live}: its rows are in ${target}`);
         tree.refresh();
       }
@@ -196,6 +234,7 @@ async function followRemote(services: Services, tree: DetachedRunsTree, first: D
     }
   };
   followers.set(first.id, follower);
+  await remember(services, attachedKey(first.id, first.login), true);
   await tick();
   if (followers.get(first.id) === follower) timer = setInterval(() => void tick(), REMOTE_FOLLOW_MS);
 }
