@@ -19,7 +19,7 @@ import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { activeTabLabel, connectFromExplorer, openFromExplorer, recordStatusTexts, swarmStatusText } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, runCommandAnswering, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
-import { patience } from './helpers/patience.ts';
+import { patience, until as poll } from './helpers/patience.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 // Page callbacks run in the webview, with its globals; typed loosely so the node type check stays as it is.
@@ -86,14 +86,17 @@ async function panelOn(page: Page, hostfile: string, healthy: RegExp): Promise<{
   return { app, tab: (name: string) => app.locator('vscode-tab-header', { hasText: name }).first() };
 }
 
+/** `until` that shows the last value on timeout: probe errors count as "not yet". */
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  let v: T | undefined;
+  const ready = async () => {
+    v = await probe().catch(() => undefined);
+    return v !== undefined && ok(v);
+  };
+  await poll(ready, what, timeoutMs, { intervalMs: 200 }).catch(() => {
+    throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
+  });
+  return v as T;
 }
 
 describe('the Swarm Lab panel end to end (packaged extension in code-server)', { skip }, () => {

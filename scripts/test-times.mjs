@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Per-file cost of the test suite: runs each test file as its own `node --test` process, N at a time
+// (default 2, like `npm test`), under GNU time, and prints wall and CPU (user+sys, children that were
+// waited for included) per file, slowest CPU first. CPU is the figure to trust on a shared machine;
+// wall includes waiting for the other engineers' processes.
+//   node scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+let concurrency = 2;
+const ci = args.indexOf('--concurrency');
+if (ci >= 0) {
+  concurrency = Number(args[ci + 1]);
+  args.splice(ci, 2);
+}
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error('--concurrency needs a positive whole number');
+  process.exit(2);
+}
+const files = args.length ? args : readdirSync('test').filter((f) => f.endsWith('.test.ts')).sort().map((f) => `test/${f}`);
+const scratch = mkdtempSync(join(tmpdir(), 'test-times-'));
+
+function runOne(file, index) {
+  const out = join(scratch, `${index}.time`);
+  return new Promise((resolve) => {
+    const child = spawn('/usr/bin/time', ['-o', out, '-f', '%e %U %S', process.execPath, '--import', 'tsx', '--test', '--test-reporter=tap', file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let tap = '';
+    child.stdout.on('data', (b) => (tap += b));
+    child.on('exit', (code) => {
+      const [wall, user, sys] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+      const count = (what) => Number(new RegExp(`^# ${what} (\\d+)`, 'm').exec(tap)?.[1] ?? NaN);
+      resolve({ file, code, wall, cpu: user + sys, tests: count('tests'), fail: count('fail') });
+    });
+  });
+}
+
+const started = Date.now();
+const results = [];
+let next = 0;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (next < files.length) {
+      const i = next++;
+      const r = await runOne(files[i], i);
+      results.push(r);
+      console.error(`${r.file}: wall ${r.wall.toFixed(1)} s, cpu ${r.cpu.toFixed(1)} s, ${r.tests} tests, ${r.fail} failed`);
+    }
+  }),
+);
+rmSync(scratch, { recursive: true, force: true });
+results.sort((a, b) => b.cpu - a.cpu);
+const sum = (k) => results.reduce((s, r) => s + r[k], 0);
+console.log('| file | wall s | cpu s | tests | failed |\n|---|---:|---:|---:|---:|');
+for (const r of results) console.log(`| ${r.file} | ${r.wall.toFixed(1)} | ${r.cpu.toFixed(1)} | ${r.tests} | ${r.fail} |`);
+console.log(`| total (${files.length} files) | ${sum('wall').toFixed(0)} | ${sum('cpu').toFixed(0)} | ${sum('tests')} | ${sum('fail')} |`);
+console.log(`elapsed ${((Date.now() - started) / 1000).toFixed(0)} s at concurrency ${concurrency}`);
+process.exitCode = results.some((r) => r.code !== 0) ? 1 : 0;
