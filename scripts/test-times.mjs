@@ -2,12 +2,14 @@
 // Per-file cost of the test suite: runs each test file as its own `node --test` process, N at a time
 // (default 2, like `npm test`), under GNU time, and prints wall and CPU (user+sys, children that were
 // waited for included) per file, slowest CPU first. CPU is the figure to trust on a shared machine;
-// wall includes waiting for the other engineers' processes.
-//   node scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts)
+// wall includes waiting for the other engineers' processes. Like scripts/test.mjs, it packages the
+// extension once for every UI suite (SWARM_UI_VSIX).
+//   node --import tsx scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packagedVsix } from '../test/helpers/ui-fixtures.ts';
 
 const args = process.argv.slice(2);
 let concurrency = 2;
@@ -22,6 +24,7 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
 }
 const files = args.length ? args : readdirSync('test').filter((f) => f.endsWith('.test.ts')).sort().map((f) => `test/${f}`);
 const scratch = mkdtempSync(join(tmpdir(), 'test-times-'));
+process.env.SWARM_UI_VSIX ??= packagedVsix(scratch);
 
 function runOne(file, index) {
   const out = join(scratch, `${index}.time`);
@@ -33,6 +36,7 @@ function runOne(file, index) {
     child.stdout.on('data', (b) => (tap += b));
     child.on('exit', (code) => {
       const [wall, user, sys] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+      if (code !== 0) writeFileSync(join(scratch, `${index}.tap`), `${file}\n${tap}`);
       const count = (what) => Number(new RegExp(`^# ${what} (\\d+)`, 'm').exec(tap)?.[1] ?? NaN);
       resolve({ file, code, wall, cpu: user + sys, tests: count('tests'), fail: count('fail') });
     });
@@ -52,7 +56,8 @@ await Promise.all(
     }
   }),
 );
-rmSync(scratch, { recursive: true, force: true });
+if (results.every((r) => r.code === 0)) rmSync(scratch, { recursive: true, force: true });
+else console.error(`the TAP output of the files that failed: ${scratch}/*.tap`);
 results.sort((a, b) => b.cpu - a.cpu);
 const sum = (k) => results.reduce((s, r) => s + r[k], 0);
 console.log('| file | wall s | cpu s | tests | failed |\n|---|---:|---:|---:|---:|');
