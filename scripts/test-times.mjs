@@ -4,25 +4,15 @@
 // waited for included) per file, slowest CPU first. CPU is the figure to trust on a shared machine;
 // wall includes waiting for the other engineers' processes. Like scripts/test.mjs, it packages the
 // extension once for every UI suite (SWARM_UI_VSIX).
-//   node --import tsx scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts)
+//   node --import tsx scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts, 2 at a time)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packagedVsix } from '../test/helpers/ui-fixtures.ts';
+import { testRun } from './test-files.mjs';
 
-const args = process.argv.slice(2);
-let concurrency = 2;
-const ci = args.indexOf('--concurrency');
-if (ci >= 0) {
-  concurrency = Number(args[ci + 1]);
-  args.splice(ci, 2);
-}
-if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error('--concurrency needs a positive whole number');
-  process.exit(2);
-}
-const files = args.length ? args : readdirSync('test').filter((f) => f.endsWith('.test.ts')).sort().map((f) => `test/${f}`);
+const { concurrency, files } = testRun(process.argv.slice(2), 2);
 const scratch = mkdtempSync(join(tmpdir(), 'test-times-'));
 process.env.SWARM_UI_VSIX ??= packagedVsix(scratch);
 
