@@ -99,7 +99,7 @@ export function activity(page: Page, label: string): Locator {
 
 /** Waits until the workbench knows the extension's contributions (its activity-bar entry is there). */
 export async function waitForSwarmContributions(page: Page, timeoutMs = 30_000): Promise<void> {
-  await activity(page, 'Swarm').waitFor({ state: 'visible', timeout: timeoutMs });
+  await activity(page, 'Swarm').waitFor({ state: 'visible', timeout: patience(timeoutMs) });
 }
 
 /** Shows an activity-bar container (a click on the one already showing would hide the side bar). */
