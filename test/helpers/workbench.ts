@@ -99,7 +99,8 @@ export async function openWorkbench(server: CodeServer, folder: string, opts: Op
   try {
     context = await launchChromium(dir, home, opts.viewport);
     const page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    // Every locator call without its own limit: 10 s idle, stretched by the load when the page opens.
+    page.setDefaultTimeout(patience(10_000));
     page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
     await opts.beforeGoto?.(page);
