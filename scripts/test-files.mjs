@@ -9,6 +9,7 @@ const SLOW_FIRST = [
   'test/vscode-panel-ui.test.ts',
   'test/vscode-ui.test.ts',
   'test/chaos.test.ts',
+  'test/detached-runs.test.ts',
   'test/scheduler-slurm.test.ts',
   'test/vscode-launched-jobs.test.ts',
   'test/cli-resume.test.ts',
