@@ -8,6 +8,7 @@ import { checkHealth, endpointId, scatterGather, SharedLogins, SshArgumentError,
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
+import { until } from './helpers/patience.ts';
 
 const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
 
@@ -16,23 +17,19 @@ function liveSshClients(port: number): string[] {
   const out = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' });
   return out.split('\n').filter((l) => !l.trim().startsWith('Z') && /^\S+\s+ssh\s/.test(l.trim()) && l.includes(`-p ${port}`));
 }
-async function waitForValue<T>(probe: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+function waitForValue<T>(probe: () => T | undefined, what: string): Promise<T> {
+  return until(probe, what, 10_000, { ready: (v) => v !== undefined, intervalMs: 20 }) as Promise<T>;
 }
 async function gone(pid: number): Promise<void> {
-  for (;;) {
+  const exists = () => {
     try {
       process.kill(pid, 0);
+      return true;
     } catch {
-      return;
+      return false;
     }
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  };
+  await until(() => !exists(), `process ${pid} to end`, 15_000, { intervalMs: 20 });
 }
 function listeningPorts(): Set<number> {
   const out = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });

@@ -1,13 +1,13 @@
 /**
  * End to end, the Swarm Lab panel in a real VS Code: the PACKAGED extension (built, packaged with vsce
- * like `npm run package`, into a private .vsix so no other test's packaging races it) installed in
+ * like `npm run package`: packagedVsix) installed in
  * code-server 4.99.4, driven in headless Chromium with playwright-core. The local simulator
  * (`Swarm: Start Local Simulator`, 4 endpoints) answers; the panel runs a batched-vs-individual
  * comparison from its Compose tab, shows both arms side by side with their charts, and reruns it from
  * History. Screenshots: .tmp/screenshots/panel-*.png. SWARM_UI_VSIX=<path> tests that .vsix instead.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +17,9 @@ import { after, before, describe, test } from 'node:test';
 import type { FrameLocator, Page } from 'playwright-core';
 import { ROOT, startSim, type Sim } from './helpers/cli.ts';
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
-import { activeTabLabel, connectFromExplorer, openFromExplorer, recordStatusTexts, swarmStatusText } from './helpers/ui-fixtures.ts';
+import { activeTabLabel, connectFromExplorer, packagedVsix, openFromExplorer, recordStatusTexts, swarmStatusText } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, runCommandAnswering, screenshot, statusBarItem, type Workbench } from './helpers/workbench.ts';
-import { patience } from './helpers/patience.ts';
+import { patience, until as poll } from './helpers/patience.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 // Page callbacks run in the webview, with its globals; typed loosely so the node type check stays as it is.
@@ -36,29 +36,14 @@ const skip = !codeServerAvailable
     ? `${CHROMIUM} is missing: run scripts/install-code-server.sh`
     : false;
 
-/**
- * Builds and packages the extension into `dir`; checks the .vsix carries the panel's front end, and
- * the very bundles on disk (another test file may be rebuilding dist/ at the same moment: then again).
- */
+/** The packaged extension (packagedVsix), checked to carry the panel's front end. */
 function packageExtension(dir: string): string {
-  const given = process.env.SWARM_UI_VSIX;
-  const vsix = given ?? join(dir, 'swarm-lab.vsix');
-  const inVsix = (entry: string) => execFileSync('unzip', ['-p', vsix, `extension/${entry}`], { maxBuffer: 64 << 20 });
-  for (let attempt = 1; ; attempt++) {
-    if (!given) {
-      const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
-      assert.equal(built.status, 0, `npm run build: ${built.stdout}${built.stderr}`);
-      const packed = spawnSync(join(ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', vsix], { cwd: ROOT, encoding: 'utf8' });
-      assert.equal(packed.status, 0, `vsce package: ${packed.stdout}${packed.stderr}`);
-    }
-    const files = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
-    for (const f of ['dist/extension.cjs', 'dist/webview/panel.js', 'dist/webview/panel.css']) {
-      assert.ok(files.includes(`extension/${f}`), `${vsix} lacks ${f} (the .vsix allow-list, .vscodeignore, must carry dist/webview/): ${files.join(' ')}`);
-    }
-    const current = given || ['dist/extension.cjs', 'dist/webview/panel.js'].every((f) => inVsix(f).equals(readFileSync(join(ROOT, f))));
-    if (current) return vsix;
-    assert.ok(attempt < 3, `${vsix} does not hold the bundles in dist/ after ${attempt} tries`);
+  const vsix = packagedVsix(dir);
+  const files = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
+  for (const f of ['dist/extension.cjs', 'dist/webview/panel.js', 'dist/webview/panel.css']) {
+    assert.ok(files.includes(`extension/${f}`), `${vsix} lacks ${f} (the .vsix allow-list, .vscodeignore, must carry dist/webview/): ${files.join(' ')}`);
   }
+  return vsix;
 }
 
 /** The panel's page: the webview iframe's active frame. */
@@ -86,14 +71,17 @@ async function panelOn(page: Page, hostfile: string, healthy: RegExp): Promise<{
   return { app, tab: (name: string) => app.locator('vscode-tab-header', { hasText: name }).first() };
 }
 
+/** `until` that shows the last value on timeout: probe errors count as "not yet". */
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  let v: T | undefined;
+  const ready = async () => {
+    v = await probe().catch(() => undefined);
+    return v !== undefined && ok(v);
+  };
+  await poll(ready, what, timeoutMs, { intervalMs: 200 }).catch(() => {
+    throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
+  });
+  return v as T;
 }
 
 describe('the Swarm Lab panel end to end (packaged extension in code-server)', { skip }, () => {

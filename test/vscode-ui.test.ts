@@ -46,7 +46,7 @@ import {
 } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, notifications, openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, waitForNotification, type Workbench } from './helpers/workbench.ts';
 import type { Page } from 'playwright-core';
-import { patience } from './helpers/patience.ts';
+import { patience, until } from './helpers/patience.ts';
 
 const SHOTS = join(ROOT, '.tmp', 'screenshots');
 const shot = (name: string) => join(SHOTS, `ui-${name}.png`);
@@ -364,20 +364,23 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       // the connection cannot come up (the extension would wait 5 minutes for the master): say so at once.
       let rows: Row[] = [];
       let noMasterSince: number | undefined;
-      for (const deadline = Date.now() + 25_000; ; ) {
-        rows = await endpointsBelowSummary(p, allHealthy(2), 500);
-        if (allHealthy(2)(rows)) break;
-        const master = liveSshOnPort(sshd.port).some((a) => /\s-M(\s|$)/.test(a));
-        if (master || sshd.logins() === logins) noMasterSince = undefined;
-        else noMasterSince ??= Date.now();
-        if ((noMasterSince !== undefined && Date.now() - noMasterSince > 3_000) || Date.now() > deadline) {
-          assert.fail(
-            `the connection did not come up: sshd accepted ${sshd.logins() - logins} login(s), the login terminal is gone, ` +
-              `live ssh -p ${sshd.port}: ${JSON.stringify(liveSshOnPort(sshd.port))} (no master); rows: ${JSON.stringify(rows)}; ` +
-              `notifications: ${JSON.stringify(await notifications(p))}`,
-          );
-        }
-      }
+      const failure = async () =>
+        `the connection did not come up: sshd accepted ${sshd!.logins() - logins} login(s), the login terminal is gone, ` +
+        `live ssh -p ${sshd!.port}: ${JSON.stringify(liveSshOnPort(sshd!.port))} (no master); rows: ${JSON.stringify(rows)}; ` +
+        `notifications: ${JSON.stringify(await notifications(p))}`;
+      await until(
+        async () => {
+          rows = await endpointsBelowSummary(p, allHealthy(2), 500);
+          if (allHealthy(2)(rows)) return true;
+          const master = liveSshOnPort(sshd!.port).some((a) => /\s-M(\s|$)/.test(a));
+          if (master || sshd!.logins() === logins) noMasterSince = undefined;
+          else noMasterSince ??= Date.now();
+          if (noMasterSince !== undefined && Date.now() - noMasterSince > patience(3_000)) assert.fail(await failure());
+          return false;
+        },
+        'the tree to show 2 healthy endpoints',
+        25_000,
+      ).catch(async (e) => assert.fail(/^timed out/.test((e as Error).message) ? await failure() : (e as Error).message));
       assert.deepEqual(
         rows.map((r) => r.label),
         cluster.endpoints,

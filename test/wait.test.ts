@@ -3,6 +3,7 @@ import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { closedPort, ensureBuilt, finished, killAll, runCli, spawnCli, startSim, tempDir, waitFor, type Sim } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 
 describe('swarm wait', () => {
   let dir = '';
@@ -25,8 +26,9 @@ describe('swarm wait', () => {
 
   it('waits for booting servers and writes the hostfile of the healthy ones, tags sorted', async () => {
     const up = await sim('up', 1);
-    // Long enough that the first round finds them still booting even when a loaded machine starts the CLI late.
-    const booting = await sim('booting', 2, ['--boot-ms', '6000']);
+    // Long enough that the first round finds them still booting even when a loaded machine starts the CLI
+    // late: 6 s on an idle machine, stretched by the load (patience).
+    const booting = await sim('booting', 2, ['--boot-ms', String(patience(6_000))]);
     const hostfile = join(dir, 'job.hostfile');
     const lines = [...up.lines, ...booting.lines].map((l, i) => `${l}\trole=chat\tidx=${i}`);
     await writeFile(hostfile, `${lines.join('\n')}\n`);
@@ -66,8 +68,10 @@ describe('swarm wait', () => {
     const four = await sim('four', 4);
     const hostfile = join(dir, 'growing.hostfile');
     await writeFile(hostfile, `${four.lines[0]}\n`);
-    // Settling takes longer than the wait takes to see a line: the file is final only after the last one.
-    const child = spawnCli(['wait', '--hostfile', hostfile, '--interval', '0.05', '--hostfile-settle', '2', '--health-timeout', '30']);
+    // Settling takes longer than the wait takes to see a line and this test to append the next (2 s idle,
+    // stretched by the load): the file is final only after the last one.
+    const settle = (patience(2_000) / 1000).toFixed(1);
+    const child = spawnCli(['wait', '--hostfile', hostfile, '--interval', '0.05', '--hostfile-settle', settle, '--health-timeout', '30']);
     const done = finished(child, 'wait', 30_000);
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d));

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import Mocha from 'mocha';
 import { suites } from 'virtual:extension-host-suites';
+import { patience } from '../helpers/patience.ts';
 
 /**
  * Maps `bundle.cjs:line:col` frames back to the .ts sources. The extension host installs its own
@@ -55,7 +56,8 @@ export async function run(): Promise<void> {
     consoleLog(...args);
   };
 
-  const timeout = Number(process.env.SWARM_EXT_TEST_TIMEOUT) || 30_000;
+  // A hang guard, stretched on a loaded machine as every other limit of the tests.
+  const timeout = patience(Number(process.env.SWARM_EXT_TEST_TIMEOUT) || 30_000);
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout });
   Mocha.interfaces.tdd(mocha.suite); // suite/test/setup/teardown globals too
   if (process.env.SWARM_EXT_TEST_GREP) mocha.grep(new RegExp(process.env.SWARM_EXT_TEST_GREP));

@@ -14,6 +14,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
 import { constants as osConstants, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { patience } from './patience.ts';
 
 export const CODE_SERVER_VERSION = '4.99.4';
 /** Where scripts/install-code-server.sh put code-server. */
@@ -169,7 +170,7 @@ export async function killTree(root: number, graceMs = 3_000): Promise<void> {
     await sleep(50);
   }
   signalAll(root, procs, 'SIGKILL');
-  const hard = Date.now() + 5_000;
+  const hard = Date.now() + patience(5_000);
   while (Date.now() < hard) {
     procs = procs.filter(alive);
     if (procs.length === 0) return;
@@ -360,6 +361,7 @@ async function launch(
       }
     })());
 
+  readyTimeoutMs = patience(readyTimeoutMs);
   const deadline = Date.now() + readyTimeoutMs;
   // Ours (not some other process that grabbed the port) once it logged the port and /healthz answers.
   const listening = `listening on http://127.0.0.1:${port}/`;
@@ -438,7 +440,7 @@ export const EXT_TEST_LOG_ENV = 'SWARM_EXT_TEST_LOG';
  */
 export async function runExtensionHostTests(opts: ExtensionHostTestOptions): Promise<{ code: number; log: string }> {
   const { openWorkbench } = await import('./workbench.ts');
-  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const timeoutMs = patience(opts.timeoutMs ?? 120_000);
   const logDir = await mkdtemp('/tmp/cs-log-');
   const keepLogDir = removeOnExit(logDir);
   const logFile = join(logDir, 'extension-host-tests.log');

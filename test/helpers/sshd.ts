@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
+import { until } from './patience.ts';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -136,18 +137,15 @@ function descendants(pid: number): number[] {
 }
 
 async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
+  const listening = () =>
+    new Promise<boolean>((resolve) => {
       const s = connect(port, '127.0.0.1', () => {
         s.destroy();
         resolve(true);
       });
       s.once('error', () => resolve(false));
     });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`sshd did not listen on ${port}`);
+  await until(listening, `sshd to listen on ${port}`, 5_000, { intervalMs: 50 });
 }
 
 /** Pids of live ssh masters (`-M`) logged in to port `port`. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { ROOT } from './cli.ts';
 import { explorerContextMenu, quickPickSelect, runCommand, treeRows, type TreeRow } from './workbench.ts';
-import { patience } from './patience.ts';
+import { patience, until } from './patience.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -64,26 +64,29 @@ export function vsixCommands(vsix: string): string[] {
 
 /**
  * Calls `probe` until `ok(value)` holds or `timeoutMs` passes; returns the last value either way so the
- * caller's assertion shows what was there. Probe errors count as "not yet".
+ * caller's assertion shows what was there. Probe errors count as "not yet". The wait is patience.ts's
+ * `until` (the one polling loop), so the limit stretches on a loaded machine.
  */
 export async function pollUntil<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs: number, intervalMs = 150): Promise<T> {
-  const deadline = Date.now() + patience(timeoutMs);
   let last: T | undefined;
   let lastError: unknown;
-  for (;;) {
-    try {
-      last = await probe();
-      lastError = undefined;
-      if (ok(last)) return last;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) {
-      if (last === undefined && lastError) throw lastError;
-      return last as T;
-    }
-    await sleep(intervalMs);
-  }
+  const settled = await until(
+    async () => {
+      try {
+        last = await probe();
+        lastError = undefined;
+        return ok(last);
+      } catch (e) {
+        lastError = e;
+        return false;
+      }
+    },
+    'a condition',
+    timeoutMs,
+    { intervalMs },
+  ).catch(() => false);
+  if (!settled && last === undefined && lastError) throw lastError;
+  return last as T;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -96,7 +99,7 @@ export function activity(page: Page, label: string): Locator {
 
 /** Waits until the workbench knows the extension's contributions (its activity-bar entry is there). */
 export async function waitForSwarmContributions(page: Page, timeoutMs = 30_000): Promise<void> {
-  await activity(page, 'Swarm').waitFor({ state: 'visible', timeout: timeoutMs });
+  await activity(page, 'Swarm').waitFor({ state: 'visible', timeout: patience(timeoutMs) });
 }
 
 /** Shows an activity-bar container (a click on the one already showing would hide the side bar). */

@@ -99,7 +99,8 @@ export async function openWorkbench(server: CodeServer, folder: string, opts: Op
   try {
     context = await launchChromium(dir, home, opts.viewport);
     const page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    // Every locator call without its own limit: 10 s idle, stretched by the load when the page opens.
+    page.setDefaultTimeout(patience(10_000));
     page.on('console', (m) => lines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => lines.push(`pageerror: ${e.message}`));
     await opts.beforeGoto?.(page);
@@ -157,7 +158,7 @@ async function pickRow(page: Page, row: Locator): Promise<void> {
  * or may not list an extension's commands yet).
  */
 export async function runCommand(page: Page, title: string, opts: { tries?: number; timeoutMs?: number } = {}): Promise<void> {
-  const timeout = opts.timeoutMs ?? 5_000;
+  const timeout = patience(opts.timeoutMs ?? 5_000);
   await retry(opts.tries ?? 5, async (attempt) => {
     if (attempt > 0) {
       await page.keyboard.press('Escape');
@@ -186,7 +187,7 @@ export async function runCommand(page: Page, title: string, opts: { tries?: numb
 
 /** Selects the item labelled `label` in the quick pick that is open (or opens soon). */
 export async function quickPickSelect(page: Page, label: string | RegExp, opts: { timeoutMs?: number; tries?: number } = {}): Promise<void> {
-  const timeout = opts.timeoutMs ?? 10_000;
+  const timeout = patience(opts.timeoutMs ?? 10_000);
   await retry(opts.tries ?? 3, async () => {
     const row = quickInputRow(page, label);
     await row.waitFor({ state: 'visible', timeout });
@@ -200,7 +201,7 @@ export async function quickPickSelect(page: Page, label: string | RegExp, opts: 
 /** Types `text` into the open input box (showInputBox or a quick pick's filter) and presses Enter. */
 export async function quickInputType(page: Page, text: string, opts: { timeoutMs?: number; enter?: boolean } = {}): Promise<void> {
   const input = page.locator(QUICK_INPUT_BOX);
-  await input.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 10_000 });
+  await input.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
   await input.fill(text);
   if (opts.enter !== false) await page.keyboard.press('Enter');
 }
@@ -263,7 +264,7 @@ export async function explorerContextMenuItems(page: Page, fileName: string): Pr
 /** Waits for a status bar item whose text matches and returns it with its text (codicons excluded). */
 export async function statusBarItem(page: Page, textRegex: RegExp, opts: { timeoutMs?: number } = {}): Promise<{ locator: Locator; text: string; tooltip: string | null }> {
   const locator = page.locator('.part.statusbar .statusbar-item').filter({ hasText: textRegex }).first();
-  await locator.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 10_000 });
+  await locator.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
   const text = ((await locator.textContent()) ?? '').trim();
   const tooltip = await locator.locator('a, .statusbar-item-label').first().getAttribute('aria-label').catch(() => null);
   return { locator, text, tooltip };
@@ -290,7 +291,7 @@ export function viewPane(page: Page, viewTitle: string): Locator {
 /** Expands a collapsed view pane (views other than the first often start collapsed). */
 export async function expandView(page: Page, viewTitle: string, opts: { timeoutMs?: number } = {}): Promise<Locator> {
   const pane = viewPane(page, viewTitle);
-  await pane.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 10_000 });
+  await pane.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
   const header = pane.locator('.pane-header').first();
   await retry(3, async () => {
     if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click({ timeout: patience(2_000) });
@@ -305,8 +306,8 @@ export async function expandView(page: Page, viewTitle: string, opts: { timeoutM
  * 0 reads at once, e.g. for a view showing its welcome content); returns what is there by then.
  */
 export async function treeRows(page: Page, viewTitle: string, opts: { timeoutMs?: number; minRows?: number } = {}): Promise<TreeRow[]> {
-  const timeout = opts.timeoutMs ?? 10_000;
-  const pane = await expandView(page, viewTitle, { timeoutMs: timeout });
+  const pane = await expandView(page, viewTitle, { timeoutMs: opts.timeoutMs ?? 10_000 });
+  const timeout = patience(opts.timeoutMs ?? 10_000);
   const rows = pane.locator('.pane-body .monaco-list-row');
   const minRows = opts.minRows ?? 1;
   if (minRows > 0) await rows.nth(minRows - 1).waitFor({ state: 'visible', timeout }).catch(() => {});
@@ -338,7 +339,7 @@ export async function notifications(page: Page): Promise<string[]> {
 /** Waits for a notification toast matching `re` and returns its text. */
 export async function waitForNotification(page: Page, re: RegExp, opts: { timeoutMs?: number } = {}): Promise<string> {
   const toast = page.locator('.notifications-toasts .notification-list-item-message').filter({ hasText: re }).first();
-  await toast.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 10_000 });
+  await toast.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
   return ((await toast.textContent()) ?? '').trim();
 }
 

@@ -4,12 +4,14 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
+import { until } from '../until.ts';
+import { patience } from '../../helpers/patience.ts';
 
 const DRAINED = 'drained: not sent (the run was drained; --resume sends it)';
 
 /** The panel's Drain (its `drain` message) drains the run going, as the palette's Drain Run does. */
 describe('the panel\'s Drain', function () {
-  this.timeout(60_000);
+  this.timeout(patience(60_000));
   let api: SwarmLabApi;
   let cluster: SimCluster;
 
@@ -30,11 +32,7 @@ describe('the panel\'s Drain', function () {
     assert.equal(await vscode.commands.executeCommand('swarmLab.connect', uri), true);
     const prompts = Array.from({ length: 2_000 }, (_, i) => `prompt ${i + 1}`);
     const going = vscode.commands.executeCommand<ScatterOutcome>('swarmLab.scatter', { prompts, batch: false, open: false });
-    const deadline = Date.now() + 30_000;
-    while (!(api.snapshot().running && (api.snapshot().statusBar.text.match(/Swarm (\d+)\//)?.[1] ?? '0') !== '0')) {
-      if (Date.now() > deadline) throw new Error('the run did not start answering');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => api.snapshot().running && (api.snapshot().statusBar.text.match(/Swarm (\d+)\//)?.[1] ?? '0') !== '0', 'the run to start answering', 30_000);
     await api.panel.receive({ type: 'drain' });
     const outcome = await going;
     assert.equal(outcome.cancelled, false);

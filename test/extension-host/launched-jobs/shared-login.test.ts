@@ -7,6 +7,8 @@ import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { LaunchArgs } from '../../../src/extension/commands/launch.ts';
 import { step } from './steps.ts';
+import { until } from '../until.ts';
+import { patience } from '../../helpers/patience.ts';
 
 /**
  * One SSH login per window, in the real extension host, through a real sshd to a real Slurm
@@ -31,16 +33,6 @@ function masters(): string[] {
   return execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' })
     .split('\n')
     .filter((l) => !l.trim().startsWith('Z') && / -M /.test(l) && l.includes(`-p ${SSHD_PORT}`));
-}
-
-async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function connectSim(): Promise<void> {
@@ -70,7 +62,7 @@ async function launch(name: string): Promise<string> {
 const squeue = () => execFileSync('squeue', ['-h', '-o', '%i'], { encoding: 'utf8', env: { ...process.env, SLURM_CONF } }).trim();
 
 describe('one SSH login per window (real sshd, real Slurm)', function () {
-  this.timeout(240_000);
+  this.timeout(patience(240_000));
 
   before(async function () {
     if (!SSHD_LOG) return this.skip(); // run by test/vscode-launched-jobs.test.ts, which starts sshd and Slurm
@@ -107,10 +99,10 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
     // The job ends by another hand: the watch sees it only by polling Slurm over the login.
     step('scancel by another hand');
     execFileSync('scancel', [id], { env: { ...process.env, SLURM_CONF } });
-    await until(() => api.snapshot().job?.phase === 'cancelled' && !api.snapshot().job?.live, 'the job watch to see the job cancelled');
+    await until(() => api.snapshot().job?.phase === 'cancelled' && !api.snapshot().job?.live, 'the job watch to see the job cancelled', 30_000);
     assert.equal(logins() - before, 1, 'still one login');
     await until(() => masters().length === 0, 'the login to end once its last user let go', 15_000);
-    await until(() => squeue() === '', 'Slurm to have no job of ours');
+    await until(() => squeue() === '', 'Slurm to have no job of ours', 30_000);
   });
 
   it('Connect after Launch rides the launch\'s login; Cancel Job leaves the connection working on it; Disconnect ends the login', async () => {
@@ -125,8 +117,8 @@ describe('one SSH login per window (real sshd, real Slurm)', function () {
 
     step('Cancel Job');
     assert.equal(await vscode.commands.executeCommand('swarmLab.cancelJob', { confirmed: true }), true);
-    await until(() => squeue() === '', 'Slurm to have no job of ours');
-    await until(() => api.snapshot().job?.live === false, 'the watch to see the job ended');
+    await until(() => squeue() === '', 'Slurm to have no job of ours', 30_000);
+    await until(() => api.snapshot().job?.live === false, 'the watch to see the job ended', 30_000);
     // The connection keeps its forwards on the login the job let go of.
     assert.equal(api.snapshot().source, 'sim.hostfile');
     assert.equal(masters().length, 1, 'the connection still holds the login');

@@ -5,6 +5,7 @@ import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { LaunchArgs } from '../../../src/extension/commands/launch.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import { step } from './steps.ts';
+import { patience } from '../../helpers/patience.ts';
 
 /**
  * A run on a launched job that reaches its walltime with no drain, in the real extension host on a
@@ -15,7 +16,7 @@ const PORT_BASE = Number(process.env.SWARM_TEST_PORT_BASE);
 const NAME = 'walltime-stop';
 
 describe('a walltime reached mid-run (real Slurm)', function () {
-  this.timeout(300_000);
+  this.timeout(patience(300_000));
   let api: SwarmLabApi;
 
   before(async function () {

@@ -8,6 +8,7 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import { until as poll } from '../until.ts';
+import { patience } from '../../helpers/patience.ts';
 
 const EXTENSION_ID = 'swarm-lab.swarm-lab';
 const TITLES = [
@@ -74,7 +75,7 @@ async function until(probe: () => boolean, what: string, timeoutMs = 10_000): Pr
 }
 
 describe('Swarm Lab in the extension host', function () {
-  this.timeout(30_000);
+  this.timeout(patience(30_000));
 
   before(async () => {
     const ext = vscode.extensions.getExtension<SwarmLabApi>(EXTENSION_ID);

@@ -16,6 +16,7 @@ import { initialState, reduce, type Action } from '../../../webview/view-state.t
 import { freshState } from '../../../webview/state.ts';
 import { buildRunRequest, defaultCompose } from '../../../webview/lib/compose.ts';
 import { parseRows } from '../../../webview/lib/results.ts';
+import { patience } from '../../helpers/patience.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -97,7 +98,7 @@ function lines(file: string): Array<Record<string, any>> {
 }
 
 describe('the Swarm Lab panel (extension side)', function () {
-  this.timeout(30_000);
+  this.timeout(patience(30_000));
 
   before(async () => {
     api = await vscode.extensions.getExtension<SwarmLabApi>('swarm-lab.swarm-lab')!.activate();
@@ -442,7 +443,7 @@ describe('the Swarm Lab panel (extension side)', function () {
   });
 
   it('a batched run as Compose makes it by default streams: progress moves prompt by prompt and a cancel at ~70 % keeps every finished answer; unstreamed, the clock still moves and the servers\' /metrics say what runs', async function () {
-    this.timeout(90_000);
+    this.timeout(patience(90_000));
     await connectTo(await sim(2, { ttftMs: 20, tpotMs: 40, answerTokens: 40, reply: 'lorem' }));
     await openReady();
     const prompts = Array.from({ length: 60 }, (_, i) => ({ prompt: `prompt ${i}` }));

@@ -11,6 +11,7 @@ import type { Endpoint } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
+import { patience } from '../../helpers/patience.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
 
@@ -53,7 +54,7 @@ async function run(req: Partial<RunRequest>): Promise<{ started: Msg<'runStarted
 }
 
 describe('the panel runs the ported patterns (extension side)', function () {
-  this.timeout(60_000);
+  this.timeout(patience(60_000));
 
   before(async () => {
     api = await vscode.extensions.getExtension<SwarmLabApi>('swarm-lab.swarm-lab')!.activate();

@@ -4,6 +4,7 @@ import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
 import { tlsGateway, type Gateway } from '../../helpers/tls-gateway.ts';
+import { patience } from '../../helpers/patience.ts';
 
 /**
  * A service at a base URL beside a plain server in one hostfile, its key kept in SecretStorage under
@@ -11,7 +12,7 @@ import { tlsGateway, type Gateway } from '../../helpers/tls-gateway.ts';
  * it started with (NODE_EXTRA_CA_CERTS); TLS itself is tested under node (service-endpoints, cli-services).
  */
 describe('base-URL services in the extension host', function () {
-  this.timeout(30_000);
+  this.timeout(patience(30_000));
   let api: SwarmLabApi;
   let cluster: SimCluster | undefined;
   let gateway: Gateway | undefined;

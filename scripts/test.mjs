@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// README's test run (`npm test` runs it after the typecheck and the build): every test/*.test.ts, N
+// files at a time (default 3: most of the slow files wait on Slurm, servers and the workbench more than
+// they compute), the slow ones first (scripts/test-files.mjs; a plain `node --test` sorts its files by
+// name, which put the eight code-server suites last). The extension is packaged once here for every UI
+// suite (SWARM_UI_VSIX) instead of once per suite.
+//   node --import tsx scripts/test.mjs [--concurrency N] [files…]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+import { packagedVsix } from '../test/helpers/ui-fixtures.ts';
+import { testRun } from './test-files.mjs';
+
+const { concurrency, files } = testRun(process.argv.slice(2), 3);
+
+const scratch = mkdtempSync(join(tmpdir(), 'swarm-test-run-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+process.env.SWARM_UI_VSIX ??= packagedVsix(scratch);
+
+const stream = run({ files, concurrency });
+stream.on('test:fail', (data) => {
+  if (!data.todo) process.exitCode = 1;
+});
+stream.compose(spec).pipe(process.stdout);
