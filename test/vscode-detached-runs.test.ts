@@ -352,6 +352,9 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     assert.ok(rows.length < M && rows.every((r) => r.prompt === `question ${r.index}` && r.status === 'ok'), `${rows.length} rows`);
 
     await showActivity(page, 'Swarm').catch(() => {});
+    // Cancel offers the runs the Detached Runs view lists: after the reload it lists the login's runs again
+    // once it has asked the login, which may come after the file is followed again.
+    await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
     await runCommand(page, 'Swarm: Cancel Detached Run');
     await quickPickSelect(page, id);
     await detachedRow(page, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
