@@ -19,7 +19,8 @@ describe('streamed requests', () => {
       assert.deepEqual(streamed.results.map((r) => r.text), plain.results.map((r) => r.text));
       for (const r of streamed.results) {
         assert.equal(r.completionTokens, 12);
-        assert.ok(r.timings.firstTokenMs! > r.timings.sentMs! && r.timings.firstTokenMs! < r.timings.doneMs, 'first token between send and done');
+        // On a loaded machine the whole stream can arrive in one read: the first token and the end then share a moment.
+        assert.ok(r.timings.firstTokenMs! > r.timings.sentMs! && r.timings.firstTokenMs! <= r.timings.doneMs, 'first token between send and done');
       }
       const s = streamed.summary;
       assert.equal(s.streamed, true);
