@@ -15,7 +15,7 @@ import { jsonLines, killAll, ROOT, runCli, startSim, type Sim } from './helpers/
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
 import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
-import { CHROMIUM, openWorkbench, quickPickSelect, runCommand, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
+import { CHROMIUM, openWorkbench, runCommand, runCommandPicking, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
 import { patience } from './helpers/patience.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
@@ -123,8 +123,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await row((d) => done(d) > done(first) && d.startsWith('running'));
     await screenshot(page, join(SHOTS, 'detached-1-running.png'));
 
-    await runCommand(page, 'Swarm: Attach to Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Attach to Detached Run', id);
     assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
     const before = await pollUntil(lines, (n) => n > 0, 20_000);
     assert.ok(before > 0 && before < N, `${before} rows streamed while it runs`);
@@ -164,8 +163,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   });
 
   test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: patience(300_000) }, async () => {
-    await runCommand(page, 'Swarm: Cancel Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
     await row((d) => d.startsWith('finished (exit 143)'), 60_000);
     const cancelled = jsonLines(readFileSync(target(), 'utf8'));
     const whole = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x, i) => x.index === i), 20_000);
@@ -174,8 +172,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     assert.ok(ok > 0 && ok < N, `${ok} ok of ${N} (${cancelled.length} rows read first)`);
     assert.equal(whole.filter((r) => r.status === 'cancelled').length, N - ok);
 
-    await runCommand(page, 'Swarm: Resume Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
     await row((d) => d.startsWith('running') || d.startsWith('finished (exit 0)'), 60_000);
     await screenshot(page, join(SHOTS, 'detached-3-resumed.png'));
     const final = await row((d) => d.startsWith('finished (exit 0)'), 180_000);
@@ -278,8 +275,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
 
     // Attach, over the same login: its rows so far in a file here, in input order, growing as they land.
-    await runCommand(page, 'Swarm: Attach to Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Attach to Detached Run', id);
     assert.equal(await pollUntil(() => activeTabLabel(page), (t) => t === `${id}.jsonl`, 20_000), `${id}.jsonl`);
     const followed = followedFile(id);
     const count = () => followedCount(id);
@@ -302,8 +298,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await screenshot(page, join(SHOTS, 'detached-5-login-node-panel.png'));
     await showActivity(page, 'Swarm').catch(() => {});
 
-    await runCommand(page, 'Swarm: Cancel Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
     await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on()), 60_000);
     // Every finished row kept, the rest cancelled, in input order, on the login node.
     const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
@@ -316,8 +311,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await pollUntil(bar.state, (x) => x === 'cancelled', 30_000);
 
     // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
-    await runCommand(page, 'Swarm: Resume Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
     await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on()), 300_000);
     const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
     assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: M }, (_, i) => [i, `question ${i}`, 'ok']));
@@ -332,8 +326,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     const id = await detachToLogin('long', M);
     await showActivity(page, 'Swarm').catch(() => {});
     await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
-    await runCommand(page, 'Swarm: Attach to Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Attach to Detached Run', id);
     const count = () => followedCount(id);
     await pollUntil(count, (n) => n > 0, 30_000);
 
@@ -355,8 +348,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     // Cancel offers the runs the Detached Runs view lists: after the reload it lists the login's runs again
     // once it has asked the login, which may come after the file is followed again.
     await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
-    await runCommand(page, 'Swarm: Cancel Detached Run');
-    await quickPickSelect(page, id);
+    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
     await detachedRow(page, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
     assert.equal(sshd.logins() - logins, 0, 'following and cancelling rode the connect\'s login');
   });

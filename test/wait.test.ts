@@ -28,11 +28,14 @@ describe('swarm wait', () => {
     const up = await sim('up', 1);
     // Long enough that the first round finds them still booting even when a loaded machine starts the CLI
     // late: 6 s on an idle machine, stretched by the load (patience).
-    const booting = await sim('booting', 2, ['--boot-ms', String(patience(6_000))]);
+    const bootMs = patience(6_000);
+    const booting = await sim('booting', 2, ['--boot-ms', String(bootMs)]);
     const hostfile = join(dir, 'job.hostfile');
     const lines = [...up.lines, ...booting.lines].map((l, i) => `${l}\trole=chat\tidx=${i}`);
     await writeFile(hostfile, `${lines.join('\n')}\n`);
-    const r = await runCli(['wait', '--hostfile', hostfile, '--interval', '0.2', '--health-timeout', '30', '--hostfile-settle', '0'], { timeoutMs: 30_000 });
+    // The wait's own limit outlasts the stretched boot by far (CI's run once booted them in 27 s against a fixed 30 s limit).
+    const healthS = Math.ceil((5 * bootMs) / 1000);
+    const r = await runCli(['wait', '--hostfile', hostfile, '--interval', '0.2', '--health-timeout', String(healthS), '--hostfile-settle', '0'], { timeoutMs: healthS * 1000 + 30_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^1\/3 healthy$/m, 'the first round saw only the server already up');
     const ready = (await readFile(`${hostfile}.ready`, 'utf8')).trim().split('\n');

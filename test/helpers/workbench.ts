@@ -207,6 +207,18 @@ export async function quickInputType(page: Page, text: string, opts: { timeoutMs
 }
 
 /**
+ * Runs a command that asks one quick pick and picks `label`. The pick closes when something takes
+ * focus (a webview drawing a run's progress does): the whole command is then run again. Safe because
+ * a pick closed unanswered makes the command do nothing.
+ */
+export async function runCommandPicking(page: Page, title: string, label: string | RegExp, opts: { tries?: number } = {}): Promise<void> {
+  await retry(opts.tries ?? 3, async () => {
+    await runCommand(page, title);
+    await quickPickSelect(page, label, { tries: 1 });
+  });
+}
+
+/**
  * Runs a command that asks one question (showInputBox) and answers it. The box closes when something
  * takes focus (a webview reviving after a reload does): the whole command is then run again. Safe
  * because a box closed unanswered makes the command do nothing.
