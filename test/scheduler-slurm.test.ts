@@ -214,7 +214,7 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
 
   it('through --via: submission, queue polling and health ride one SSH login', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, async () => {
     // The login's shell must find this cluster too: the server sets SLURM_CONF for every session.
-    const sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    const sshd = new TestSshd({ SLURM_CONF: slurm.conf });
     await sshd.start();
     try {
       const base = await freePorts(2);
@@ -233,7 +233,7 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
   });
 
   it('a run detached to the login node on a job launched through it watches the job there: the job cancelled mid-run, the run stops cancelled by job end (none failed) and says so in its log', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, async () => {
-    const sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    const sshd = new TestSshd({ SLURM_CONF: slurm.conf });
     await sshd.start();
     try {
       const login = ['--via', sshd.via, '--ssh-config', sshd.clientConfig];

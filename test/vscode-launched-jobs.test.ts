@@ -31,7 +31,7 @@ describe('launched jobs in a real VS Code: one SSH login per window, the walltim
     }
     await slurm.start();
     // The login's sessions must find this cluster: the server sets SLURM_CONF for each.
-    sshd = new TestSshd([`SetEnv SLURM_CONF=${slurm.conf}`]);
+    sshd = new TestSshd({ SLURM_CONF: slurm.conf });
     await sshd.start();
     workspace = await mkdtemp(join(tmpdir(), 'swarm-launched-jobs-'));
   });

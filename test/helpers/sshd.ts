@@ -24,8 +24,8 @@ export class TestSshd {
   private child: ChildProcess | undefined;
   port = 0;
 
-  /** `extraConfig`: more sshd_config lines (e.g. `SetEnv` for what the login's commands need). */
-  constructor(private readonly extraConfig: readonly string[] = []) {}
+  /** `env`: variables the login's commands need (SLURM_CONF, say), set by sshd in every session. */
+  constructor(private readonly env: Readonly<Record<string, string>> = {}) {}
 
   get via(): string {
     return `${userInfo().username}@127.0.0.1:${this.port}`;
@@ -53,7 +53,12 @@ export class TestSshd {
           'StrictModes no',
           'UsePAM no',
           'LogLevel INFO',
-          ...this.extraConfig,
+          // One line: sshd takes the first SetEnv only. SHLVL=1 because Debian's bash reads ~/.bashrc
+          // for a command run by sshd (SSH_SOURCE_BASHRC) unless it is a nested shell: the developer's
+          // start-up files stay out of the tests' logins. This machine's runs pyenv's rehash, whose
+          // lock, left by a session killed mid-start, made every later login wait 60 s (CI failed 16
+          // SSH tests on it).
+          `SetEnv ${Object.entries({ SHLVL: '1', ...this.env }).map(([k, v]) => `${k}=${v}`).join(' ')}`,
           '',
         ].join('\n'),
       );
