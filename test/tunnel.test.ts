@@ -95,12 +95,15 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
   });
 
   it('sshd killed mid-run: every endpoint turns tunnel-down with its prompts failed; reconnect works once sshd is back', async () => {
-    const sim = await fx.sim(3, { ttftMs: 400 });
+    // Answers that never come: sshd is killed once every request has reached its server, however
+    // long that takes on a busy machine, so no prompt can finish before the tunnel goes.
+    const sim = await fx.sim(3, { hang: true });
     const tunnel = await open(sim.endpoints, { mode: 'forward' });
-    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes, failover: false });
+    const pool = fx.pool(sim.endpoints, { routes: tunnel.routes, failover: false, hedge: false });
     const down = new Promise<string>((resolve) => tunnel.once('down', resolve));
     const run = scatterGather(pool, prompts(6), { batch: false, maxTokens: 5 });
-    setTimeout(() => void sshd.kill(), 100);
+    await waitForValue(() => (sim.servers.reduce((n, s) => n + s.stats().generationRequests, 0) >= 6 ? true : undefined), 'every request at its server');
+    await sshd.kill();
     const report = await run.done;
     assert.match(await down, /ssh master .* is gone/);
     assert.equal(report.summary.ok, 0);
@@ -110,6 +113,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     assert.deepEqual(health.map((h) => h.status), ['tunnel-down', 'tunnel-down', 'tunnel-down']);
     assert.deepEqual(health.map((h) => h.endpoint), sim.endpoints.map(endpointId), 'the tree names compute nodes, not local ports');
 
+    for (const server of sim.servers) server.setFaults({ hang: false });
     await sshd.start();
     await tunnel.reconnect();
     pool.forget();
