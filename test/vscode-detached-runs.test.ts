@@ -17,6 +17,7 @@ import { haveSshd, TestSshd } from './helpers/sshd.ts';
 import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
 import { CHROMIUM, openWorkbench, runCommand, runCommandPicking, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
 import { patience } from './helpers/patience.ts';
+import { pacingGate, type PacingGate } from './helpers/pacing-gate.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
 const N = 400;
@@ -75,6 +76,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   let root = '';
   let workspace = '';
   let sim: Sim;
+  let gate: PacingGate;
   let server: CodeServer | undefined;
   let wb: Workbench | undefined;
   let page: Page;
@@ -91,8 +93,13 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await mkdir(workspace, { recursive: true });
     const extensions = join(root, 'ext');
     await installVsix(vsix, extensions);
-    // Slow enough (one request at a time) that the run is still going through the reload.
-    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
+    // The run goes only as far as the test lets it (the gate): still going through the reload and the
+    // History checks, moving when a check needs it to, however busy the machine is.
+    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '20']);
+    gate = await pacingGate(sim.endpoints);
+    gate.allow(10);
+    const gated = join(root, 'gated.hostfile');
+    await writeFile(gated, `${gate.lines.join('\n')}\n`);
     server = await startCodeServer({ workspace, extensionsDir: extensions, env, userSettings: { 'workbench.colorTheme': 'Default Dark Modern' } });
     wb = await openWorkbench(server, workspace);
     page = wb.page;
@@ -100,7 +107,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     // Started from a terminal while the window is open: the view finds it by itself.
     const prompts = join(root, 'p.txt');
     await writeFile(prompts, Array.from({ length: N }, (_, i) => `question ${i}`).join('\n'));
-    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach'], { env, timeoutMs: 60_000 });
+    const started = await runCli(['scatter', '--hostfile', gated, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach'], { env, timeoutMs: 60_000 });
     assert.equal(started.code, 0, started.stderr);
     id = started.stdout.trim();
   });
@@ -109,6 +116,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     await wb?.close().catch(() => {});
     await server?.stop().catch(() => {});
     await killAll();
+    await gate?.close();
     await sim?.stop();
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
@@ -120,6 +128,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   test('the run from the CLI is listed with live progress; Attach streams its rows into a file and opens it; after a reload the view and the file go on', { timeout: patience(200_000) }, async () => {
     await showActivity(page, 'Swarm');
     const first = await row((d) => /^running · [\d,]+\/400 · [\d.]+ s$/.test(d));
+    gate.allow(10);
     await row((d) => done(d) > done(first) && d.startsWith('running'));
     await screenshot(page, join(SHOTS, 'detached-1-running.png'));
 
@@ -133,6 +142,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     // The reloaded window shows the Swarm view again by itself (its activity item may be busy meanwhile).
     await showActivity(page, 'Swarm').catch(() => {});
     await row((d) => d.startsWith('running'), 60_000);
+    gate.allow(10);
     // The file is followed again: it grows with no click.
     const after = await pollUntil(lines, (n) => n > before, 30_000);
     assert.ok(after > before, `${after} rows after the reload, ${before} before`);
@@ -152,6 +162,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     const shown = app.locator(`#run-status[data-run="detached-${id}"] #progress-done`);
     const count = async () => Number(((await shown.textContent({ timeout: patience(2_000) }).catch(() => '')) ?? '').replace(/,/g, '') || -1);
     const first = await pollUntil(count, (n) => n > 0, 30_000);
+    gate.allow(10);
     // Its rows are sent again as they land: the count grows with no click.
     const later = await pollUntil(count, (n) => n > first, 30_000);
     assert.ok(later > first && later <= N, `${first} rows, then ${later}`);
@@ -172,6 +183,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     assert.ok(ok > 0 && ok < N, `${ok} ok of ${N} (${cancelled.length} rows read first)`);
     assert.equal(whole.filter((r) => r.status === 'cancelled').length, N - ok);
 
+    gate.open();
     await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
     await row((d) => d.startsWith('running') || d.startsWith('finished (exit 0)'), 60_000);
     await screenshot(page, join(SHOTS, 'detached-3-resumed.png'));
@@ -211,6 +223,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
   let runsDir = '';
   let ws = '';
   let sim: Sim;
+  let gate: PacingGate;
+  let gated = '';
   const sshd = new TestSshd();
   let server: CodeServer | undefined;
   let wb: Workbench | undefined;
@@ -221,22 +235,27 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     runsDir = join(root, 'login-runs');
     ws = join(root, 'ws');
     await sshd.start();
-    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '250']);
+    sim = await startSim(root, 'hosts', 2, ['--ttft-ms', '20']);
+    // Detached runs go through the gate: as far as the test lets them (see the first suite).
+    gate = await pacingGate(sim.endpoints);
+    gated = join(root, 'gated.hostfile');
+    await writeFile(gated, `${gate.lines.join('\n')}\n`);
   });
   after(async () => {
     await wb?.close().catch(() => {});
     await server?.stop().catch(() => {});
     await killAll();
+    await gate?.close();
     await sim?.stop();
     await sshd.stop();
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  /** Starts a run of `m` prompts (one request at a time) detached to the login node with the CLI; its id. */
+  /** Starts a run of `m` prompts (one request at a time, through the gate) detached to the login node with the CLI; its id. */
   const detachToLogin = async (name: string, m: number) => {
     const prompts = join(root, `${name}.txt`);
     await writeFile(prompts, Array.from({ length: m }, (_, i) => `question ${i}`).join('\n'));
-    const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
+    const started = await runCli(['scatter', '--hostfile', gated, '--prompts', prompts, '--no-batch', '--concurrency', '1', '--detach', '--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', runsDir], { timeoutMs: 90_000 });
     assert.equal(started.code, 0, started.stderr);
     return started.stdout.trim();
   };
@@ -252,8 +271,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
   };
 
   test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; opened in the panel it shows running; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(600_000) }, async () => {
-    // Long enough (one request at a time) to be still going after it is listed, attached and followed.
     const M = 800;
+    gate.allow(10);
     await mkdir(ws, { recursive: true });
     await writeFile(join(ws, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
     const ext = join(root, 'ext');
@@ -271,6 +290,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
     const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
     const first = await row((d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
+    gate.allow(10);
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
     await screenshot(page, join(SHOTS, 'detached-4-login-node.png'));
 
@@ -280,6 +300,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     const followed = followedFile(id);
     const count = () => followedCount(id);
     const seen = await pollUntil(count, (n) => n > 0, 30_000);
+    gate.allow(10);
     await pollUntil(count, (n) => n > seen, 30_000);
     const sofar = jsonLines(readFileSync(followed, 'utf8'));
     assert.deepEqual(sofar.map((r) => r.index), [...sofar.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
@@ -294,6 +315,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await pollUntil(bar.state, (x) => x === 'running', 30_000);
     assert.equal(((await bar.bar.locator('#progress-total').textContent()) ?? '').trim(), String(M));
     const shown = await pollUntil(bar.done, (n) => n > 0, 30_000);
+    gate.allow(10);
     await pollUntil(bar.done, (n) => n > shown, 30_000);
     await screenshot(page, join(SHOTS, 'detached-5-login-node-panel.png'));
     await showActivity(page, 'Swarm').catch(() => {});
@@ -311,6 +333,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await pollUntil(bar.state, (x) => x === 'cancelled', 30_000);
 
     // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
+    gate.open();
     await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
     await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on()), 300_000);
     const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
@@ -321,8 +344,10 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
   test('after a reload (which closes the login) and a connect through the login again, an attached login-node run still going is followed again into its file, with no click', { timeout: patience(420_000) }, async () => {
     const page = wb!.page;
-    // Long enough to outlast the reload and the connect by far; cancelled at the end.
+    // Held by the gate through the reload and the connect; cancelled at the end.
     const M = 4000;
+    gate.hold();
+    gate.allow(10);
     const id = await detachToLogin('long', M);
     await showActivity(page, 'Swarm').catch(() => {});
     await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
@@ -337,7 +362,9 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
     const logins = sshd.logins();
     // Followed again, caught up, each row once, in input order.
+    gate.allow(10);
     const rowsAfter = await pollUntil(count, (n) => n > rowsBefore, 60_000);
+    gate.allow(10);
     await pollUntil(count, (n) => n > rowsAfter, 30_000);
     const rows = jsonLines(readFileSync(followedFile(id), 'utf8'));
     assert.deepEqual(rows.map((r) => r.index), [...rows.map((r) => r.index)].sort((x, y) => x - y), 'in input order');
