@@ -63,22 +63,28 @@ describe('routing against the vLLM scheduler model', () => {
     }
   });
 
-  it('prefix-aware meets warm caches: prompts sharing 8 long prefixes over 8 endpoints hit far more than round-robin, and prefill less', async () => {
-    const prompts = sharedPrefixPrompts(160, 8, 1_000);
-    const trial = async (route: RouteStrategy) => {
-      // Fresh servers each time (cold caches); each holds two of the eight ~2,000-token documents, not all.
-      const sim = await fx.sim(8, { scheduler: 'vllm', slowFactor: 0, kvCacheTokens: 4_096, maxModelLen: 4_096 });
-      const pool = fx.pool(sim.endpoints, { route, hedge: false, concurrency: 64 });
-      const report = await scatterGather(pool, prompts, { batch: true, maxTokens: 4 }).done;
-      assert.equal(report.summary.ok, prompts.length);
-      report.results.forEach((r, i) => assert.equal(r.prompt, prompts[i]));
-      const [queries, hits] = await counters(sim.endpoints, 'vllm:prefix_cache_queries_total', 'vllm:prefix_cache_hits_total');
-      return { rate: hits! / queries!, prefilled: queries! - hits! };
-    };
-    const rr = await trial('round-robin');
-    const pa = await trial('prefix-aware');
-    // The bench measures the ratio at full size (≥ 2× there); here a margin that survives a loaded machine.
-    assert.ok(pa.rate > 1.5 * rr.rate, `hit rate: prefix-aware ${pa.rate.toFixed(3)}, round-robin ${rr.rate.toFixed(3)}`);
-    assert.ok(pa.prefilled < rr.prefilled, `prompt tokens computed: ${pa.prefilled} vs ${rr.prefilled}`);
-  });
+  for (const batch of [true, false]) {
+    it(`${batch ? 'batched' : 'individual'}, prefix-aware meets warm caches: prompts sharing 8 long prefixes over 8 endpoints hit far more than round-robin, prefill less and keep the busiest server busy for less`, async () => {
+      const prompts = sharedPrefixPrompts(160, 8, 1_000);
+      const trial = async (route: RouteStrategy) => {
+        // Fresh servers each time (cold caches); each holds two of the eight ~2,000-token documents, not all.
+        const sim = await fx.sim(8, { scheduler: 'vllm', slowFactor: 0, kvCacheTokens: 4_096, maxModelLen: 4_096 });
+        const pool = fx.pool(sim.endpoints, { route, hedge: false, concurrency: 64 });
+        const report = await scatterGather(pool, prompts, { batch, maxTokens: 4 }).done;
+        assert.equal(report.summary.ok, prompts.length);
+        report.results.forEach((r, i) => assert.equal(r.prompt, prompts[i]));
+        const [queries, hits] = await counters(sim.endpoints, 'vllm:prefix_cache_queries_total', 'vllm:prefix_cache_hits_total');
+        // The GPU time the scheduler model gave its steps (not wall time, which the machine's load sets): the busiest server's bounds the run.
+        const busiest = Math.max(...sim.servers.map((x) => x.stats().scheduler!.modeledMs));
+        return { rate: hits! / queries!, prefilled: queries! - hits!, busiest };
+      };
+      const rr = await trial('round-robin');
+      const pa = await trial('prefix-aware');
+      const figures = `prefix-aware ${pa.rate.toFixed(3)} hit rate, busiest ${pa.busiest.toFixed(0)} ms; round-robin ${rr.rate.toFixed(3)}, ${rr.busiest.toFixed(0)} ms`;
+      // The issue's bar (≥ 2×); the bench measures ~5× at full size, each document on an endpoint of its own.
+      assert.ok(pa.rate >= 2 * rr.rate, figures);
+      assert.ok(pa.prefilled < rr.prefilled, `prompt tokens computed: ${pa.prefilled} vs ${rr.prefilled}`);
+      assert.ok(pa.busiest < rr.busiest, figures);
+    });
+  }
 });

@@ -49,15 +49,23 @@ describe('routing', () => {
     assert.equal(pool.endpoints[0]!.failures, 0);
   });
 
-  it('prefix-aware: prompts sharing a prefix meet on one endpoint, reproducibly', async () => {
+  it('prefix-aware: prompts sharing a prefix meet on one endpoint, the first prefix on its hashed one, the same in every run', async () => {
     const sim = await fx.sim(4);
     const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
     const list = Array.from({ length: 40 }, (_, i) => `${i % 2 ? 'Summarize the report' : 'Translate the text'} #${Math.floor(i / 2)}`.padStart(300, i % 2 ? 'A' : 'B'));
     // One at a time, so no endpoint is ever overloaded (then a prompt would go to the least loaded one).
     const pool = fx.pool(sim.endpoints, { route: 'prefix-aware', hedge: false, concurrency: 1 });
-    const report = await scatterGather(pool, list, { batch: false, maxTokens: 5 }).done;
-    assert.equal(report.summary.ok, 40);
-    for (const r of report.results) assert.equal(r.endpoint, ids[prefixSlot(r.prompt, 4)], 'the prefix decides the endpoint');
-    assert.equal(prefixSlot('same prefix', 7), prefixSlot('same prefix', 7));
+    const placed = async () => {
+      const report = await scatterGather(pool, list, { batch: false, maxTokens: 5 }).done;
+      assert.equal(report.summary.ok, 40);
+      const byPrefix = new Map<string, Set<string | null>>();
+      for (const r of report.results) byPrefix.set(r.prompt[0]!, (byPrefix.get(r.prompt[0]!) ?? new Set()).add(r.endpoint));
+      assert.deepEqual([...byPrefix.values()].map((s) => s.size), [1, 1], 'each prefix on one endpoint');
+      return [...byPrefix.entries()].map(([k, s]) => [k, [...s][0]]);
+    };
+    const first = await placed();
+    assert.equal(first[0]![1], ids[prefixSlot(list[0]!, 4)], 'the first prefix on its hashed endpoint');
+    assert.notEqual(first[0]![1], first[1]![1], 'two prefixes over four endpoints: two endpoints');
+    assert.deepEqual(await placed(), first, 'the same endpoints in the next run');
   });
 });

@@ -46,7 +46,7 @@ async function runFromExplorer(page: Page, fileName: string): Promise<void> {
   }
 }
 
-/** Scrolls to a section of the view; the view is drawn anew at each update (a reading a second), so an element found may be gone: found again. */
+/** Scrolls to a section of the view; before its first reading the servers section is a line of text, so an element found may be gone: found again. */
 async function scrollTo(view: FrameLocator, selector: string): Promise<void> {
   await pollUntil(() => view.locator(selector).scrollIntoViewIfNeeded({ timeout: 2_000 }).then(() => true), (ok) => ok, 20_000);
 }
@@ -141,6 +141,10 @@ describe('experiment files run from the editor (packaged extension in code-serve
     assert.match(live ?? '', /^1,000 endpoints, \d+ readings so far: sums over the servers that answered \(a sample of 128, the same each reading, scaled to all 1,000\)/);
     assert.match((await view.locator('#exp-status').textContent()) ?? '', /^running/);
     assert.match((await view.locator('#exp-servers-run option[selected]').textContent()) ?? '', /\(running\)$/);
+    // The run picker focused keeps its focus and stays the same element while readings come (the view is patched, not rebuilt).
+    await view.locator('#exp-servers-run').evaluate((e: any) => ((e.__kept = true), e.focus()));
+    await pollUntil(() => view.locator('#exp-servers .chart-box .muted').textContent(), (t) => t !== live, 120_000);
+    assert.deepEqual(await view.locator('#exp-servers-run').evaluate((e: any) => [e.__kept === true, e.ownerDocument.activeElement === e]), [true, true], 'the same picker, focused, after the next reading');
     await scrollTo(view, '#exp-servers');
     await screenshot(page, join(SHOTS, 'experiment-servers-1000-live.png'));
     await pollUntil(() => view.locator('#exp-status').textContent(), (t) => /^finished/.test(t ?? ''), 240_000);

@@ -1,8 +1,9 @@
 /**
  * Serves the panel the way the extension's panel host does: an HTML page under the same strict CSP
  * (`default-src 'none'`, scripts by nonce, styles and fonts from the extension's origin only) that
- * loads the built dist/webview/panel.js and panel.css, with VS Code's theme variables and body class
- * for the chosen theme, and host.js playing the extension's side of the protocol.
+ * loads the built dist/webview/panel.js and panel.css (or, at /experiment, the experiment view's
+ * experiment.js and .css in its `#app`), with VS Code's theme variables and body class for the chosen
+ * theme, and host.js playing the extension's side of the protocol.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -32,13 +33,17 @@ export interface Harness {
   origin: string;
   /** The panel page's URL in a theme. */
   url(theme?: Theme): string;
+  /** The experiment view's page, in a theme. */
+  experimentUrl(theme?: Theme): string;
   close(): Promise<void>;
 }
 
 /** The CSP the extension's panel host sets (the same function), for this origin as its `webview.cspSource`. */
 export const csp = panelCsp;
 
-function page(origin: string, theme: Theme): string {
+type Entry = 'panel' | 'experiment';
+
+function page(origin: string, theme: Theme, entry: Entry): string {
   const nonce = randomBytes(16).toString('base64');
   const kind = KIND[theme];
   return `<!DOCTYPE html>
@@ -49,12 +54,12 @@ function page(origin: string, theme: Theme): string {
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${origin}/harness/theme-${theme}.css">
 <link rel="stylesheet" href="${origin}/harness/vscode-default.css">
-<link rel="stylesheet" href="${origin}/dist/webview/panel.css">
+<link rel="stylesheet" href="${origin}/dist/webview/${entry}.css">
 <script nonce="${nonce}" src="${origin}/harness/host.js"></script>
 <title>Swarm Lab</title>
 </head>
 <body class="${BODY_CLASS[theme]}" data-vscode-theme-kind="${kind}">
-<script nonce="${nonce}" src="${origin}/dist/webview/panel.js"></script>
+${entry === 'experiment' ? '<div id="app"></div>\n' : ''}<script nonce="${nonce}" src="${origin}/dist/webview/${entry}.js"></script>
 </body>
 </html>`;
 }
@@ -78,9 +83,9 @@ export async function startHarness(): Promise<Harness> {
         res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
         res.end(body);
       };
-      if (url.pathname === '/' || url.pathname === '/panel') {
+      if (url.pathname === '/' || url.pathname === '/panel' || url.pathname === '/experiment') {
         const theme = (url.searchParams.get('theme') ?? 'dark') as Theme;
-        return send(200, page(origin, theme in BODY_CLASS ? theme : 'dark'), 'text/html; charset=utf-8');
+        return send(200, page(origin, theme in BODY_CLASS ? theme : 'dark', url.pathname === '/experiment' ? 'experiment' : 'panel'), 'text/html; charset=utf-8');
       }
       if (url.pathname === '/favicon.ico') return send(204, '');
       const [, dir, ...rest] = url.pathname.split('/');
@@ -102,6 +107,7 @@ export async function startHarness(): Promise<Harness> {
   return {
     origin,
     url: (theme: Theme = 'dark') => `${origin}/panel?theme=${theme}`,
+    experimentUrl: (theme: Theme = 'dark') => `${origin}/experiment?theme=${theme}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,11 +1,14 @@
 /**
  * `<swarm-chart>`: one uPlot chart that follows its box's width. Its `spec` makes the options and
- * data for a width; a new `key` (other data, another theme) rebuilds it.
+ * data for a width; a new `key` (other data, another theme) rebuilds it, unless the spec's `layout`
+ * is the built one's: then only its data is set (a live chart's new reading keeps its cursor and tooltip).
  */
 import uPlot from 'uplot';
 
 export interface ChartSpec {
   key: string;
+  /** Identity of the options (series, axes, colours) apart from the data; unset: every new key rebuilds. */
+  layout?: string;
   /** Accessible name of the chart (canvas has no text for screen readers). */
   label: string;
   make(width: number): { opts: Omit<uPlot.Options, 'width'>; data: uPlot.AlignedData };
@@ -17,6 +20,7 @@ export class SwarmChart extends HTMLElement {
   private plot: uPlot | null = null;
   private current: ChartSpec | null = null;
   private builtKey = '';
+  private builtLayout: string | undefined;
   private resize: ResizeObserver | null = null;
   private width = 0;
 
@@ -53,11 +57,17 @@ export class SwarmChart extends HTMLElement {
     const width = Math.floor(this.clientWidth) || this.width;
     if (width <= 0) return;
     if (this.plot && this.builtKey === spec.key) return;
+    if (this.plot && spec.layout !== undefined && spec.layout === this.builtLayout) {
+      this.plot.setData(spec.make(width).data);
+      this.builtKey = spec.key;
+      return;
+    }
     this.plot?.destroy();
     const { opts, data } = spec.make(width);
-    const hooks = spec.tip ? { ...opts.hooks, setCursor: [...(opts.hooks?.setCursor ?? []), (u: uPlot) => this.showTip(u, spec)] } : opts.hooks;
+    const hooks = spec.tip ? { ...opts.hooks, setCursor: [...(opts.hooks?.setCursor ?? []), (u: uPlot) => this.showTip(u, this.current ?? spec)] } : opts.hooks;
     this.plot = new uPlot({ ...opts, ...(hooks ? { hooks } : {}), width } as uPlot.Options, data, this);
     this.builtKey = spec.key;
+    this.builtLayout = spec.layout;
     this.width = width;
   }
 
@@ -65,7 +75,7 @@ export class SwarmChart extends HTMLElement {
   private showTip(u: uPlot, spec: ChartSpec): void {
     let tip = this.querySelector<HTMLElement>(':scope > .chart-tip');
     const { left, top } = u.cursor;
-    const text = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? spec.tip!(u, left, top) : null;
+    const text = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? (spec.tip?.(u, left, top) ?? null) : null;
     if (!text) {
       tip?.setAttribute('hidden', '');
       return;

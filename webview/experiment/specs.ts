@@ -109,6 +109,8 @@ export function serversSpec(run: Pick<ExperimentRun, 'name' | 'servers'>, c: Col
   const endpoints = r.reduce((m, l) => Math.max(m, l.endpoints), 0);
   return {
     key: `servers:${run.name}:${c.key}:${r.length}`,
+    // Another reading, or another run picked: the same chart with new data.
+    layout: `servers:${c.key}`,
     label: `${run.name}: the servers against time over ${endpoints} endpoints — running and waiting sequences summed, KV-cache usage median and 90th percentile`,
     make: () => ({
       opts: {

@@ -1,7 +1,8 @@
 /**
  * The experiment view drawn from the host's latest `ExperimentView`: a reducer's output, nothing kept
- * but which run's servers are shown. Text only (textContent), never HTML: names and errors come from
- * files and servers.
+ * but which run's servers are shown. The host sends the whole view at every server reading (about one
+ * a second): the page is patched, not rebuilt, so only what changed is touched. Text only
+ * (textContent), never HTML: names and errors come from files and servers.
  */
 import type { ExperimentRun, ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
 import type { SweepMetric } from '../../src/core/run/sweep.ts';
@@ -33,39 +34,83 @@ function chart(spec: ReturnType<typeof sweepSpec>, id: string): HTMLElement {
   return c as unknown as HTMLElement;
 }
 
+/**
+ * One part of the page: drawn anew only when what it shows (its signature) changed, so a reading a
+ * second leaves the rest of the page — an open picker, the focus, a table's scroll — as it was.
+ */
+class Part {
+  private sig: string | undefined;
+  readonly box = el('div', { class: 'part' });
+
+  /** Draws `build()` when `sig` differs from what is drawn. */
+  put(sig: string, build: () => Child): void {
+    if (sig === this.sig) return;
+    this.sig = sig;
+    const node = build();
+    this.box.replaceChildren(...(node === null || node === false ? [] : [node]));
+  }
+}
+
+/** The servers section's elements, built once and then patched: a new reading sets the chart's data and the caption's text. */
+interface ServersSection {
+  root: HTMLElement;
+  pick: HTMLSelectElement;
+  chart: SwarmChart;
+  caption: HTMLElement;
+  client: Part;
+  /** The chart's spec key drawn. */
+  key: string;
+}
+
 export class ExperimentViewer {
   private view: ExperimentView | null = null;
   /** The run whose servers are drawn; null: the latest. */
   private picked: string | null = null;
+  private colors: ReturnType<typeof readColors> | null = null;
+  private readonly status = el('span', { id: 'exp-status', role: 'status' });
+  private readonly title = el('span');
+  private readonly stopButton = el('button', { id: 'exp-stop', title: 'End the experiment; runs that finished are kept' }, 'Stop');
+  private readonly folder = el('div', { class: 'muted' });
+  private readonly error = new Part();
+  private readonly sweep = new Part();
+  private readonly servers = new Part();
+  private serversSection: ServersSection | null = null;
+  private readonly runs = new Part();
+  private runsBody: HTMLTableSectionElement | null = null;
 
-  constructor(
-    private readonly root: HTMLElement,
-    private readonly stop: () => void,
-  ) {}
+  constructor(root: HTMLElement, stop: () => void) {
+    this.stopButton.addEventListener('click', () => stop());
+    root.replaceChildren(el('h2', {}, this.title, this.status, this.stopButton), this.folder, this.error.box, this.sweep.box, this.servers.box, this.runs.box);
+  }
 
   show(view: ExperimentView): void {
     this.view = view;
-    this.render();
+    this.draw();
   }
 
-  /** Draws the latest view (again, when the theme's colours changed). */
+  /** Draws the latest view again in the theme's colours (they changed). */
   render(): void {
+    this.colors = null;
+    this.draw();
+  }
+
+  /** Patches the page to the latest view: only the parts whose content changed are touched. */
+  private draw(): void {
     const v = this.view;
     if (!v) return;
+    this.colors ??= readColors();
     const name = v.file.split(/[\\/]/).pop() ?? v.file;
     const status = v.status === 'running' ? `running · ${v.runs.length} run${v.runs.length === 1 ? '' : 's'} done` : `${v.status} · ${v.runs.length} run${v.runs.length === 1 ? '' : 's'}${v.exitCode !== null && v.exitCode !== 0 ? ` · exit ${v.exitCode}` : ''}`;
-    const stopButton = v.status === 'running' ? el('button', { id: 'exp-stop', title: 'End the experiment; runs that finished are kept' }, 'Stop') : null;
-    stopButton?.addEventListener('click', () => this.stop());
-    this.root.replaceChildren(
-      ...[
-      el('h2', {}, el('span', {}, `Experiment ${name}`), el('span', { id: 'exp-status', class: `status ${v.status}`, role: 'status' }, status), stopButton),
-      el('div', { class: 'muted' }, `runs saved in ${v.folder}`),
-      v.error ? el('p', { class: 'error', id: 'exp-error' }, v.error) : null,
-      this.sweepSection(v),
-      this.serversSection(v),
-      this.runsSection(v),
-    ].filter((c): c is HTMLElement => c !== null),
-    );
+    setText(this.title, `Experiment ${name}`);
+    setText(this.status, status);
+    if (this.status.className !== `status ${v.status}`) this.status.className = `status ${v.status}`;
+    this.stopButton.hidden = v.status !== 'running';
+    setText(this.folder, `runs saved in ${v.folder}`);
+    this.error.put(v.error ?? '', () => (v.error ? el('p', { class: 'error', id: 'exp-error' }, v.error) : null));
+    // The sweep comes once, at the end: its signature is cheap while it is null.
+    this.sweep.put(`${this.colors.key}\n${v.status === 'running'}\n${JSON.stringify(v.sweep)}`, () => this.sweepSection(v));
+    this.drawServers(v);
+    this.drawRuns(v);
   }
 
   /** The sweep's table and chart, the planner's prediction beside each run. */
@@ -87,7 +132,7 @@ export class ExperimentViewer {
       { id: 'exp-sweep' },
       el('h3', {}, new Set(s.rows.map((r) => r.value)).size > 1 ? `Sweep: ${s.metric} against ${s.parameter}` : `Result: ${s.metric}`),
       // One value (an experiment without a sweep) is a row, not a chart.
-      new Set(s.rows.map((r) => r.value)).size > 1 ? chart(sweepSpec(s, readColors()), 'exp-sweep-chart') : null,
+      new Set(s.rows.map((r) => r.value)).size > 1 ? chart(sweepSpec(s, this.colors!), 'exp-sweep-chart') : null,
       table([s.parameter, 'arm', `${s.metric} median`, 'IQR (q1 – q3)', 'runs', 'predicted wall'], rows, 2),
       el('h3', {}, 'Planner: predicted beside measured'),
       plan.note ? el('p', { class: 'muted', id: 'exp-plan-note' }, plan.note) : null,
@@ -107,32 +152,56 @@ export class ExperimentViewer {
 
   /**
    * One run's servers against time, beside the client's figures for the same run; the run under way
-   * (drawn as its readings come) until another is picked.
+   * (drawn as its readings come) until another is picked. Built once; each reading patches it.
    */
-  private serversSection(v: ExperimentView): HTMLElement | null {
+  private drawServers(v: ExperimentView): void {
     const live = v.live?.servers.length ? v.live : null;
     const withServers: Array<Pick<ExperimentRun, 'name' | 'servers'> & Partial<ExperimentRun>> = [...v.runs.filter((r) => r.servers.length), ...(live ? [live] : [])];
-    if (!withServers.length) return v.runs.length || v.live ? el('p', { class: 'muted' }, 'No server readings yet (the servers are read once a second; a run shorter than that has none).') : null;
+    if (!withServers.length) {
+      this.serversSection = null;
+      this.servers.put(v.runs.length || v.live ? 'none' : '', () => (v.runs.length || v.live ? el('p', { class: 'muted' }, 'No server readings yet (the servers are read once a second; a run shorter than that has none).') : null));
+      return;
+    }
+    const s = (this.serversSection ??= this.buildServers());
+    this.servers.put('section', () => s.root);
     const run = withServers.find((r) => r.name === this.picked) ?? withServers.at(-1)!;
     const running = run === live;
-    const pick = el('select', { id: 'exp-servers-run', 'aria-label': 'Run whose servers are drawn' }, ...withServers.map((r) => el('option', r === run ? { value: r.name, selected: '' } : { value: r.name }, r === live ? `${r.name} (running)` : r.name)));
-    pick.addEventListener('change', () => {
-      this.picked = pick.value;
-      this.render();
-    });
+    const options = withServers.map((r) => ({ value: r.name, label: r === live ? `${r.name} (running)` : r.name }));
+    const current = [...s.pick.options];
+    // The options change only when a run starts or ends: an open picker is left alone between.
+    if (current.length !== options.length || current.some((o, i) => o.value !== options[i]!.value || o.text !== options[i]!.label)) {
+      s.pick.replaceChildren(...options.map((o) => el('option', { value: o.value }, o.label)));
+    }
+    for (const o of s.pick.options) if (o.defaultSelected !== (o.value === run.name)) o.defaultSelected = o.value === run.name;
+    if (s.pick.value !== run.name) s.pick.value = run.name;
+    const spec = serversSpec(run, this.colors!);
+    if (spec.key !== s.key) {
+      s.chart.spec = spec;
+      s.key = spec.key;
+    }
     const last = run.servers.at(-1)!;
     const sampled = last.endpoints > last.asked ? ` (a sample of ${last.asked.toLocaleString('en-US')}, the same each reading, scaled to all ${last.endpoints.toLocaleString('en-US')})` : '';
-    return el(
-      'section',
-      { id: 'exp-servers' },
-      el('h3', {}, 'Servers against time, beside the client: ', pick),
-      el(
-        'div',
-        { class: 'pair' },
-        el('div', { class: 'chart-box' }, chart(serversSpec(run, readColors()), 'exp-servers-chart'), el('div', { class: 'muted' }, `${last.endpoints.toLocaleString('en-US')} endpoints, ${run.servers.length} readings${running ? ' so far' : ''}: sums over the servers that answered${sampled}; KV cache as their median with a band to the 90th percentile. ${running ? 'So far' : 'By the end'}: ${Math.round(last.preemptions).toLocaleString('en-US')} preemptions, ${Math.round(last.generationTokens).toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`)),
-        run.summary ? this.clientFigures(run.summary, run.client ?? null) : el('div', { class: 'figures muted', id: 'exp-client' }, 'Running: the client\'s figures for this run come when it ends.'),
-      ),
+    setText(
+      s.caption,
+      `${last.endpoints.toLocaleString('en-US')} endpoints, ${run.servers.length} readings${running ? ' so far' : ''}: sums over the servers that answered${sampled}; KV cache as their median with a band to the 90th percentile. ${running ? 'So far' : 'By the end'}: ${Math.round(last.preemptions).toLocaleString('en-US')} preemptions, ${Math.round(last.generationTokens).toLocaleString('en-US')} tokens generated${last.prefixCacheQueries ? `, prefix-cache hits ${pct(last.prefixCacheHits / last.prefixCacheQueries)}` : ''}.`,
     );
+    s.client.put(run.summary ? JSON.stringify([run.summary, run.client ?? null]) : 'running', () =>
+      run.summary ? this.clientFigures(run.summary, run.client ?? null) : el('div', { class: 'figures muted', id: 'exp-client' }, 'Running: the client\'s figures for this run come when it ends.'),
+    );
+  }
+
+  /** The servers section's frame: the picker, the chart and its caption, the client's figures. */
+  private buildServers(): ServersSection {
+    const pick = el('select', { id: 'exp-servers-run', 'aria-label': 'Run whose servers are drawn' });
+    pick.addEventListener('change', () => {
+      this.picked = pick.value;
+      this.draw();
+    });
+    const chart = el('swarm-chart', { id: 'exp-servers-chart' });
+    const caption = el('div', { class: 'muted' });
+    const client = new Part();
+    const root = el('section', { id: 'exp-servers' }, el('h3', {}, 'Servers against time, beside the client: ', pick), el('div', { class: 'pair' }, el('div', { class: 'chart-box' }, chart, caption), client.box));
+    return { root, pick, chart, caption, client, key: '' };
   }
 
   /** What the client measured of a finished run, and its self-check. */
@@ -145,18 +214,29 @@ export class ExperimentViewer {
         );
   }
 
-  private runsSection(v: ExperimentView): HTMLElement | null {
-    if (!v.runs.length) return null;
-    return el(
-      'section',
-      { id: 'exp-runs' },
-      el('h3', {}, 'Runs'),
-      table(
-        ['run', 'wall', 'ok', 'failed', 'prompts/s', 'client CPU / request', 'event loop'],
-        v.runs.map((r) => [runLabel(r.point), secs(r.summary.wallMs), r.summary.ok.toLocaleString('en-US'), String(r.summary.failed), fmt(r.summary.promptThroughput), r.client ? `${r.client.cpuPerRequestMs.toFixed(2)} ms` : '—', r.client ? pct(r.client.eventLoopBusy) : '—']),
-      ),
-    );
+  /** The finished runs, one row each; runs only come, so a new one is a row appended (the table's scroll stays). */
+  private drawRuns(v: ExperimentView): void {
+    if (!v.runs.length) {
+      this.runs.put('', () => null);
+      this.runsBody = null;
+      return;
+    }
+    this.runs.put('runs', () => {
+      const t = table(['run', 'wall', 'ok', 'failed', 'prompts/s', 'client CPU / request', 'event loop'], []);
+      this.runsBody = t.querySelector('tbody');
+      return el('section', { id: 'exp-runs' }, el('h3', {}, 'Runs'), t);
+    });
+    const body = this.runsBody!;
+    if (body.rows.length > v.runs.length) body.replaceChildren();
+    for (const r of v.runs.slice(body.rows.length)) {
+      body.append(el('tr', {}, ...[runLabel(r.point), secs(r.summary.wallMs), r.summary.ok.toLocaleString('en-US'), String(r.summary.failed), fmt(r.summary.promptThroughput), r.client ? `${r.client.cpuPerRequestMs.toFixed(2)} ms` : '—', r.client ? pct(r.client.eventLoopBusy) : '—'].map((c, i) => el('td', i < 1 ? { class: 'text' } : {}, c))));
+    }
   }
+}
+
+/** Sets a text that changed (an equal one would still be a mutation, and move a selection in it). */
+function setText(e: HTMLElement, text: string): void {
+  if (e.textContent !== text) e.textContent = text;
 }
 
 function figure(name: string, value: string): HTMLElement[] {

@@ -2,10 +2,11 @@ import { readLoad, type EndpointLoad } from '../endpoints/load.ts';
 import type { SwarmPool } from '../pool/swarm-pool.ts';
 import type { Member } from '../pool/selection.ts';
 import type { Shape } from '../pool/transport.ts';
-import { OVERLOAD_FACTOR, prefixSlot, routeScore, type RouteStrategy } from './routing.ts';
+import { OVERLOAD_FACTOR, routeScore, type RouteStrategy } from './routing.ts';
 import type { Meter } from '../http/request-meter.ts';
 import type { Slot } from '../run/run.ts';
 import { newGroup, type Group } from './flight.ts';
+import { PrefixHomes } from './prefix-homes.ts';
 
 /** Routed batches: lists go out this many at a time per endpoint, so an endpoint that finishes early takes more. */
 const BATCHES_PER_ENDPOINT = 2;
@@ -28,6 +29,8 @@ export class Placement {
   /** Prompts in flight across the endpoints. */
   private inFlight = 0;
   private paceSum = 0;
+  /** Prefix-aware: each prefix's endpoint, prefixes spread evenly over the members. */
+  private readonly prefixHomes: PrefixHomes;
 
   constructor(
     private readonly pool: SwarmPool,
@@ -36,13 +39,14 @@ export class Placement {
   ) {
     this.route = pool.options.route;
     this.load = new Map(members.map((m) => [m.slot, 0]));
+    this.prefixHomes = new PrefixHomes(members.length);
   }
 
   /** Where a prompt goes first: Aurora-Swarm's i mod n, its prefix's endpoint, or wherever is least loaded when it is sent. */
   homeOf(slot: Slot, i: number): Member | null {
     const n = this.members.length;
     if (this.route === 'round-robin') return this.members[i % n]!;
-    return this.route === 'prefix-aware' ? this.members[prefixSlot(slot.prompt, n)]! : null;
+    return this.route === 'prefix-aware' ? this.members[this.prefixHomes.of(slot.prompt)]! : null;
   }
 
   /**

@@ -17,6 +17,9 @@ export const SCRAPED: ReadonlySet<RouteStrategy> = new Set(['least-load', 'kv-ca
 /** The prefix that decides a prompt's endpoint under prefix-aware routing. */
 const PREFIX_CHARS = 256;
 
+/** What prompts must share to count as one prefix under prefix-aware routing. */
+export const prefixKey = (prompt: string): string => prompt.slice(0, PREFIX_CHARS);
+
 /**
  * Lower is better. `inFlight`: our prompts on the endpoint now; `pace`: its recent time per request
  * relative to the swarm's (1 until known) — least-requests weighs its count by it, so an endpoint
@@ -31,7 +34,8 @@ export function routeScore(strategy: RouteStrategy, inFlight: number, pace: numb
 }
 
 /**
- * The endpoint (0 … count-1) a prompt's prefix hashes to: FNV-1a, the same in every process and
+ * The endpoint (0 … count-1) a prompt's prefix hashes to, its first choice (PrefixHomes spreads
+ * prefixes that collide): FNV-1a, the same in every process and
  * run (TorchRL uses Python's `hash`, randomized per process, so its choice is not reproducible).
  */
 export function prefixSlot(prompt: string, count: number): number {
