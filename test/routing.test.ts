@@ -15,7 +15,9 @@ describe('routing', () => {
   for (const batch of [false, true]) {
     for (const route of ['least-requests', 'least-load'] as RouteStrategy[]) {
       it(`${batch ? 'batched' : 'individual'}, ${route}: a 4× slower endpoint gets fewer prompts than round-robin gives it; every answer in order`, async () => {
-        const sim = await fx.sim(4, { ttftMs: 5, tpotMs: 2, maxNumSeqs: 8 });
+        // Paces long enough that the servers' own timers, not this process's CPU (the client and the
+        // servers share it), set who is slow: at 2 ms a token a machine at load 20 made all four alike.
+        const sim = await fx.sim(4, { ttftMs: 20, tpotMs: 20, maxNumSeqs: 8 });
         sim.servers[0]!.setFaults({ slowFactor: 4 });
         const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
         const list = prompts(400);
@@ -30,7 +32,8 @@ describe('routing', () => {
   }
 
   it('streamed batches: a list whose tokens come 4× slower is hedged once the others are idle, with no time floor', async () => {
-    const sim = await fx.sim(4, { ttftMs: 5, tpotMs: 10, maxNumSeqs: 256 });
+    // 60 ms a token for the same reason as above (at 10 ms no stream lagged under load 20).
+    const sim = await fx.sim(4, { ttftMs: 5, tpotMs: 60, maxNumSeqs: 256 });
     sim.servers[0]!.setFaults({ slowFactor: 4 });
     const ids = sim.endpoints.map((e) => `${e.host}:${e.port}`);
     const list = prompts(200);
