@@ -4,7 +4,7 @@
 // attached again through a new login, and ends with its results copied here. The copy is then read
 // row by row: N rows, index i on line i, each carrying prompt i, all ok; and the servers' own
 // request counters are read against N. test/detached-runs.test.ts does the same at 600 prompts.
-// Run: `npm run build && nice -n 10 node --import tsx test/bench/detached-big.ts [N] [concurrency]`.
+// Run: `npm run build && nice -n 10 node --import tsx test/bench/detached-big.ts [N] [concurrency] [individual|batched]`.
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -16,6 +16,8 @@ import { haveSshd, masters, TestSshd } from '../helpers/sshd.ts';
 
 const n = Number(process.argv[2] ?? 100_000);
 const concurrency = Number(process.argv[3] ?? 64);
+/** Individual requests (the default: a row per request) or the CLI's default, batches. */
+const batched = process.argv[4] === 'batched';
 /** Two `swarm sim` processes of this many servers each. */
 const PER_SIM = 4;
 
@@ -63,9 +65,9 @@ async function main(): Promise<void> {
     await writeFile(promptsFile, Array.from({ length: n }, (_, i) => text(i)).join('\n'));
     await sshd.start();
     const login = ['--via', sshd.via, '--ssh-config', sshd.clientConfig, '--runs-dir', join(dir, 'remote-runs')];
-    say(`${n.toLocaleString('en-US')} prompts, ${sims.length * PER_SIM} endpoints in ${sims.length} swarm sim processes, login ${sshd.via}`);
+    say(`${n.toLocaleString('en-US')} prompts ${batched ? 'batched' : 'as individual requests'}, ${sims.length * PER_SIM} endpoints in ${sims.length} swarm sim processes, login ${sshd.via}`);
 
-    const argv = ['scatter', '--hostfile', hostfile, '--prompts', promptsFile, '--no-batch', '--concurrency', String(concurrency), '--detach', ...login];
+    const argv = ['scatter', '--hostfile', hostfile, '--prompts', promptsFile, ...(batched ? [] : ['--no-batch']), '--concurrency', String(concurrency), '--detach', ...login];
     say(`swarm ${argv.join(' ')}`);
     const started = await runCli(argv, { timeoutMs: 300_000 });
     if (started.code !== 0) throw new Error(`detach exit ${started.code}: ${started.stderr}`);

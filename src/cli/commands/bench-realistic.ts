@@ -49,7 +49,11 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
   const report = await run.done;
   const { user, system } = process.cpuUsage(cpu);
   const simAfter = fleet.cpuMs();
-  if (report.summary.ok !== prompts.length) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? ''})`);
+  if (report.summary.ok !== prompts.length) {
+    // What went wrong, by kind (the first few): a figure from a run with failures would compare unlike work.
+    const errors = [...new Set(results.filter((r) => r.status !== 'ok').map((r) => `${r.status}: ${r.error ?? ''}`))].slice(0, 5);
+    throw new Error(`bench run lost prompts: ${report.summary.failed} failed, ${report.summary.cancelled} cancelled (${[report.error, ...errors].filter(Boolean).join('; ')})`);
+  }
   const after = await fleet.servers();
   const paths = requestsByPath(before, after);
   const requests = Object.values(paths).reduce((a, b) => a + b, 0);
