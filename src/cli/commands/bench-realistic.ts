@@ -16,6 +16,8 @@ export interface Timed {
   requests: number;
   /** As the client counted them: more when some never reached a server (a failed connection, retried). */
   clientRequests: number;
+  /** Generation requests (completions, chat, embeddings) as the servers counted them. */
+  generationRequests: number;
   paths: Record<string, number>;
   idealMs: number;
   /** This process's CPU (the client's), ms. */
@@ -64,6 +66,7 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
     wallMs: report.summary.wallMs,
     requests,
     clientRequests: report.summary.httpRequests,
+    generationRequests: after.reduce((sum, a, i) => sum + a.generationRequests - before[i]!.generationRequests, 0),
     paths,
     idealMs: idealMakespan(before, after),
     cpuMs: (user + system) / 1000,
