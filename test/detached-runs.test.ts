@@ -121,7 +121,7 @@ describe('detached runs on this machine', () => {
     assert.equal(dead!.live, 'died');
     const attached = await runCli(['attach', id], { env });
     assert.equal(attached.code, 1);
-    assert.match(attached.stderr, new RegExp(`run ${id} died \\(its process ${running!.pid} on .* is gone before it ended\\): its finished rows are in .*killed\\.jsonl\\.partial`));
+    assert.match(attached.stderr, new RegExp(`run ${id} died \\(its process ${running!.pid} on .* is gone before it ended\\): its finished rows are in .*killed\\.jsonl\\.partial; complete them with swarm resume ${id}$`, 'm'));
     const resumed = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--resume', out, '--quiet'], { timeoutMs: 60_000 });
     assert.equal(resumed.code, 0, resumed.stderr);
     assertInOrder(jsonLines(await readFile(out, 'utf8')), 300);

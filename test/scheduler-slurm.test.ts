@@ -261,6 +261,9 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
       assert.equal(end.exitCode, 1);
       const log = await readFile(join(folder, 'log.txt'), 'utf8');
       assert.match(log, new RegExp(`^cancelled by job end: job ${job} ended before its walltime .*: the requests in flight and the prompts not sent are cancelled$`, 'm'));
+      // Its last line says how to complete it from the client: the run's own inputs are copies on the login node.
+      const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      assert.match(log, new RegExp(`^job ended early: .*; complete them with swarm resume ${id} --via ${escaped(sshd.via)} --runs-dir ${escaped(runsDir)} --hostfile <the next swarm's>$`, 'm'));
       const rows = jsonLines(await readFile(join(folder, 'results.jsonl'), 'utf8'));
       assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
       const ok = rows.filter((row) => row.ok).length;

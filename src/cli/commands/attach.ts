@@ -4,7 +4,7 @@ import { CliError, EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, exitCode, stopped } from '../interrupt.ts';
 import { checkOutPath } from '../output.ts';
-import { addPlaceOptions, openPlace, type PlaceFlags } from '../detached/detach.ts';
+import { addPlaceOptions, openPlace, resumeCommandOf, type PlaceFlags } from '../detached/detach.ts';
 import { checkId, type RunView } from '../detached/here.ts';
 import type { RunsPlace } from '../detached/place.ts';
 import { addLoginOptions } from '../detached/login-options.ts';
@@ -54,19 +54,19 @@ export function attachCommand(): Command {
         run = (await place.list(id))[0]!;
       }
       if (process.stderr.isTTY && !flags.quiet) process.stderr.write('\n');
-      process.exitCode = await conclude(run, place, flags.out);
+      process.exitCode = await conclude(run, place, flags.out, resumeCommandOf(run, flags));
     } finally {
       await place.close();
     }
   });
 }
 
-/** The run's end said: its summary on stderr, a pattern's outcome on stdout, the results copied; returns the exit code to give. */
-async function conclude(run: RunView, place: RunsPlace, out: string | undefined): Promise<number> {
+/** The run's end said: its summary on stderr, a pattern's outcome on stdout, the results copied (`resume`: the command that completes them, if one does); returns the exit code to give. */
+async function conclude(run: RunView, place: RunsPlace, out: string | undefined, resume: string | undefined): Promise<number> {
   process.stderr.write(`${runLine(run)}\n`);
   for (const e of run.errors) process.stderr.write(`  error: ${printable(e)}\n`);
   if (run.live === 'died') {
-    const partial = run.results ? ` its finished rows are in ${run.results}.partial; complete them with swarm scatter --resume ${run.results} --prompts …` : '';
+    const partial = run.results ? ` its finished rows are in ${run.results}.partial${resume ? `; complete them with ${resume}` : ''}` : '';
     process.stderr.write(`run ${run.id} died (its process ${run.pid} on ${run.host} is gone before it ended):${partial}\n`);
     return EXIT.failed;
   }

@@ -16,6 +16,8 @@ export interface Timed {
   requests: number;
   /** As the client counted them: more when some never reached a server (a failed connection, retried). */
   clientRequests: number;
+  /** Generation requests (completions, chat, embeddings) as the servers counted them. */
+  generationRequests: number;
   paths: Record<string, number>;
   idealMs: number;
   /** This process's CPU (the client's), ms. */
@@ -49,7 +51,11 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
   const report = await run.done;
   const { user, system } = process.cpuUsage(cpu);
   const simAfter = fleet.cpuMs();
-  if (report.summary.ok !== prompts.length) throw new Error(`bench run lost prompts: ${report.summary.failed} failed (${report.error ?? ''})`);
+  if (report.summary.ok !== prompts.length) {
+    // What went wrong, by kind (the first few): a figure from a run with failures would compare unlike work.
+    const errors = [...new Set(results.filter((r) => r.status !== 'ok').map((r) => `${r.status}: ${r.error ?? ''}`))].slice(0, 5);
+    throw new Error(`bench run lost prompts: ${report.summary.failed} failed, ${report.summary.cancelled} cancelled (${[report.error, ...errors].filter(Boolean).join('; ')})`);
+  }
   const after = await fleet.servers();
   const paths = requestsByPath(before, after);
   const requests = Object.values(paths).reduce((a, b) => a + b, 0);
@@ -60,6 +66,7 @@ export async function timedRun(fleet: SimFleet, pool: SwarmPool, prompts: string
     wallMs: report.summary.wallMs,
     requests,
     clientRequests: report.summary.httpRequests,
+    generationRequests: after.reduce((sum, a, i) => sum + a.generationRequests - before[i]!.generationRequests, 0),
     paths,
     idealMs: idealMakespan(before, after),
     cpuMs: (user + system) / 1000,

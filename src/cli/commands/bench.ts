@@ -81,7 +81,8 @@ function printScenario({ prompts, endpoints, maxNumSeqs }: Scenario, { batched, 
   say(`  client CPU      batched ${s(med(batched, (t) => t.cpuMs))} · individual ${s(med(individual, (t) => t.cpuMs))} → individual / batched = ${(med(individual, (t) => t.cpuMs) / med(batched, (t) => t.cpuMs)).toFixed(2)}×`);
   say(`  batched wall / ideal makespan = ${med(batched, (t) => t.wallMs / t.idealMs).toFixed(3)}× (ideal ${s(med(batched, (t) => t.idealMs))}); individual ${med(individual, (t) => t.wallMs / t.idealMs).toFixed(3)}×`);
   say(`  batched: last answer's headers at ${s(med(batched, (t) => t.lastHeadersMs))}, the client done ${s(med(batched, (t) => t.wallMs - t.lastHeadersMs))} after that; cores: ${cores(b)}`);
-  const arm = (t: Timed, name: 'batched' | 'individual'): MatchedArm => ({ arm: name, round: 0, summary: t.summary, inFlight: t.inFlight, cpuMs: t.cpuMs, requests: [], latenciesMs: [] });
+  // The verdict's generation requests are the servers' count, as every request figure of the bench (the client's also has those that never arrived).
+  const arm = (t: Timed, name: 'batched' | 'individual'): MatchedArm => ({ arm: name, round: 0, summary: { ...t.summary, generationRequests: t.generationRequests }, inFlight: t.inFlight, cpuMs: t.cpuMs, requests: [], latenciesMs: [] });
   say(`  verdict: ${gainVerdict({ serverSlots: endpoints * maxNumSeqs }, arm(b, 'batched'), arm(i, 'individual'))}`);
 }
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { EXIT } from '../exit.ts';
-import { addPlaceOptions, openPlace, type PlaceFlags } from '../detached/detach.ts';
+import { addPlaceOptions, openPlace, resumeCommandOf, type PlaceFlags } from '../detached/detach.ts';
 import { checkId } from '../detached/here.ts';
 import { addLoginOptions } from '../detached/login-options.ts';
 import { runLine } from './runs.ts';
@@ -25,7 +25,8 @@ export function cancelCommand(): Command {
       if (flags.json) return void process.stdout.write(`${JSON.stringify([run])}\n`);
       process.stderr.write(`${runLine(run)}\n`);
       if (run.live === 'died') {
-        process.stderr.write(`run ${id} had died before it ended: its finished rows are in ${run.results ?? 'its folder'}.partial\n`);
+        const resume = resumeCommandOf(run, flags);
+        process.stderr.write(`run ${id} had died before it ended: its finished rows are in ${run.results ?? 'its folder'}.partial${resume ? `; ${resume} completes them` : ''}\n`);
         process.exitCode = EXIT.failed;
       } else if (run.live !== 'finished') {
         process.stderr.write(`run ${id} did not end yet; swarm runs ${id} shows when it has\n`);

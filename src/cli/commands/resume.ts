@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { EXIT } from '../exit.ts';
 import { printable } from '../format.ts';
-import { addPlaceOptions, keysFor, openPlace, type PlaceFlags } from '../detached/detach.ts';
+import { addPlaceOptions, keysFor, openPlace, reachOf, type PlaceFlags } from '../detached/detach.ts';
 import { checkId } from '../detached/here.ts';
 import { addLoginOptions } from '../detached/login-options.ts';
 import { specPath, type RunSpec } from '../detached/spec.ts';
@@ -25,7 +25,7 @@ export function resumeCommand(): Command {
     try {
       // Its keys, from this environment, as when it was detached (a local run's hostfile names the ones it needs).
       const reply = await place.resume(id, keysFor({ hostfile: flags.hostfile ?? localHostfile(place.folder(id), Boolean(flags.via)) }), flags.hostfile);
-      const where = `${flags.via ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
+      const where = reachOf(flags);
       if (reply.state === 'finished') {
         if (reply.log) process.stderr.write(`${printable(reply.log)}\n`);
         if (reply.exitCode !== 0) process.stderr.write(`run ${id} ended at once (exit ${reply.exitCode}): swarm attach ${id}${where} shows it\n`);

@@ -26,6 +26,7 @@ import { claimResults, shownRow, writeAllCancelled } from '../output.ts';
 import { addGenerationOptions, addSwarmOptions, narrowed, runOptions, templateFlag, type GenerationFlags, type SwarmFlags, type TemplateFlag } from '../options.ts';
 import { watchRun } from '../progress.ts';
 import { addDetachOptions, detach, type DetachFlags } from '../detached/detach.ts';
+import { resumeCommandOfThisRun } from '../detached/spec.ts';
 import { addShardOptions, shardInput, shardPlan, writeShardInfo, type ShardFlags, type ShardPlan } from '../shard-flags.ts';
 import { addReachOptions, openUnlessStopped, type ReachFlags } from '../swarm.ts';
 
@@ -106,7 +107,8 @@ export function scatterCommand(): Command {
       // Which path each prompt took to the chat template; what it cost is in the summary's requests by path.
       if (flags.batch && !flags.quiet && paths.size) process.stderr.write(`chat template: ${[...paths].map(([path, n]) => `${path} (${n} prompts)`).join(', ')}\n`);
       allOk = report.summary.ok === report.summary.prompts;
-      const again = out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
+      const detached = resumeCommandOfThisRun();
+      const again = detached ? `${detached} --hostfile <the next swarm's>` : out ? `swarm scatter --resume ${out} --prompts ${flags.prompts ?? out} --hostfile <the next swarm's>` : 'write them with --out to resume';
       const stoppedByJob = jobStopLine(report, again);
       if (report.drained) {
         process.stderr.write(`drained: ${report.summary.cancelled.toLocaleString('en-US')} prompt(s) not sent; complete them with ${printable(again)}\n`);

@@ -45,6 +45,16 @@ const INPUTS = ['--prompts', '--hostfile', '--ca-file', '--items', '--template']
 /** Files the run writes: with --via, paths on the login node (from its home folder, as ssh takes them; the run's own folder is its working folder). */
 const OUTPUTS = ['--out', '--resume', '--retry-failed'];
 
+/** The options that reach a run from here again (` --via LOGIN --runs-dir DIR`), for the commands a line suggests. */
+export function reachOf(flags: PlaceFlags): string {
+  return `${flags.via ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
+}
+
+/** `swarm resume RUN …`, for a run whose results file a resume completes (a scatter's; another command is started again), else undefined. */
+export function resumeCommandOf(run: { id: string; command: readonly string[] }, flags: PlaceFlags): string | undefined {
+  return run.command[0] === 'scatter' ? `swarm resume ${run.id}${reachOf(flags)}` : undefined;
+}
+
 /** Opens the place the flags name: the login node of --via (one login), else this machine. */
 export async function openPlace(flags: PlaceFlags): Promise<RunsPlace> {
   if (!flags.via) return localPlace(flags.runsDir);
@@ -78,8 +88,8 @@ export async function detach(command: string, flags: DetachingFlags): Promise<vo
     const results = named ? place.path(named) : `${folder}/results.jsonl`;
     // --shards S with no rank: the run starts its shards itself and merges their files into `results`.
     const shards = flags.shards !== undefined && flags.shard === undefined ? { count: flags.shards, launcher: flags.shardLauncher ?? 'auto', out: results } : undefined;
-    const reply = await place.start({ id, argv, results, ...(shards ? { shards } : {}) }, inputs, keysFor(flags));
-    const where = `${remote ? ` --via ${flags.via}` : ''}${flags.runsDir ? ` --runs-dir ${flags.runsDir}` : ''}`;
+    const where = reachOf(flags);
+    const reply = await place.start({ id, argv, results, reach: where, ...(shards ? { shards } : {}) }, inputs, keysFor(flags));
     process.stdout.write(`${id}\n`);
     if (reply.state === 'finished') {
       // Bad input, nothing reachable, or a run small enough to end before it was seen sending: its exit code, and its last lines.

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -19,6 +20,8 @@ export interface RunSpec {
   shards?: ShardedSpec;
   /** How many times `swarm resume` started it again. */
   resumes?: number;
+  /** The client's options that reach it (` --via LOGIN --runs-dir DIR`), for the commands the run suggests. */
+  reach?: string;
 }
 
 export interface RecordedInput {
@@ -68,4 +71,20 @@ export interface Delivery {
 export interface Resumption {
   files: Record<string, string>;
   keys: Record<string, string>;
+}
+
+/**
+ * Inside a detached run (SWARM_RUN_DIR, SWARM_RUN_ID): the command that completes it from where it
+ * was started, `swarm resume RUN` with the options that reach it; undefined outside one. A detached
+ * run's own inputs are copies in its folder: `swarm scatter --resume` with them is no command a user has.
+ */
+export function resumeCommandOfThisRun(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!env.SWARM_RUN_DIR || !env.SWARM_RUN_ID) return undefined;
+  let reach = '';
+  try {
+    reach = (JSON.parse(readFileSync(specPath(env.SWARM_RUN_DIR), 'utf8')) as RunSpec).reach ?? '';
+  } catch {
+    // a spec that cannot be read: the command without the options
+  }
+  return `swarm resume ${env.SWARM_RUN_ID}${reach}`;
 }
