@@ -250,6 +250,9 @@ async function privateDirs(): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     XDG_DATA_HOME: join(dir, 'xd'),
     XDG_CACHE_HOME: join(dir, 'xk'),
     TMPDIR: join(dir, 't'),
+    // Detached runs started in this window land here, not in ~/.swarm-lab/runs, where every later
+    // window's History would list them (CI's panel suite found a run another suite had left there).
+    SWARM_RUNS_DIR: join(dir, 'runs'),
     // VS Code's server otherwise runs the user's interactive login shell (`$SHELL -ilc`, 10 s timeout) to
     // resolve an environment for the extension host and terminals: slow or stuck shell rc files (a stale
     // pyenv rehash lock did it here: 10 s per start) and shells killed mid-startup on stop. VSCODE_CLI=1 skips it.
