@@ -16,7 +16,7 @@ import { startSim, type Sim } from '../helpers/cli.ts';
 import { installVsix, startCodeServer, type CodeServer } from '../helpers/code-server.ts';
 import { until } from '../helpers/patience.ts';
 import { connectFromExplorer, packagedVsix } from '../helpers/ui-fixtures.ts';
-import { openWorkbench, quickPickSelect, runCommand, screenshot, statusBarItem, type Workbench } from '../helpers/workbench.ts';
+import { openWorkbench, quickInputType, quickPickSelect, runCommand, screenshot, statusBarItem, type Workbench } from '../helpers/workbench.ts';
 import { contrastOf, STATUS_TEXT } from '../webview-harness/contrast.ts';
 
 declare const document: { body: { classList: { contains(c: string): boolean } } };
@@ -38,6 +38,8 @@ async function setTheme(page: Page, app: FrameLocator, label: string, bodyClass:
   const applied = () => frame.evaluate((c) => document.body.classList.contains(c) && (c !== 'vscode-high-contrast' || !document.body.classList.contains('vscode-high-contrast-light')), bodyClass);
   for (let attempt = 0; attempt < 3 && !(await applied()); attempt++) {
     await runCommand(page, 'Preferences: Color Theme');
+    // Filtered first: the list draws only the rows in view, and the High Contrast themes are last.
+    await quickInputType(page, label, { enter: false });
     await quickPickSelect(page, new RegExp(`^${label}`));
     await until(applied, `the ${label} theme in the panel`, 10_000).catch(() => undefined);
   }
