@@ -6,7 +6,7 @@ import type { Frame, Page } from 'playwright-core';
 
 declare const document: any;
 type Element = any;
-declare const getComputedStyle: (e: unknown) => { color: string; backgroundColor: string };
+declare const getComputedStyle: (e: unknown) => { color: string; backgroundColor: string; getPropertyValue(name: string): string };
 
 /** Text whose colour says a status, by what it says. */
 export const STATUS_TEXT: Record<string, string> = {
@@ -30,6 +30,8 @@ export async function contrastOf(page: Page | Frame, selector: string): Promise<
     const el = document.querySelector(sel);
     if (!el) return null;
     const parse = (c: string): number[] => {
+      const hex = c.trim().match(/^#([0-9a-f]{6})([0-9a-f]{2})?$/i);
+      if (hex) return [0, 2, 4].map((i) => parseInt(hex[1].slice(i, i + 2), 16)).concat(hex[2] ? parseInt(hex[2], 16) / 255 : 1);
       const m = c.match(/rgba?\(([^)]+)\)/);
       if (!m) return [0, 0, 0, 0];
       const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
@@ -39,7 +41,10 @@ export async function contrastOf(page: Page | Frame, selector: string): Promise<
     // The backgrounds from the page down to the element, composited.
     const chain: Element[] = [];
     for (let e = el; e; e = e.parentElement ?? e.getRootNode()?.host) chain.unshift(e);
-    let bg = [255, 255, 255, 1];
+    // Behind a page that paints no background of its own, VS Code's editor background (a real
+    // webview is transparent over it; the harness page paints it on its body).
+    const backdrop = parse(getComputedStyle(document.documentElement).getPropertyValue('--vscode-editor-background'));
+    let bg = backdrop[3] > 0 ? over(backdrop, [255, 255, 255, 1]) : [255, 255, 255, 1];
     for (const e of chain) {
       const b = parse(getComputedStyle(e).backgroundColor);
       if (b[3] > 0) bg = over(b, bg);
