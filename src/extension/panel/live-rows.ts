@@ -7,6 +7,13 @@ export const PROGRESS_PER_SECOND = 4;
 /** A progress message at least this often while the run goes, rows or not: the panel's clock moves during a long unstreamed batch. */
 const HEARTBEAT_MS = 1000;
 
+/**
+ * A page that has never answered a progress message is not waited for longer than this: progress
+ * must not stop for good where nothing answers (an extension host driven without a page, as its
+ * tests do). Once the page has answered, every message waits for its answer.
+ */
+const UNANSWERED_MS = 2000;
+
 /** Progress messages are numbered across runs and arms, so a page's late word about an earlier one is never taken for the one in flight. */
 let lastSeq = 0;
 
@@ -25,6 +32,9 @@ export class LiveRows {
   private unseen: number | undefined;
   /** A message was due while one was unseen: it goes when the page answers. */
   private held = false;
+  /** Whether the page ever answered, and when the unseen message went. */
+  private answered = false;
+  private sentAt = 0;
   private readonly pace: Throttled;
   private readonly heartbeat: NodeJS.Timeout;
   /** The servers' latest reading, when they are watched (an unstreamed batch). */
@@ -69,6 +79,7 @@ export class LiveRows {
   seen(seq: number): void {
     if (seq !== this.unseen) return;
     this.unseen = undefined;
+    this.answered = true;
     if (!this.held) return;
     this.held = false;
     this.pace.call();
@@ -94,7 +105,8 @@ export class LiveRows {
   }
 
   private next(): void {
-    if (this.unseen !== undefined) this.held = true;
+    const waiting = this.unseen !== undefined && (this.answered || performance.now() - this.sentAt < UNANSWERED_MS);
+    if (waiting) this.held = true;
     else this.send(this.pending.splice(0), true);
   }
 
@@ -116,5 +128,6 @@ export class LiveRows {
     });
     // Not delivered (no page): nothing is in flight; a page that comes says `ready` and is resynced.
     this.unseen = delivered ? seq : undefined;
+    this.sentAt = performance.now();
   }
 }
