@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -418,7 +418,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const watchBig = `() => {
       const w = window;
       if (!w.__big) {
-        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0, statusChanges: 0 };
+        w.__big = { doneAt: 0, longestFrame: 0, servers: '', since: Date.now(), shown: false, finishedAt: 0, endedAt: 0, historyAt: 0, lastRowsAt: 0, runId: '', progress: [], endpointLists: 0, statusChanges: 0 };
         // When the host's messages reach the page (before the panel reduces and draws them); each runProgress with the run's clock when it was sent.
         window.addEventListener('message', (e) => {
           const m = e.data;
@@ -428,7 +428,10 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
             w.__big.progress.push([Date.now(), m.elapsedMs, m.results.length]);
             if (m.results.length) w.__big.lastRowsAt = Date.now();
           }
-          if (m.type === 'runFinished' && m.runId === w.__big.runId) w.__big.finishedAt = Date.now();
+          if (m.type === 'runFinished' && m.runId === w.__big.runId) {
+            w.__big.finishedAt = Date.now();
+            w.__big.endedAt = m.endedAt || 0;
+          }
           if (m.type === 'endpoints' && w.__big.runId && !w.__big.finishedAt) w.__big.endpointLists++;
           if (m.type === 'endpointStatus' && w.__big.runId && !w.__big.finishedAt) w.__big.statusChanges++;
           if (m.type === 'history' && w.__big.finishedAt && !w.__big.historyAt) w.__big.historyAt = Date.now();
@@ -457,7 +460,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       }
       return w.__big;
     }`;
-    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number; statusChanges: number };
+    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; endedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number; statusChanges: number };
     // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
     const poll = async () => {
       const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
@@ -498,7 +501,9 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     assert.ok(record, 'the big batched run is saved');
     assert.equal(record.summary.ok, 10_000);
     assert.equal(record.summary.endpoints.length, 1_000);
-    const runEnd = Date.parse(record.startedAt) + record.summary.wallMs;
+    // The run's end as the host said it with runFinished (its clock when the core's run settled); else its record's start plus its wall time (early by the run's preparation).
+    assert.ok(big.endedAt > 0, 'runFinished says when the run ended');
+    const runEnd = big.endedAt || Date.parse(record.startedAt) + record.summary.wallMs;
     const delay = big.doneAt - runEnd;
     // How late the run's progress reached the page: its arrival less the run's clock when the host sent it, at each quarter of the run.
     const runStart = runEnd - record.summary.wallMs;
@@ -511,7 +516,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
         ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
     );
     const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
-    const figures = `run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (results file written at ${after(rowsAt)}, last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
+    const figures = `load ${loadavg().map((l) => l.toFixed(1)).join(' ')} · run wall ${(record.summary.wallMs / 1000).toFixed(2)} s · "done" in the panel ${(delay / 1000).toFixed(2)} s after the run's end (results file written at ${after(rowsAt)}, last rows reached the page at ${after(big.lastRowsAt)}, runFinished at ${after(big.finishedAt)}, record saved at ${after(savedAt)}, history at ${after(big.historyAt)}) · longest frame in the panel ${Math.round(big.longestFrame)} ms · servers line: ${big.servers || '(none seen)'}`;
     t.diagnostic(figures);
     timings.push(`10,000 × 1,000: ${figures}`);
     await screenshot(page, join(SHOTS, 'panel-1000-done.png'));

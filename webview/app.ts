@@ -38,6 +38,7 @@ export class App implements PanelApp {
       if (!isHostMessage(e.data) || settleReply(e.data)) return;
       const message = e.data as Exclude<typeof e.data, { type: 'reply' }>;
       this.dispatch(message);
+      if (message.type === 'runProgress' && message.seq !== undefined) this.seen(message.runId, message.seq);
       // The run on show before a reload, asked for again once History lists it (a login-node run: once the window connects through its login again).
       if (message.type === 'init' || message.type === 'history') {
         const id = reopenId(this.state);
@@ -77,6 +78,18 @@ export class App implements PanelApp {
       this.frame = 0;
       this.renderNow();
     });
+  }
+
+  /**
+   * Tells the host progress message `seq` is drawn, so it sends the next (one at a time: see
+   * runProgress in the protocol). Said in the frame that draws it, after the render (a frame's
+   * callbacks run in the order asked, and dispatch asked for the render first); at once when
+   * nothing is to draw (a message about a run not on show).
+   */
+  private seen(runId: string, seq: number): void {
+    const say = () => post({ type: 'progressSeen', runId, seq });
+    if (this.frame) requestAnimationFrame(say);
+    else say();
   }
 
   renderNow(): void {

@@ -189,7 +189,8 @@ export interface PanelState {
 
 /**
  * A run's lifecycle, stated by the host: `runStarted`, then (a comparison) `armStarted` and
- * `armFinished` per arm and round, throttled `runProgress` in between, and one `runFinished` as
+ * `armFinished` per arm and round, `runProgress` in between (throttled, and one at a time: each
+ * waits for the page's `progressSeen` of the one before), and one `runFinished` as
  * soon as its rows and figures are known (before its record is written: the panel says "done"
  * without waiting on the disk). Its record is saved next, and a `history` listing it follows.
  * Every one names its `runId`, which is also its record's id.
@@ -233,14 +234,41 @@ export type RunMessage =
    * summed over the run's endpoints — sequences running and waiting, and finished and tokens
    * generated since their first reading (on those servers, by anyone).
    */
-  | { type: 'runProgress'; runId: string; done: number; ok: number; failed: number; total: number; elapsedMs: number; results: ResultRow[]; servers?: ServerLoad }
+  | {
+      type: 'runProgress';
+      runId: string;
+      done: number;
+      ok: number;
+      failed: number;
+      total: number;
+      elapsedMs: number;
+      results: ResultRow[];
+      servers?: ServerLoad;
+      /**
+       * Flow control: the page answers `progressSeen` with this number once it has drawn the message,
+       * and the host sends no other progress of the run until then (what comes meanwhile goes with
+       * the next one). At 10,000 prompts over 1,000 endpoints messages queued in the workbench's
+       * thread faster than the page drew them and reached it tens of seconds late. Absent on the last
+       * progress before an arm's or the run's end, which is never held back.
+       */
+      seq?: number;
+    }
   /** `figures` is null for an arm cancelled or failed before it finished. */
   | { type: 'armFinished'; runId: string; arm: Arm; round: number; figures: ArmRound | null; cancelled: boolean; error: string | null }
   /**
    * A comparison's also carries the rows its record keeps (the batched arm's median round): the
    * table held the last arm's live, and now shows the arm its figures and header name.
    */
-  | { type: 'runFinished'; runId: string; record: RunRecord; reduce?: ReduceView; comparison?: ComparisonView; rows?: { arm: ArmShown; resultsJsonl: string } };
+  | {
+      type: 'runFinished';
+      runId: string;
+      record: RunRecord;
+      reduce?: ReduceView;
+      comparison?: ComparisonView;
+      rows?: { arm: ArmShown; resultsJsonl: string };
+      /** When the run ended on the host's clock (epoch ms; the core's run settled), so the page can tell how long "done" took to show. */
+      endedAt?: number;
+    };
 
 /** Host → webview. */
 export type HostMessage =
@@ -307,6 +335,8 @@ export type PanelMessage =
   | { type: 'cancel' }
   /** Drains the run going: what is in flight finishes, nothing new is sent; the rest is kept as drained for a resume. */
   | { type: 'drain' }
+  /** The page drew the run's progress message `seq` (flow control: see runProgress). */
+  | { type: 'progressSeen'; runId: string; seq: number }
   | { [M in RequestMethod]: { type: 'request'; requestId: number; method: M; params: Requests[M]['params'] } }[RequestMethod];
 
 export function isPanelMessage(value: unknown): value is PanelMessage {

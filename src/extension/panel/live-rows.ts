@@ -8,13 +8,33 @@ export const PROGRESS_PER_SECOND = 4;
 const HEARTBEAT_MS = 1000;
 
 /**
+ * A page that has never answered a progress message is not waited for longer than this: progress
+ * must not stop for good where nothing answers (an extension host driven without a page, as its
+ * tests do). Once the page has answered, every message waits for its answer.
+ */
+const UNANSWERED_MS = 2000;
+
+/** Progress messages are numbered across runs and arms, so a page's late word about an earlier one is never taken for the one in flight. */
+let lastSeq = 0;
+
+/**
  * The rows of one run (or one arm of a comparison) on their way to the panel: throttled
  * `runProgress` messages, each with the rows that arrived since the previous one (never one message
- * per result). Keeps every row, so a webview that comes back mid-run gets them all at once.
+ * per result), and one at a time: the next waits until the page says it drew the last
+ * (`progressSeen`), and carries everything that came meanwhile. The page then sets the pace, and
+ * no backlog builds in the workbench's thread ahead of the run's end. Keeps every row, so a webview
+ * that comes back mid-run gets them all at once.
  */
 export class LiveRows {
   readonly rows: ResultRow[];
   private pending: ResultRow[];
+  /** The progress message the page has not yet said it drew: none other goes until it does. */
+  private unseen: number | undefined;
+  /** A message was due while one was unseen: it goes when the page answers. */
+  private held = false;
+  /** Whether the page ever answered, and when the unseen message went. */
+  private answered = false;
+  private sentAt = 0;
   private readonly pace: Throttled;
   private readonly heartbeat: NodeJS.Timeout;
   /** The servers' latest reading, when they are watched (an unstreamed batch). */
@@ -37,7 +57,7 @@ export class LiveRows {
       if (r.status === 'ok') this.base.ok++;
       if (r.status === 'failed') this.base.failed++;
     }
-    this.pace = throttle(() => this.send(this.pending.splice(0)), 1000 / PROGRESS_PER_SECOND);
+    this.pace = throttle(() => this.next(), 1000 / PROGRESS_PER_SECOND);
     if (kept.length) this.pace.call();
     this.heartbeat = setInterval(() => this.pace.call(), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -55,23 +75,59 @@ export class LiveRows {
     this.pace.call();
   }
 
-  /** Sends what is waiting now (before the arm's or the run's end is said). */
+  /** The page drew progress message `seq`: the next may go, with all that came meanwhile. */
+  seen(seq: number): void {
+    if (seq !== this.unseen) return;
+    this.unseen = undefined;
+    this.answered = true;
+    if (!this.held) return;
+    this.held = false;
+    this.pace.call();
+  }
+
+  /**
+   * Sends what is waiting now (before the arm's or the run's end is said), whether or not the page
+   * drew the last: the end must not wait on it, and at most this one and the one in flight are ahead of it.
+   */
   drain(): void {
     clearInterval(this.heartbeat);
     this.pace.cancel();
-    if (this.pending.length) this.send(this.pending.splice(0));
+    if (this.pending.length || this.held) this.send(this.pending.splice(0), false);
+    this.held = false;
   }
 
-  /** Everything so far, for a webview that just said `ready`. */
+  /** Everything so far, for a webview that just said `ready` (the page before it answers nothing more). */
   resync(): void {
     this.pending = [];
     this.pace.cancel();
-    this.send([...this.rows]);
+    this.held = false;
+    this.send([...this.rows], true);
   }
 
-  private send(results: ResultRow[]): void {
+  private next(): void {
+    const waiting = this.unseen !== undefined && (this.answered || performance.now() - this.sentAt < UNANSWERED_MS);
+    if (waiting) this.held = true;
+    else this.send(this.pending.splice(0), true);
+  }
+
+  private send(results: ResultRow[], awaited: boolean): void {
     const p = this.run.progress;
     const b = this.base;
-    this.post({ type: 'runProgress', runId: this.runId, done: b.done + p.done, ok: b.ok + p.ok, failed: b.failed + p.failed, total: Math.max(b.done + p.total, this.total), elapsedMs: p.elapsedMs, results, ...(this.servers ? { servers: this.servers } : {}) });
+    const seq = awaited ? ++lastSeq : undefined;
+    const delivered = this.post({
+      type: 'runProgress',
+      runId: this.runId,
+      done: b.done + p.done,
+      ok: b.ok + p.ok,
+      failed: b.failed + p.failed,
+      total: Math.max(b.done + p.total, this.total),
+      elapsedMs: p.elapsedMs,
+      results,
+      ...(this.servers ? { servers: this.servers } : {}),
+      ...(seq ? { seq } : {}),
+    });
+    // Not delivered (no page): nothing is in flight; a page that comes says `ready` and is resynced.
+    this.unseen = delivered ? seq : undefined;
+    this.sentAt = performance.now();
   }
 }

@@ -6,6 +6,7 @@ export interface PanelHandlers {
   ready(): void | Promise<void>;
   cancel(): void | Promise<void>;
   drain(): void | Promise<void>;
+  progressSeen(runId: string, seq: number): void;
   requests: { [M in RequestMethod]: (params: Requests[M]['params']) => Promise<Requests[M]['result']> };
 }
 
@@ -37,6 +38,8 @@ export class MessageRouter {
         return this.handlers.cancel();
       case 'drain':
         return this.handlers.drain();
+      case 'progressSeen':
+        return this.handlers.progressSeen(message.runId, message.seq);
       case 'request':
         return this.answer(message.requestId, () => (this.handlers.requests[message.method] as (p: unknown) => Promise<unknown>)(message.params));
     }

@@ -16,6 +16,9 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
       case 'cancel':
       case 'drain':
         return { ok: true, message: { type: m.type } };
+      case 'progressSeen':
+        if (typeof m.runId !== 'string' || !Number.isSafeInteger(m.seq)) return { ok: false, error: 'progressSeen without a runId and an integer seq' };
+        return { ok: true, message: { type: 'progressSeen', runId: m.runId, seq: m.seq as number } };
       case 'request': {
         if (!Number.isSafeInteger(m.requestId)) return { ok: false, error: 'request without an integer requestId' };
         const requestId = m.requestId as number;

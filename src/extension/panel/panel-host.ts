@@ -180,6 +180,7 @@ export class PanelHost implements vscode.Disposable {
         if (show) channel.post(show);
       },
       cancel: () => void this.runs.cancel(),
+      progressSeen: (runId, seq) => this.runs.progressSeen(runId, seq),
       // As the palette's and the walltime warning's Drain Run: the run going, whoever started it.
       drain: () => void vscode.commands.executeCommand('swarmLab.drainRun'),
       requests: {

@@ -82,6 +82,11 @@ export class RunOrchestrator {
     return going.length > 0;
   }
 
+  /** The page drew progress message `seq` of `runId` (flow control: see LiveRows). */
+  progressSeen(runId: string, seq: number): void {
+    this.active.get(runId)?.recorder.progressSeen(seq);
+  }
+
   /** A webview that just said `ready` hears each active run from its start (and its end, when said). */
   resync(): void {
     for (const a of this.active.values()) a.recorder.resync();

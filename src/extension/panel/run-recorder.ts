@@ -20,6 +20,8 @@ export class RunRecorder {
   private writer: OrderedJsonlWriter | undefined;
   private servers: ServerLoadWatch | undefined;
   private finished: Finished | undefined;
+  /** When the Run followed last settled (the host's clock), said with `runFinished`. */
+  private endedAt: number | undefined;
 
   constructor(
     readonly started: Started,
@@ -53,6 +55,14 @@ export class RunRecorder {
     });
     this.live = live;
     this.writer = writer;
+    void run.done.then(() => {
+      if (this.live === live) this.endedAt = Date.now();
+    });
+  }
+
+  /** The page drew progress message `seq` of the Run followed last. */
+  progressSeen(seq: number): void {
+    this.live?.seen(seq);
   }
 
   /**
@@ -100,6 +110,7 @@ export class RunRecorder {
       ...(saved.reduce ? { reduce: saved.reduce } : {}),
       ...(saved.comparison ? { comparison: saved.comparison } : {}),
       ...(rows ? { rows } : {}),
+      ...(this.endedAt ? { endedAt: this.endedAt } : {}),
     };
     const delivered = this.post(this.finished);
     await this.history.save(saved);
