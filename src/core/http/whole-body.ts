@@ -106,13 +106,11 @@ function reasonOf(signal: RequestSignal): Error {
 }
 
 function listen(signal: RequestSignal, onAbort: () => void): void {
-  if ('addEventListener' in signal) signal.addEventListener('abort', onAbort, { once: true });
-  else signal.once('abort', onAbort);
+  signal.addEventListener('abort', onAbort, { once: true });
 }
 
 function unlisten(signal: RequestSignal, onAbort: () => void): void {
-  if ('removeEventListener' in signal) signal.removeEventListener('abort', onAbort);
-  else signal.removeListener('abort', onAbort);
+  signal.removeEventListener('abort', onAbort);
 }
 
 /**
