@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { checkHealth, FALLBACK_MAX_MODEL_LEN, parseVllmMetrics, readLoad, scatterGather, type Endpoint } from '../src/core/index.ts';
+import { recordHealth } from '../src/core/endpoints/endpoint-health.ts';
 import { Fixture } from './helpers/swarm.ts';
 import { until } from './helpers/patience.ts';
 
@@ -73,6 +74,19 @@ describe('servers other than current vLLM', () => {
     const [down] = await checkHealth(fx.pool([goneEndpoint]));
     assert.equal(down!.status, 'down');
     assert.match(down!.error!, /ECONNREFUSED/);
+  });
+
+  it('writes a round of checks into the pool: what is not up is benched in the status found, no run failure counted, and back in once a check finds it up', async () => {
+    const sick = await fx.sim(1, { healthStatus: 503 });
+    const pool = fx.pool([...sick.endpoints, plain.endpoint]);
+    recordHealth(pool, await checkHealth(pool));
+    assert.deepEqual(pool.endpoints.map((s) => s.status), ['degraded', 'up']);
+    assert.match(pool.reasonOf(0)!, /^health check: /);
+    assert.equal(pool.admits(0, performance.now()), 'no', 'benched: no run sends to it');
+    assert.equal(pool.endpoints[0]!.failures, 0, 'a health check is not a failed request of a run');
+    sick.servers[0]!.setFaults({ healthStatus: 200 });
+    recordHealth(pool, await checkHealth(pool));
+    assert.deepEqual([pool.statusOf(0), pool.reasonOf(0), pool.admits(0, performance.now())], ['up', null, 'yes']);
   });
 });
 

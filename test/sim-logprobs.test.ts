@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { SimServer } from '../src/sim/index.ts';
+import { DONE, sseEvents } from './helpers/sse.ts';
 
 let server: SimServer;
 
@@ -18,8 +19,7 @@ async function post(path: string, body: object): Promise<{ status: number; text:
 }
 
 const json = async (path: string, body: object): Promise<any> => JSON.parse((await post(path, body)).text);
-const chunks = async (path: string, body: object): Promise<any[]> =>
-  (await post(path, { ...body, stream: true })).text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+const chunks = async (path: string, body: object): Promise<any[]> => (await sseEvents((await post(path, { ...body, stream: true })).text)).filter((e) => e !== DONE);
 
 test('completions logprobs: a CompletionLogProbs object per choice, the sampled token the likeliest; streamed the same token by token', async () => {
   const body = { prompt: 'two words', logprobs: 3, max_tokens: 8 };

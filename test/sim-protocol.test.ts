@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { withServer } from './helpers/sim-server.ts';
+import { DONE, sseEvents } from './helpers/sse.ts';
 
 async function post(origin: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
   const res = await request(origin + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -47,7 +48,7 @@ test('return_token_ids streamed: the first chunk of a choice has the prompt ids,
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ prompt: 'Say hi.', max_tokens: 8, stream: true, return_token_ids: true }),
     });
-    const chunks = (await res.body.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    const chunks = (await sseEvents(res.body)).filter((e) => e !== DONE);
     const choices = chunks.flatMap((c) => c.choices);
     assert.ok(Array.isArray(choices[0].prompt_token_ids));
     assert.ok(choices.slice(1).every((c: any) => !('prompt_token_ids' in c)));

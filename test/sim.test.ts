@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { SimServer, startSimCluster } from '../src/sim/index.ts';
 import { FAST, withServer } from './helpers/sim-server.ts';
 import { until } from './helpers/patience.ts';
+import { DONE, sseEvents } from './helpers/sse.ts';
 
 // The simulated chat template around one user message: <|im_start|> user \n … <|im_end|> \n <|im_start|> assi stan t \n.
 const CHAT_TEMPLATE_TOKENS = 10;
@@ -254,7 +255,7 @@ test('reasoning models think 32 tokens first: small budgets give content null an
     assert.equal(message.reasoning.split(' ').length, 5);
     assert.equal(message.reasoning_content, message.reasoning);
     const res = await request(origin + '/v1/chat/completions', { method: 'POST', body: JSON.stringify({ ...chat, max_tokens: 5, stream: true }) });
-    const deltas = parseEvents(await res.body.text()).slice(1, -1).map((e) => e.choices[0].delta);
+    const deltas = (await sseEvents(res.body)).slice(1, -1).map((e) => e.choices[0].delta);
     assert.deepEqual(deltas[0], { reasoning: 'Let', reasoning_content: 'Let' });
   });
   await withServer({}, async (_server, origin) => {
@@ -365,8 +366,8 @@ test('latency model: 4 sequences on 2 slots run in two waves', async () => {
 
     // Streaming shows the waves: prompts 0 and 1 finish before 2 and 3.
     const res = await request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify({ prompt: prompts, stream: true }) });
-    const finished = parseEvents(await res.body.text())
-      .filter((e) => e !== '[DONE]' && e.choices[0].finish_reason)
+    const finished = (await sseEvents(res.body))
+      .filter((e) => e !== DONE && e.choices[0].finish_reason)
       .map((e) => e.choices[0].index);
     assert.deepEqual(finished.slice(0, 2).sort(), [0, 1]);
     assert.deepEqual(finished.slice(2).sort(), [2, 3]);
@@ -398,8 +399,8 @@ test('streaming completions with include_usage: interleaved chunks, a usage chun
       body: JSON.stringify({ prompt: ['a b', 'c'], n: 2, stream: true, stream_options: { include_usage: true } }),
     });
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
-    const events = parseEvents(await res.body.text());
-    assert.equal(events.at(-1), '[DONE]');
+    const events = (await sseEvents(res.body));
+    assert.equal(events.at(-1), DONE);
     const usage = events.at(-2);
     assert.deepEqual(usage.choices, []);
     assert.deepEqual(usage.usage, { prompt_tokens: 3, completion_tokens: 10, total_tokens: 13 });
@@ -473,11 +474,3 @@ test('startSimCluster starts servers on distinct loopback ports and closes them 
   const probe = new Promise((resolve, reject) => connect(cluster.endpoints[0]!.port, '127.0.0.1', () => resolve(undefined)).on('error', reject));
   assert.equal(await errorCode(probe), 'ECONNREFUSED');
 });
-
-function parseEvents(text: string): any[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('data: '))
-    .map((block) => block.slice(6))
-    .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
-}

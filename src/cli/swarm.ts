@@ -11,7 +11,6 @@ import {
   type HostfileIssue,
   loadHostfile,
   matchesTags,
-  RequestFailure,
   SelectionError,
   SwarmPool,
   type Endpoint,
@@ -195,7 +194,7 @@ export function directPool(endpoints: Endpoint[], flags: SwarmFlags & Pick<Reach
 function watchTunnel(tunnel: Tunnel, pool: SwarmPool): void {
   tunnel.on('down', (why) => {
     process.stderr.write(`tunnel down: ${printable(why)}; reconnecting\n`);
-    for (const s of pool.endpoints) if (pool.routed(s.slot)) pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down: ${why}`));
+    for (const s of pool.endpoints) if (pool.routed(s.slot)) pool.markDown(s.slot, { status: 'tunnel-down', reason: `tunnel down: ${why}` });
   });
   tunnel.on('reconnecting', (why) => process.stderr.write(`tunnel: reconnect failed: ${printable(why)}\n`));
   tunnel.on('up', () => {

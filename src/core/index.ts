@@ -11,7 +11,7 @@ export * from './pool/options.ts';
 export * from './requests/generation-params.ts';
 export { SwarmPool } from './pool/swarm-pool.ts';
 export { SelectionError } from './pool/selection.ts';
-export type { EndpointState, EndpointHealth } from './pool/endpoint-states.ts';
+export type { EndpointState, EndpointHealth, HealthOutcome } from './pool/endpoint-states.ts';
 export * from './run/prompts.ts';
 export * from './run/result.ts';
 export { DEFAULT_RETRY, type RetryPolicy } from './pool/retry.ts';

@@ -5,7 +5,6 @@ import { recordHealth } from '../core/endpoints/endpoint-health.ts';
 import { viewStatus, type EndpointStatus } from '../core/endpoints/endpoint-status.ts';
 import { checkHealth, type EndpointHealthReport } from '../core/endpoints/health.ts';
 import type { Route } from '../core/http/base-url.ts';
-import { RequestFailure } from '../core/http/failure.ts';
 import { readLoad, type EndpointLoad } from '../core/endpoints/load.ts';
 import type { PoolOptions } from '../core/pool/options.ts';
 import { SwarmPool } from '../core/pool/swarm-pool.ts';
@@ -18,7 +17,7 @@ import { throttle } from './throttle.ts';
 export interface EndpointView {
   id: string;
   endpoint: Endpoint;
-  /** The pool's health of it, as every view shows it. */
+  /** The pool's health of it, as every view shows it; `excluded` once the user took it out of runs. */
   status: EndpointStatus;
   model: string | null;
   maxModelLen: number | null;
@@ -26,7 +25,6 @@ export interface EndpointView {
   load: EndpointLoad | null;
   /** Why it is not up (the pool's reason: ECONNREFUSED, the server's 500 message, …). */
   error: string | null;
-  excluded: boolean;
   /** How it is reached: `ssh forward 127.0.0.1:41234`, `socks …`, or null when direct. */
   via: string | null;
   /** Run requests it answered and failed (after retries): its failure rate. */
@@ -85,7 +83,7 @@ export class SwarmConnection implements vscode.Disposable {
       // Services at a base URL do not ride the tunnel.
       for (const s of this.pool.endpoints) {
         if (!this.pool.routed(s.slot)) continue;
-        this.pool.markDown(s.slot, new RequestFailure('tunnel', `tunnel down, reconnecting… (${why})`));
+        this.pool.markDown(s.slot, { status: 'tunnel-down', reason: `tunnel down, reconnecting… (${why})` });
         this.probes[s.slot]!.load = null;
       }
     });
@@ -103,21 +101,17 @@ export class SwarmConnection implements vscode.Disposable {
 
   /** Every endpoint as the views show it, read from the pool's states now. */
   get snapshot(): readonly EndpointView[] {
-    return this.pool.endpoints.map((s, slot) => {
-      const excluded = this.excludedIds.has(s.id);
-      return {
-        id: s.id,
-        endpoint: s.endpoint,
-        status: viewStatus(s.status, this.waiting),
-        ...this.probes[slot]!,
-        error: s.reason,
-        excluded,
-        via: this.tunnel?.routes.get(s.id)?.via ?? null,
-        answered: s.answered,
-        failures: s.failures,
-        outrun: s.outrun,
-      };
-    });
+    return this.pool.endpoints.map((s, slot) => ({
+      id: s.id,
+      endpoint: s.endpoint,
+      status: viewStatus(s.status, this.waiting, this.excludedIds.has(s.id)),
+      ...this.probes[slot]!,
+      error: s.reason,
+      via: this.tunnel?.routes.get(s.id)?.via ?? null,
+      answered: s.answered,
+      failures: s.failures,
+      outrun: s.outrun,
+    }));
   }
 
   get healthy(): number {

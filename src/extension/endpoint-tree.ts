@@ -125,10 +125,10 @@ export class EndpointTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     const v = node.view;
     const item = new vscode.TreeItem(v.id, vscode.TreeItemCollapsibleState.None);
     item.id = `endpoint:${v.id}`;
-    const [icon, color] = ICONS[v.excluded ? 'excluded' : v.status];
+    const [icon, color] = ICONS[v.status];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
     item.description = describe(v);
-    item.contextValue = v.excluded ? 'endpoint.excluded' : 'endpoint';
+    item.contextValue = v.status === 'excluded' ? 'endpoint.excluded' : 'endpoint';
     return item;
   }
 
@@ -184,11 +184,9 @@ function summarize(views: readonly EndpointView[], shown: number | null): { text
   for (const v of views) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
   const always = new Set<EndpointStatus>(['up', 'degraded', 'down']);
   const parts = [...STATUS_ORDER].reverse().filter((s) => always.has(s) || counts.get(s)).map((s) => `${counts.get(s) ?? 0} ${STATUS_LABELS[s]}`);
-  const excluded = views.filter((v) => v.excluded).length;
   const text = parts.join(' · ');
   const filter = shown === null ? null : `showing ${shown} not healthy`;
   const lines = [`${views.length} endpoints: ${text}`];
-  if (excluded) lines.push(`${excluded} excluded from runs`);
   if (filter) lines.push(`Filter on: ${filter}.`);
   return { text, filter, tooltip: lines.join('\n') };
 }
@@ -213,7 +211,7 @@ const percent = (rate: number) => `${(rate * 100).toFixed(rate > 0 && rate < 0.1
 
 /** Most telling first, as the sidebar cuts the end off: status, failures, live load (when busy), model, context, latency. */
 function describe(v: EndpointView): string {
-  const parts = [v.excluded ? 'excluded' : STATUS_LABELS[v.status]];
+  const parts = [STATUS_LABELS[v.status]];
   const rate = failureRate(v);
   if (v.failures && rate !== null) parts.push(`${percent(rate)} failed`);
   if (v.outrun) parts.push(`${v.outrun} answered elsewhere first`);
@@ -226,7 +224,7 @@ function describe(v: EndpointView): string {
 
 function tooltip(v: EndpointView): vscode.MarkdownString {
   const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**${v.id}** — ${v.excluded ? 'excluded from runs' : STATUS_LABELS[v.status]}\n\n`);
+  md.appendMarkdown(`**${v.id}** — ${v.status === 'excluded' ? 'excluded from runs' : STATUS_LABELS[v.status]}\n\n`);
   const rate = failureRate(v);
   const rows: Array<[string, string | null]> = [
     ['model', v.model],

@@ -235,8 +235,10 @@ class Dispatcher implements FlightOwner {
     const took = performance.now() - flight.startedAt;
     this.hedging.stragglers.took(took);
     this.placement.took(flight.member.slot, took);
-    const missing = flight.group.slots.filter((s) => !this.isSettled(s));
-    if (missing.length && !flight.hedged) this.failSlots(missing, flight, 'the response ended without an answer for this prompt');
+    // Every prompt answered is the rule (one per request in individual mode): the list of those missing is made only when some are.
+    if (!flight.hedged && !flight.group.slots.every((s) => this.isSettled(s))) {
+      this.failSlots(flight.group.slots, flight, 'the response ended without an answer for this prompt');
+    }
     this.hedging.settle();
     this.pump();
   }

@@ -1,5 +1,4 @@
 import type { EndpointHealthReport } from './health.ts';
-import { RequestFailure } from '../http/failure.ts';
 import type { SwarmPool } from '../pool/swarm-pool.ts';
 
 /** Reasons a health check wrote start with this, so a later healthy check knows it may clear them. */
@@ -22,8 +21,6 @@ export function recordHealth(pool: SwarmPool, reports: readonly EndpointHealthRe
       pool.healed(state.slot);
       return;
     }
-    const reason = `${CHECKED}${report.error ?? report.status}`;
-    const kind = report.status === 'tunnel-down' ? 'tunnel' : report.status === 'down' ? 'refused' : 'http';
-    pool.markDown(state.slot, new RequestFailure(kind, reason, report.healthStatus ?? undefined));
+    pool.markDown(state.slot, { status: report.status, reason: `${CHECKED}${report.error ?? report.status}` });
   });
 }

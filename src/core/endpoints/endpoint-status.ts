@@ -21,8 +21,12 @@ export const STATUS_LABELS: Record<EndpointStatus, string> = {
 /** Worst first: the order a "by status" sort and the summary row use. */
 export const STATUS_ORDER: readonly EndpointStatus[] = ['down', 'tunnel-down', 'degraded', 'booting', 'unknown', 'excluded', 'up'];
 
-/** What a view shows for the pool's health: not answering reads `booting` only while someone waits for it. */
-export function viewStatus(health: EndpointHealth, waiting: boolean): EndpointStatus {
+/**
+ * What a view shows for the pool's health: `excluded` above all (the user took it out of runs), and
+ * not answering reads `booting` only while someone waits for it.
+ */
+export function viewStatus(health: EndpointHealth, waiting: boolean, excluded = false): EndpointStatus {
+  if (excluded) return 'excluded';
   return waiting && (health === 'down' || health === 'unknown') ? 'booting' : health;
 }
 

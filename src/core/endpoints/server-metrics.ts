@@ -159,8 +159,8 @@ export function watchServerLoad(pool: SwarmPool, onLoad: (load: ServerLoad) => v
   const slots = pick(all, sample);
   const scale = all.length / Math.max(1, slots.length);
   const baseline = new Map<number, VllmMetrics>();
-  // Every scrape in flight listens to it: at most `concurrency` at once, so no listener limit is needed.
-  const stopped = new Abort().setMaxListeners(0);
+  // Every scrape in flight listens to it (an Abort has no listener limit to warn at).
+  const stopped = new Abort();
   const limit = pLimit(concurrency);
   const startedAt = performance.now();
   let latest: ServerLoad | null = null;

@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import { connect } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { Client, Pool, type PoolOptions, type WrittenOptions } from './undici-pool.ts';
@@ -8,6 +7,7 @@ import { httpFailure, RequestFailure, toFailure, type Deadlines } from './failur
 import type { RequestSignal } from './abort.ts';
 import type { Meter } from './request-meter.ts';
 import { readEvents } from './sse.ts';
+import { readWhole } from './whole-body.ts';
 
 /**
  * How to reach an endpoint: its own address, a tunnel's local end (`forward`), or its own address
@@ -150,12 +150,11 @@ export class EndpointClient {
   /** Raw exchange: the status and text body, whatever the status. */
   async send(method: 'GET' | 'POST', path: string, payload: unknown, timeoutMs: number, signal?: RequestSignal, extras: ExchangeExtras = {}): Promise<Exchange<string>> {
     try {
-      const { res, sentAt, key } = await this.request(method, path, payload, timeoutMs, timeoutMs, signal, extras.meter, extras.countAs);
-      const firstByteAt = performance.now();
-      extras.onHeaders?.(firstByteAt);
-      const body = await bodyText(res.body, extras.maxBytes ?? Infinity, path);
-      if (refusing(path, res.statusCode)) this.refuse(httpFailure(res.statusCode, body), key);
-      return { status: res.statusCode, body, sentAt, firstByteAt, retryAfter: res.headers['retry-after'] };
+      const whole = { maxBytes: extras.maxBytes ?? Infinity, path, onHeaders: extras.onHeaders };
+      const read = (dispatcher: Pool | Client, options: WrittenOptions) => readWhole(dispatcher, options, signal, whole);
+      const { res, sentAt, key } = await this.request(method, path, payload, timeoutMs, timeoutMs, signal, extras.meter, extras.countAs, read, noDiscard);
+      if (refusing(path, res.statusCode)) this.refuse(httpFailure(res.statusCode, res.body), key);
+      return { status: res.statusCode, body: res.body, sentAt, firstByteAt: res.firstByteAt, retryAfter: res.retryAfter };
     } catch (err) {
       throw this.failure(err, timeoutMs, signal);
     }
@@ -169,7 +168,7 @@ export class EndpointClient {
    */
   async stream(path: string, payload: unknown, timeoutMs: number, signal: RequestSignal, onEvent: (event: unknown, at: number) => void, onHeaders?: (times: StreamTimes) => void, meter?: Meter): Promise<StreamTimes & { done: boolean }> {
     try {
-      const { res, sentAt, key } = await this.request('POST', path, payload, timeoutMs, 0, signal, meter);
+      const { res, sentAt, key } = await this.request('POST', path, payload, timeoutMs, 0, signal, meter, undefined, asStream, dumped);
       const times = { sentAt, firstByteAt: performance.now() };
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const failure = httpFailure(res.statusCode, await res.body.text(), res.headers['retry-after']);
@@ -194,11 +193,23 @@ export class EndpointClient {
   }
 
   /**
-   * One request with the current key. A 401 on the API once the key has worked means it expired:
-   * the credential fetches a fresh one (once, shared by every request refused at the same time) and
-   * the request goes again with it. The meter counts every request that left: once written whole.
+   * One request with the current key, made by `exchange` (read whole, or as a stream). A 401 on the
+   * API once the key has worked means it expired: the credential fetches a fresh one (once, shared by
+   * every request refused at the same time), `discard` lets the refused answer go, and the request
+   * goes again with it. The meter counts every request that left: once written whole.
    */
-  private async request(method: 'GET' | 'POST', path: string, payload: unknown, headersMs: number, bodyMs: number, signal: RequestSignal | undefined, meter: Meter | undefined, countAs?: string): Promise<{ res: Dispatcher.ResponseData; sentAt: number; key: IssuedKey | undefined }> {
+  private async request<R extends { statusCode: number }>(
+    method: 'GET' | 'POST',
+    path: string,
+    payload: unknown,
+    headersMs: number,
+    bodyMs: number,
+    signal: RequestSignal | undefined,
+    meter: Meter | undefined,
+    countAs: string | undefined,
+    exchange: (dispatcher: Pool | Client, options: WrittenOptions) => Promise<R>,
+    discard: (res: R) => Promise<void>,
+  ): Promise<{ res: R; sentAt: number; key: IssuedKey | undefined }> {
     if (this.denial) throw this.refusal();
     const api = isApiPath(path);
     for (let again = true; ; again = false) {
@@ -206,10 +217,10 @@ export class EndpointClient {
       const options: WrittenOptions = this.options(method, path, payload, headersMs, bodyMs, signal, key);
       if (meter) options.onWritten = () => meter.sent(this.id, countAs ?? path);
       const sentAt = performance.now();
-      const res = await this.pool.request(options);
+      const res = await exchange(this.pool, options);
       this.answered = true;
       if (api && key && res.statusCode === 401 && again && (await this.credential!.refused(key.issue))) {
-        await res.body.dump();
+        await discard(res);
         continue;
       }
       if (api && key && res.statusCode >= 200 && res.statusCode < 300) this.credential!.worked(key.issue);
@@ -267,26 +278,8 @@ function refusing(path: string, status: number): boolean {
   return (status === 401 || status === 403) && isApiPath(path);
 }
 
-/** A body read whole unless it grows past `maxBytes`: a server (or proxy) that sends a gigabyte for a few answers is failed, not held in memory. */
-async function bodyText(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number, path: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      body.destroy();
-      throw new RequestFailure('http', `${path} answered more than ${(maxBytes / 2 ** 20).toFixed(1)} MB, far more than its answers can hold: cut off`);
-    }
-    chunks.push(chunk);
-  }
-  return decoded(Buffer.concat(chunks, total));
-}
-
-/**
- * UTF-8 bytes as a string. ASCII (an English batch's JSON is) becomes a one-byte string by a plain
- * copy: Node 20 decodes 1.5 MB of it as UTF-8 in ~11 ms, as latin1 in ~0.5 ms — a third of a
- * 200,000-prompt run's client CPU was this decoding.
- */
-function decoded(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
-}
+/** undici's request API: the response's body as a stream (an event stream is read as it comes). */
+const asStream = (dispatcher: Pool | Client, options: WrittenOptions): Promise<Dispatcher.ResponseData> => dispatcher.request(options);
+const dumped = (res: Dispatcher.ResponseData): Promise<void> => res.body.dump();
+/** A response read whole has nothing left to let go. */
+const noDiscard = (): Promise<void> => Promise.resolve();

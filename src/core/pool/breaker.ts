@@ -1,5 +1,3 @@
-import type { RequestFailure } from '../http/failure.ts';
-
 /** How long an endpoint that failed sits out before a real generation request may test it again. */
 export interface CoolDown {
   baseMs: number;
@@ -21,7 +19,6 @@ export class Breaker {
   private openUntil = 0;
   private probing = false;
   private permanent = false;
-  lastFailure: RequestFailure | null = null;
 
   constructor(private readonly coolDown: CoolDown) {}
 
@@ -45,16 +42,14 @@ export class Breaker {
   succeeded(): boolean {
     this.failures = 0;
     this.probing = false;
-    if (this.permanent) return false;
-    this.lastFailure = null;
-    return true;
+    return !this.permanent;
   }
 
-  failed(failure: RequestFailure, now: number): void {
+  /** Benched: by a run's failed request (`permanent`: a refused key, a certificate), or by a check from outside a run. */
+  failed(now: number, permanent = false): void {
     this.failures++;
     this.probing = false;
-    this.lastFailure = failure;
-    this.permanent ||= failure.permanent;
+    this.permanent ||= permanent;
     this.openUntil = now + Math.min(this.coolDown.maxMs, this.coolDown.baseMs * 2 ** (this.failures - 1));
   }
 

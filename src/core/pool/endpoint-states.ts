@@ -10,6 +10,12 @@ import type { ServedModel } from '../endpoints/models.ts';
  */
 export type EndpointHealth = 'unknown' | 'up' | 'degraded' | 'down' | 'tunnel-down';
 
+/** What a look from outside a run (a health check, the tunnel) found of an endpoint that is not up: its status, and why. */
+export interface HealthOutcome {
+  status: Exclude<EndpointHealth, 'unknown' | 'up'>;
+  reason: string;
+}
+
 export interface EndpointState {
   readonly slot: number;
   readonly endpoint: Endpoint;
@@ -82,20 +88,19 @@ export class EndpointStates {
   /** The endpoint failed a request: benched for a cool-down, `down` when gone, `degraded` when sick. */
   failed(slot: number, failure: RequestFailure): void {
     this.states[slot]!.failures++;
-    this.bench(slot, failure);
+    this.bench(slot, outcomeOf(failure), failure.permanent);
   }
 
   /** A hedge answered its request's prompts first: benched as slow for now, counted apart from failures (nothing was lost). */
   outrun(slot: number, failure: RequestFailure): void {
     this.states[slot]!.outrun++;
-    this.bench(slot, failure);
+    this.bench(slot, outcomeOf(failure), failure.permanent);
   }
 
-  /** Benched for a cool-down without counting a run's failure (a health check, the tunnel). */
-  bench(slot: number, failure: RequestFailure): void {
-    this.breakers[slot]!.failed(failure, performance.now());
-    const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown || failure.permanent ? 'down' : 'degraded';
-    this.set(slot, status, failure.message);
+  /** Benched for a cool-down (for good when `permanent`) in the status found; a health check or the tunnel count no run's failure. */
+  bench(slot: number, outcome: HealthOutcome, permanent = false): void {
+    this.breakers[slot]!.failed(performance.now(), permanent);
+    this.set(slot, outcome.status, outcome.reason);
   }
 
   /** Its route carries traffic again (a tunnel reconnected), or it answered: back in at once, unless benched for good. */
@@ -117,4 +122,10 @@ export class EndpointStates {
     state.reason = reason;
     this.events.emit('status', state);
   }
+}
+
+/** The status a run's failed request leaves its endpoint in: gone (`down`), its route gone, or answering but sick (`degraded`). */
+function outcomeOf(failure: RequestFailure): HealthOutcome {
+  const status = failure.kind === 'tunnel' ? 'tunnel-down' : failure.endpointDown || failure.permanent ? 'down' : 'degraded';
+  return { status, reason: failure.message };
 }

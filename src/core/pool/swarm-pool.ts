@@ -6,7 +6,7 @@ import type { RequestFailure } from '../http/failure.ts';
 import type { Meter } from '../http/request-meter.ts';
 import { DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from './options.ts';
 import { Batcher } from './batching.ts';
-import { EndpointStates, type EndpointHealth, type EndpointState } from './endpoint-states.ts';
+import { EndpointStates, type EndpointHealth, type EndpointState, type HealthOutcome } from './endpoint-states.ts';
 import { ServerLookups } from './lookups.ts';
 import { selectMembers, type Member, type Selection } from './selection.ts';
 import { Transport, type SendCall, type SendSink, type Shape } from './transport.ts';
@@ -68,9 +68,9 @@ export class SwarmPool {
     return this.health.onStatus(listener);
   }
 
-  /** Records that an endpoint (or the tunnel to it) failed outside a run (a health check, the tunnel); its later prompts go elsewhere. */
-  markDown(slot: number, failure: RequestFailure): void {
-    this.health.bench(slot, failure);
+  /** Records that an endpoint (or the tunnel to it) was found not up outside a run (a health check, the tunnel); its later prompts go elsewhere. */
+  markDown(slot: number, outcome: HealthOutcome): void {
+    this.health.bench(slot, outcome);
   }
 
   /** Whether a run may send to this endpoint now: `probe` means one request may test a benched one. */

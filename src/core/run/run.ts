@@ -216,11 +216,13 @@ export class Run<T = void> {
       gaps: this.tally.gaps!,
       sent: (endpoint, path) => this.sent(endpoint, path),
       addUsage: (member, usage) => {
-        const had = this.tally.usage.get(member.id) ?? { promptTokens: 0, completionTokens: 0 };
-        this.tally.usage.set(member.id, {
-          promptTokens: had.promptTokens + usage.promptTokens,
-          completionTokens: had.completionTokens + usage.completionTokens,
-        });
+        // Added in place: individual mode tells one usage per prompt.
+        const had = this.tally.usage.get(member.id);
+        if (!had) this.tally.usage.set(member.id, { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
+        else {
+          had.promptTokens += usage.promptTokens;
+          had.completionTokens += usage.completionTokens;
+        }
       },
       setModel: (model) => {
         this.tally.model = model;

@@ -7,7 +7,7 @@ import { throttle, type Throttled } from '../throttle.ts';
 
 /** The endpoints as the panel lists them; an endpoint taken out of runs shows as `excluded`. */
 export function endpointInfos(connection: SwarmConnection | undefined): EndpointInfo[] {
-  return (connection?.snapshot ?? []).map((v) => ({ id: v.id, status: v.excluded ? 'excluded' : v.status, model: v.model, tags: { ...v.endpoint.tags } }));
+  return (connection?.snapshot ?? []).map((v) => ({ id: v.id, status: v.status, model: v.model, tags: { ...v.endpoint.tags } }));
 }
 
 export function endpointsMessage(session: Session): Extract<HostMessage, { type: 'endpoints' }> {

@@ -273,7 +273,7 @@ function routed(pool: SwarmPool, request: RunRequest): SwarmPool {
 
 /** Endpoints a run may use: carrying the asked tags, not excluded, not down (as the panel's Compose counts them). */
 function eligibleEndpoints(connection: SwarmConnection, tags: Array<[string, string]>) {
-  return connection.snapshot.filter((v) => !v.excluded && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val));
+  return connection.snapshot.filter((v) => v.status !== 'excluded' && v.status !== 'down' && v.status !== 'tunnel-down' && tags.every(([k, val]) => v.endpoint.tags[k] === val));
 }
 
 /** Batches whose answers come only at their end: the servers' /metrics then show the run moving. */
