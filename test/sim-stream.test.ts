@@ -73,7 +73,9 @@ test('a streamed sequence sends its first token ttft after it starts, then one d
       // Lower bounds hold under any load (a server never sends early); upper ones stretch with the machine's load.
       assert.ok(times[0]! >= 95 && times[0]! < patience(300), `TTFT ${times[0]} ms`);
       const gaps = times.slice(1).map((t, i) => t - times[i]!);
-      assert.ok(median(gaps) >= 10 && median(gaps) <= patience(60), `median ITL ${median(gaps)} ms of ${gaps.join(', ')}`);
+      // A busy client reads several deltas in one read (gaps of 0 between them): the pace's lower bound
+      // is the whole decode's length, each gap only has an upper one.
+      assert.ok(median(gaps) <= patience(60), `median ITL ${median(gaps)} ms of ${gaps.join(', ')}`);
       assert.ok(times.at(-1)! - times[0]! >= 11 * 20 * 0.8, `decode took ${times.at(-1)! - times[0]!} ms`);
     }
   });
