@@ -74,6 +74,20 @@ describe('detached runs on this machine', () => {
     assert.deepEqual(runs.map((r) => [r.id, r.live, r.exitCode, r.ok]), [[id, 'finished', 0, 200]]);
   });
 
+  it('what a run warned of is kept and shown as warnings, not errors: an all-ok run with an endpoint left out', async () => {
+    const hostfile = await writeText(dir, 'with-dead.hostfile', `${sim.lines.join('\n')}\n127.0.0.1\t1\n`);
+    const started = await runCli(['scatter', '--hostfile', hostfile, '--prompts', await writeText(dir, 'pw.txt', prompts(6)), '--detach'], { env });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const attached = await runCli(['attach', id], { env, timeoutMs: 60_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stderr, /^ {2}warning: left out 1 endpoint\(s\) that cannot be used: 127\.0\.0\.1:1 /m);
+    assert.doesNotMatch(attached.stderr, /^ {2}error: /m);
+    const status = JSON.parse(await readFile(join(env.SWARM_RUNS_DIR!, id, 'status.json'), 'utf8'));
+    assert.deepEqual([status.exitCode, status.ok, status.errors], [0, 6, []]);
+    assert.equal(status.warnings.length, 1);
+  });
+
   it('cancel stops a detached run keeping every finished result; attach exits with its code (143)', async () => {
     const p = await writeText(dir, 'p2.txt', prompts(300));
     const started = await runCli(['scatter', '--hostfile', sim.hostfile, '--prompts', p, '--no-batch', '--concurrency', '2', '--detach'], { env });

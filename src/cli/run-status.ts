@@ -7,8 +7,8 @@ import { specPath, type RunSpec } from './detached/spec.ts';
 
 /** How often a detached run's status file is replaced while results come in. */
 const EVERY_MS = 500;
-/** Distinct errors a status keeps (the results file has every one). */
-const ERRORS_KEPT = 10;
+/** Distinct errors, and warnings, a status keeps (the results file has every failure). */
+const KEPT = 10;
 
 /** Set by a detached run of --shards S for its shards: the folder where each writes `<rank>.json`, a status file as a run's. */
 export const SHARD_STATUS_DIR = 'SWARM_SHARD_STATUS_DIR';
@@ -48,6 +48,7 @@ export function installRunStatus(env: NodeJS.ProcessEnv = process.env): void {
     failed: 0,
     cancelled: 0,
     errors: [],
+    warnings: [],
     ...(env.SWARM_RUN_RESULTS ? { results: env.SWARM_RUN_RESULTS } : {}),
   };
   const started = Date.now();
@@ -109,7 +110,7 @@ export function reportRun(run: Run<unknown>): void {
   run.on('result', (r) => {
     if (r.status === 'failed' && r.error) noteError(r.error.slice(0, 300));
   });
-  run.on('warning', (w) => noteError(w.slice(0, 300)));
+  run.on('warning', (w) => noteWarning(w.slice(0, 300)));
 }
 
 /** The counts of a run that is not one Run (a sharded run adding up its shards), written now. */
@@ -121,7 +122,16 @@ export function reportCounts(counts: Pick<RunStatus, 'total' | 'done' | 'ok' | '
 
 /** Keeps an error among the status's last few (once). */
 export function noteError(error: string): void {
-  if (!status || status.errors.includes(error)) return;
-  status.errors.push(error);
-  if (status.errors.length > ERRORS_KEPT) status.errors.shift();
+  if (status) keep(status.errors, error);
+}
+
+/** Keeps a warning among the status's last few (once). */
+export function noteWarning(warning: string): void {
+  if (status) keep((status.warnings ??= []), warning);
+}
+
+function keep(list: string[], line: string): void {
+  if (list.includes(line)) return;
+  list.push(line);
+  if (list.length > KEPT) list.shift();
 }

@@ -131,7 +131,8 @@ export class DetachedRunsTree implements vscode.TreeDataProvider<DetachedRun>, v
     const item = new vscode.TreeItem(run.id, vscode.TreeItemCollapsibleState.None);
     item.id = `${run.login ?? ''}/${run.id}`;
     item.description = `${describeRun(run)}${run.login ? ` · on ${run.login}` : ''}`;
-    item.tooltip = `swarm ${run.command.join(' ')}\n${run.folder}${run.errors.length ? `\n\n${run.errors.slice(-3).join('\n')}` : ''}`;
+    const said = [...run.errors.slice(-3).map((e) => `error: ${e}`), ...(run.warnings ?? []).slice(-3).map((w) => `warning: ${w}`)];
+    item.tooltip = `swarm ${run.command.join(' ')}\n${run.folder}${said.length ? `\n\n${said.join('\n')}` : ''}`;
     item.iconPath = new vscode.ThemeIcon(ICONS[run.live === 'finished' ? (run.exitCode === 0 ? 'ok' : 'bad') : run.live]);
     item.contextValue = `detachedRun.${run.live}${run.login ? '.remote' : ''}`;
     return item;

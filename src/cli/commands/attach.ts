@@ -65,6 +65,7 @@ export function attachCommand(): Command {
 async function conclude(run: RunView, place: RunsPlace, out: string | undefined, resume: string | undefined): Promise<number> {
   process.stderr.write(`${runLine(run)}\n`);
   for (const e of run.errors) process.stderr.write(`  error: ${printable(e)}\n`);
+  for (const w of run.warnings ?? []) process.stderr.write(`  warning: ${printable(w)}\n`);
   if (run.live === 'died') {
     const partial = run.results ? ` its finished rows are in ${run.results}.partial${resume ? `; complete them with ${resume}` : ''}` : '';
     process.stderr.write(`run ${run.id} died (its process ${run.pid} on ${run.host} is gone before it ended):${partial}\n`);

@@ -6,7 +6,7 @@ import { EXIT, signalExit } from '../exit.ts';
 import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
 import { mergeServerContext } from '../commands/merge.ts';
-import { noteError, reportCounts, SHARD_STATUS_DIR } from '../run-status.ts';
+import { noteError, noteWarning, reportCounts, SHARD_STATUS_DIR } from '../run-status.ts';
 import { specPath, type RunSpec, type ShardLauncher } from './spec.ts';
 
 const POLL_MS = 500;
@@ -90,7 +90,7 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
   }
 }
 
-/** The shards' counts added up: their prompts, what is done, ok, failed, cancelled; their errors. */
+/** The shards' counts added up: their prompts, what is done, ok, failed, cancelled; their errors and warnings. */
 function report(shards: Array<RunStatus | undefined>): void {
   // Until a shard is sending, the run is starting: shards that all refuse their input end it as bad input, at once.
   if (!shards.some((s) => s?.state === 'running' || (s?.state === 'finished' && s.exitCode !== EXIT.badInput))) return;
@@ -99,6 +99,7 @@ function report(shards: Array<RunStatus | undefined>): void {
     if (!s) continue;
     for (const k of Object.keys(sum) as Array<keyof typeof sum>) sum[k] += s[k];
     for (const e of s.errors) noteError(e);
+    for (const w of s.warnings ?? []) noteWarning(w);
   }
   reportCounts(sum);
 }

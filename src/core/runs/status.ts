@@ -23,8 +23,13 @@ export interface RunStatus {
   ok: number;
   failed: number;
   cancelled: number;
-  /** The last few distinct errors (failure reasons, warnings), newest last. */
+  /** The last few distinct failure reasons, newest last. */
   errors: string[];
+  /**
+   * The last few distinct warnings (a hedge, a slow endpoint, a lost tunnel healed), newest last: what
+   * the run said on the way, not why a prompt failed. Absent in status files of older versions.
+   */
+  warnings?: string[];
   /** The run's exit code (the CLI's contract: 0 all ok, 1 some failed, 2 bad input, 130/143/129 a signal). */
   exitCode?: number;
   /** The results file, relative to the run's folder (absent for a command whose outcome is its output). */
