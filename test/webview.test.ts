@@ -462,6 +462,8 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     assert.deepEqual(byIndex.slice(0, 16).map((r) => r.i), Array.from({ length: 16 }, (_, i) => i), 'rows stand in input order');
     assert.equal(byIndex[10]!.resp, 'answer 10', 'a message of another run changes nothing');
     assert.equal(byIndex[15]!.resp, 'HTTP 500: boom', 'a failed prompt shows the server\'s message');
+    // A failure is not an answer: the count says them apart.
+    assert.equal((await page.locator('#shown-count').textContent())!.replace(/\s+/g, ' ').trim(), '29 of 30 answered · 1 failed');
 
     // A burst of progress messages in one task is drawn at most once per animation frame.
     const draws = await page.evaluate(async () => {

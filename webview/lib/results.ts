@@ -155,11 +155,6 @@ export class ResultsStore {
     return Math.max(this.total, this.rows.length);
   }
 
-  /** Rows that got an answer or a failure: every row received but the cancelled ones. */
-  get answered(): number {
-    return this.received - this.statusCounts.cancelled;
-  }
-
   /** Every endpoint a row came from, in natural order; the same array until another endpoint comes. */
   endpoints(): readonly string[] {
     return (this.sortedEndpoints ??= [...this.endpointSet].sort(naturalOrder));

@@ -215,7 +215,9 @@ export function resultsView(app: App) {
       />
       <datalist id="endpoint-options" ${endpointOptions(app)}></datalist>
       <span class="muted" id="shown-count" role="status"
-        >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.answered)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.cancelled
+        >${isFiltered(f) ? `${int(shown)} of ${int(app.state.store.received)} shown` : `${int(app.state.store.statusCounts.ok)} of ${int(app.state.store.length)} answered`}${app.state.store.statusCounts.failed
+          ? html` · <span class="failed" id="failed-count">${int(app.state.store.statusCounts.failed)} failed</span>`
+          : nothing}${app.state.store.statusCounts.cancelled
           ? html` · <span class="cancelled" id="cancelled-count">${int(app.state.store.statusCounts.cancelled)} cancelled</span>`
           : nothing}</span
       >
