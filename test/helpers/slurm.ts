@@ -125,7 +125,12 @@ async function waitUntil(probe: () => boolean, timeoutMs: number, what: string):
   await until(probe, what, timeoutMs, { intervalMs: 100 });
 }
 
-/** `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …). */
+/**
+ * `n` consecutive loopback ports nothing listens on (the job's servers take port base, +1, …), below
+ * Linux's ephemeral range (32768–60999): there, the local end of any connection the other tests open
+ * could take one between this check and the job's servers binding it (CI saw a job wait for its second
+ * server for 2 minutes).
+ */
 export async function freePorts(n: number): Promise<number> {
   const free = (port: number) =>
     new Promise<boolean>((resolve) => {
@@ -133,7 +138,7 @@ export async function freePorts(n: number): Promise<number> {
       server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
   for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base = 20_000 + Math.floor(Math.random() * (32_768 - 20_000 - n));
     let ok = true;
     for (let i = 0; i < n && ok; i++) ok = await free(base + i);
     if (ok) return base;
