@@ -1,8 +1,8 @@
 /** Smaller parts of vLLM's HTTP surface: return_token_ids, /ping, /load. Real HTTP over loopback. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { until } from './helpers/patience.ts';
 import { withServer } from './helpers/sim-server.ts';
 import { DONE, sseEvents } from './helpers/sse.ts';
 
@@ -71,17 +71,9 @@ test('/load counts the generation requests being answered', async () => {
   await withServer({ ttftMs: 0, tpotMs: 20 }, async (_server, origin) => {
     assert.deepEqual(JSON.parse((await get(origin, '/load')).text), { server_load: 0 });
     const running = Promise.all([1, 2].map(() => post(origin, '/v1/completions', { prompt: 'x', max_tokens: 20, ignore_eos: true })));
-    let seen = 0;
-    while (seen < 2) {
-      seen = JSON.parse((await get(origin, '/load')).text).server_load;
-      if (seen < 2) await sleep(5);
-    }
+    const load = async () => JSON.parse((await get(origin, '/load')).text).server_load as number;
+    await until(load, 'both requests counted by /load', 15_000, { ready: (n) => n === 2, intervalMs: 5 });
     await running;
-    let after = 2;
-    while (after !== 0) {
-      after = JSON.parse((await get(origin, '/load')).text).server_load;
-      if (after) await sleep(5);
-    }
-    assert.equal(after, 0);
+    assert.equal(await until(load, '/load back to 0 once both are answered', 15_000, { ready: (n) => n === 0, intervalMs: 5 }), 0);
   });
 });
