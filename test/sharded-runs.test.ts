@@ -108,6 +108,35 @@ describe('shards by hand and swarm merge', () => {
     assert.match(bad.stderr, /ended at once \(exit 2\)/);
   });
 
+  it('a detached sharded run drained mid-way: each shard\'s log line names swarm resume RUN (not the shard\'s own file), and swarm resume completes the merge', async () => {
+    const slow = await startSim(suite.dir, 'slow-hosts', 2, ['--tpot-ms', '40']);
+    const p = await writeText(suite.dir, 'pdrain.txt', prompts(120));
+    const env = { SWARM_RUNS_DIR: join(suite.dir, 'runs') };
+    const started = await runCli(['scatter', '--hostfile', slow.hostfile, '--prompts', p, '--shards', '2', '--no-batch', '--concurrency', '1', '--detach'], { env, cwd: suite.dir, timeoutMs: 90_000 });
+    assert.equal(started.code, 0, started.stderr);
+    const id = started.stdout.trim();
+    const log = () => readFileSync(join(suite.dir, 'runs', id, 'log.txt'), 'utf8');
+    const rowsOf = (rank: number) => {
+      const partial = `${shardFileOf(join(suite.dir, 'runs', id, 'results.jsonl'), { rank, shards: 2 })}.partial`;
+      return existsSync(partial) ? readFileSync(partial, 'utf8').split('\n').filter(Boolean).length : 0;
+    };
+    await waitFor(() => (rowsOf(0) > 2 && rowsOf(1) > 2 ? true : undefined), 120_000, 'both shards\' first rows');
+    const drain = await runCli(['drain', '--wait'], { cwd: suite.dir, timeoutMs: 60_000 });
+    assert.equal(drain.code, 0, drain.stderr);
+    const stopped = await runCli(['attach', id], { env, timeoutMs: 60_000 });
+    assert.equal(stopped.code, 1, stopped.stderr);
+    const drained = log().split('\n').filter((l) => l.startsWith('drained: '));
+    assert.equal(drained.length, 2, log());
+    for (const line of drained) assert.match(line, new RegExp(`complete them with swarm resume ${id} --hostfile <the next swarm's>$`));
+    assert.doesNotMatch(log(), /swarm scatter --resume/);
+
+    const resumed = await runCli(['resume', id], { env, timeoutMs: 90_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const attached = await runCli(['attach', id, '--out', join(suite.dir, 'drained.jsonl')], { env, timeoutMs: 120_000 });
+    assert.equal(attached.code, 0, attached.stderr);
+    assertMerged(await readFile(join(suite.dir, 'drained.jsonl'), 'utf8'), 120, slow.endpoints, 2);
+  });
+
   it('shard flags that cannot work are bad input', async () => {
     const p = await writeText(suite.dir, 'p2.txt', prompts(4));
     const out = join(suite.dir, 'bad.jsonl');

@@ -7,7 +7,7 @@ import { printable } from '../format.ts';
 import { claimStop, stopped } from '../interrupt.ts';
 import { mergeServerContext } from '../commands/merge.ts';
 import { noteError, noteWarning, reportCounts, SHARD_STATUS_DIR } from '../run-status.ts';
-import { specPath, type RunSpec, type ShardLauncher } from './spec.ts';
+import { resumeCommandOfThisRun, RUN_RESUME_COMMAND, specPath, type RunSpec, type ShardLauncher } from './spec.ts';
 
 const POLL_MS = 500;
 
@@ -35,7 +35,8 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
   for (const rank of todo) rmSync(join(statusDir, `${rank}.json`), { force: true });
   const started = (rank: number) => existsSync(files[rank]!) || existsSync(partialPathOf(files[rank]!));
   const launcher = launcherOf(spec.shards!.launcher);
-  const env: NodeJS.ProcessEnv = { ...process.env, [SHARD_STATUS_DIR]: statusDir };
+  // A shard is not the run (no status or results of the run's own), but what it stopped names the run's resume.
+  const env: NodeJS.ProcessEnv = { ...process.env, [SHARD_STATUS_DIR]: statusDir, [RUN_RESUME_COMMAND]: resumeCommandOfThisRun() ?? '' };
   for (const name of ['SWARM_RUN_DIR', 'SWARM_RUN_ID', 'SWARM_RUN_RESULTS']) delete env[name];
   const node = [process.execPath, resolve(script)];
   const children: ChildProcess[] = [];

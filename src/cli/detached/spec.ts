@@ -73,12 +73,17 @@ export interface Resumption {
   keys: Record<string, string>;
 }
 
+/** Set for the shards of a detached run: the run's own resume command (a shard is not the run, so it has no SWARM_RUN_ID). */
+export const RUN_RESUME_COMMAND = 'SWARM_RUN_RESUME';
+
 /**
- * Inside a detached run (SWARM_RUN_DIR, SWARM_RUN_ID): the command that completes it from where it
- * was started, `swarm resume RUN` with the options that reach it; undefined outside one. A detached
- * run's own inputs are copies in its folder: `swarm scatter --resume` with them is no command a user has.
+ * Inside a detached run (SWARM_RUN_DIR, SWARM_RUN_ID) or one of its shards (SWARM_RUN_RESUME): the
+ * command that completes it from where it was started, `swarm resume RUN` with the options that reach
+ * it; undefined outside one. A detached run's own inputs are copies in its folder: `swarm scatter
+ * --resume` with them is no command a user has.
  */
 export function resumeCommandOfThisRun(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env[RUN_RESUME_COMMAND]) return env[RUN_RESUME_COMMAND];
   if (!env.SWARM_RUN_DIR || !env.SWARM_RUN_ID) return undefined;
   let reach = '';
   try {
