@@ -15,18 +15,25 @@ import { jsonLines, killAll, ROOT, runCli, startSim, type Sim } from './helpers/
 import { codeServerAvailable, CODE_SERVER_DIR, installVsix, removeOnExit, startCodeServer, type CodeServer } from './helpers/code-server.ts';
 import { haveSshd, TestSshd } from './helpers/sshd.ts';
 import { activeTabLabel, connectFromExplorer, endpointRows, packagedVsix, pollUntil, showActivity, waitForSwarmContributions } from './helpers/ui-fixtures.ts';
-import { CHROMIUM, openWorkbench, runCommand, runCommandPicking, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
+import { CHROMIUM, notifications, openWorkbench, runCommand, runCommandPicking, screenshot, treeRows, type Workbench } from './helpers/workbench.ts';
 import { patience } from './helpers/patience.ts';
 import { pacingGate, type PacingGate } from './helpers/pacing-gate.ts';
 
 const SHOTS = process.env.SWARM_SHOTS ?? join(ROOT, '.tmp', 'screenshots');
 const N = 400;
 
-/** The Detached Runs view's row of run `id` once its description is `ok` (polled): that description. */
-async function detachedRow(page: Page, id: string, ok: (description: string) => boolean, timeoutMs: number): Promise<string> {
+/**
+ * The Detached Runs view's row of run `id` once its description is `ok` (polled): that description.
+ * Not reached, it fails with the rows, the toasts and the extension's log (what a command run from
+ * the palette said went wrong).
+ */
+async function detachedRow(page: Page, server: CodeServer | undefined, id: string, ok: (description: string) => boolean, timeoutMs: number): Promise<string> {
   const rows = await pollUntil(() => treeRows(page, 'Detached Runs', { timeoutMs: 2_000 }), (r) => r.some((x) => x.label === id && ok(x.description)), timeoutMs, 300);
   const found = rows.find((x) => x.label === id);
-  assert.ok(found && ok(found.description), JSON.stringify(rows.map((r) => [r.label, r.description])));
+  if (!found || !ok(found.description)) {
+    const log = server?.extensionLog().split('\n').slice(-30).join('\n') ?? '';
+    assert.fail(`rows ${JSON.stringify(rows.map((r) => [r.label, r.description]))}; toasts ${JSON.stringify(await notifications(page))}; the extension's log ends:\n${log}`);
+  }
   return found.description;
 }
 
@@ -121,7 +128,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 3 });
   });
 
-  const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
+  const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, server, id, ok, timeoutMs);
   const target = () => join(workspace, '.swarm', 'detached', `${id}.jsonl`);
   const lines = () => (existsSync(target()) ? readFileSync(target(), 'utf8').split('\n').filter(Boolean).length : 0);
 
@@ -288,7 +295,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     // Started once the window is up (a busy machine takes minutes to start it): the view finds it by itself.
     const id = await detachToLogin('p', M);
 
-    const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, id, ok, timeoutMs);
+    const row = (ok: (description: string) => boolean, timeoutMs = 30_000) => detachedRow(page, server, id, ok, timeoutMs);
     const first = await row((d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
     gate.allow(10);
     await row((d) => d.startsWith('running · ') && done(d) > done(first));
@@ -350,7 +357,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     gate.allow(10);
     const id = await detachToLogin('long', M);
     await showActivity(page, 'Swarm').catch(() => {});
-    await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
+    await detachedRow(page, server, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
     await runCommandPicking(page, 'Swarm: Attach to Detached Run', id);
     const count = () => followedCount(id);
     await pollUntil(count, (n) => n > 0, 30_000);
@@ -374,9 +381,9 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await showActivity(page, 'Swarm').catch(() => {});
     // Cancel offers the runs the Detached Runs view lists: after the reload it lists the login's runs again
     // once it has asked the login, which may come after the file is followed again.
-    await detachedRow(page, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
+    await detachedRow(page, server, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
     await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
-    await detachedRow(page, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
+    await detachedRow(page, server, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
     assert.equal(sshd.logins() - logins, 0, 'following and cancelling rode the connect\'s login');
   });
 

@@ -50,6 +50,8 @@ export interface CodeServer {
   stop(): Promise<void>;
   /** code-server's stdout and stderr so far. */
   logs(): string;
+  /** What our extension wrote to its output channel ("Swarm Lab") so far: what a failed test should show. */
+  extensionLog(): string;
 }
 
 export interface StartOptions {
@@ -381,7 +383,25 @@ async function launch(
     }
     await sleep(100);
   }
-  return { url: `http://127.0.0.1:${port}`, port, stop, logs: () => out };
+  return { url: `http://127.0.0.1:${port}`, port, stop, logs: () => out, extensionLog: () => outputChannelLog(join(dir, 'ud', 'logs'), 'Swarm Lab') };
+}
+
+/** The files of output channel `name` under a user-data-dir's logs (one per window session), joined. */
+function outputChannelLog(logs: string, name: string): string {
+  const found: string[] = [];
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(`${name}.log`)) found.push(path);
+    }
+  };
+  try {
+    walk(logs);
+  } catch {
+    return ''; // no logs yet
+  }
+  return found.sort().map((f) => readFileSync(f, 'utf8')).join('');
 }
 
 /**

@@ -348,11 +348,24 @@ export async function notifications(page: Page): Promise<string[]> {
   return texts.map((t) => t.trim()).filter(Boolean);
 }
 
-/** Waits for a notification toast matching `re` and returns its text. */
+/**
+ * Waits for a notification matching `re` and returns its text. A toast hides itself 10–20 s after it
+ * shows (VS Code purges toasts of a focused window): on a loaded machine the test may look later than
+ * that, so a toast not seen in time is looked for in the notification centre, which keeps them all.
+ */
 export async function waitForNotification(page: Page, re: RegExp, opts: { timeoutMs?: number } = {}): Promise<string> {
   const toast = page.locator('.notifications-toasts .notification-list-item-message').filter({ hasText: re }).first();
-  await toast.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
-  return ((await toast.textContent()) ?? '').trim();
+  try {
+    await toast.waitFor({ state: 'visible', timeout: patience(opts.timeoutMs ?? 10_000) });
+    return ((await toast.textContent()) ?? '').trim();
+  } catch (err) {
+    await runCommand(page, 'Notifications: Show Notifications');
+    const kept = page.locator('.notifications-center .notification-list-item-message').filter({ hasText: re }).first();
+    const text = await kept.textContent({ timeout: patience(5_000) }).catch(() => undefined);
+    await runCommand(page, 'Notifications: Hide Notifications').catch(() => {});
+    if (text === undefined || text === null) throw err;
+    return text.trim();
+  }
 }
 
 /** Full-page PNG with animations fast-forwarded (finite ones finished, infinite ones cancelled) and no caret. */
