@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { Engine } from '../src/sim/engine.ts';
 import { SimServer, type SimOptions } from '../src/sim/index.ts';
+import type { SequenceTimes } from '../src/sim/metrics.ts';
+import { until } from './helpers/patience.ts';
 
 async function withServer<T>(options: Partial<SimOptions>, fn: (server: SimServer, origin: string) => Promise<T>): Promise<T> {
   const server = new SimServer({ requestOverheadMs: 0, ...options });
@@ -43,6 +46,20 @@ test('latency histograms: one TTFT, e2e and queue observation per sequence, toke
   });
 });
 
+test('one slot, and a process late by more than a whole sequence: the second sequence still queues behind the first (modeled times never overlap)', async () => {
+  const times: SequenceTimes[] = [];
+  const engine = new Engine(1, 0, () => ({ ttftMs: 30, tpotMs: 5 }), (t) => times.push(t));
+  // The request reached the server a second before this process got to it (as under load): the first
+  // sequence's whole modeled time is over at once, and its slot is taken only then.
+  await new Promise<void>((resolve) => {
+    let done = 0;
+    engine.submit([{ tokens: 4 }, { tokens: 4 }], { onDone: () => void (++done === 2 && resolve()) }, performance.now() - 1_000);
+  });
+  const queued = times.map((t) => t.queueMs).sort((a, b) => a - b);
+  assert.equal(queued[0], 0, 'the first found its slot on arrival');
+  assert.ok(queued[1]! >= 30 + 3 * 5, `the second waited for the first's 45 ms: ${queued[1]} ms`);
+});
+
 test('--data-parallel K: gauges once per engine; the prompts of one list spread over the engines, each with its own slots', async () => {
   await withServer({ dataParallel: 2, maxNumSeqs: 1, ttftMs: 10_000, tpotMs: 0 }, async (server, origin) => {
     const send = (prompt: string[]) => request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify({ prompt, max_tokens: 1 }) }).catch(() => undefined);
@@ -72,24 +89,25 @@ test('generation_tokens_total moves during an unstreamed batch, one token per en
   await withServer({ ttftMs: 0, tpotMs: 20, maxNumSeqs: 4 }, async (_server, origin) => {
     const tokens = async () => samples(await scrape(origin), 'vllm:generation_tokens_total')[0]![1];
     const body = JSON.stringify({ prompt: ['a', 'b', 'c', 'd'], max_tokens: 50, ignore_eos: true });
-    const answer = request(origin + '/v1/completions', { method: 'POST', body });
-    const seen: number[] = [];
-    // Poll while the list runs (50 steps of 20 ms): the counter climbs before any sequence finished.
-    for (let t = Date.now(); Date.now() - t < 600; ) {
-      seen.push(await tokens());
-      await new Promise((r) => setTimeout(r, 50));
+    let answered = false;
+    const answer = request(origin + '/v1/completions', { method: 'POST', body }).finally(() => (answered = true));
+    // Read while the list runs (50 steps of 20 ms), both figures from one scrape, until its answer comes:
+    // the counter climbs before any sequence finished, however late this process reads.
+    const seen: Array<{ tokens: number; finished: number }> = [];
+    while (!answered) {
+      const text = await scrape(origin);
+      seen.push({ tokens: samples(text, 'vllm:generation_tokens_total')[0]![1], finished: samples(text, 'vllm:request_success_total').reduce((n, [, v]) => n + v, 0) });
+      await new Promise((r) => setTimeout(r, 20));
     }
-    const success = samples(await scrape(origin), 'vllm:request_success_total').reduce((n, [, v]) => n + v, 0);
-    assert.equal(success, 0, 'no sequence finished yet');
-    assert.ok(seen.at(-1)! >= 4 * 20 && seen.at(-1)! < 4 * 50, `tokens mid-batch: ${seen.join(', ')}`);
-    assert.ok(seen.every((v, i) => i === 0 || v >= seen[i - 1]!), `never back: ${seen.join(', ')}`);
+    const shown = seen.map((r) => `${r.tokens}/${r.finished}`).join(', ');
+    assert.ok(seen.some((r) => r.finished === 0 && r.tokens >= 4 && r.tokens < 4 * 50), `tokens mid-batch with none finished: ${shown}`);
+    assert.ok(seen.every((r, i) => i === 0 || r.tokens >= seen[i - 1]!.tokens), `never back: ${shown}`);
     await (await answer).body.text();
     assert.equal(await tokens(), 4 * 50, 'every token once the list is done');
     // A list the client drops midway: its tokens stay counted.
     const ac = new AbortController();
     const dropped = request(origin + '/v1/completions', { method: 'POST', body, signal: ac.signal }).catch(() => null);
-    await new Promise((r) => setTimeout(r, 300));
-    const before = await tokens();
+    const before = await until(tokens, 'the second list to generate', 15_000, { ready: (n) => n > 4 * 50 });
     ac.abort();
     await dropped;
     await new Promise((r) => setTimeout(r, 50));

@@ -89,6 +89,12 @@ export class Engine implements SimEngine {
   private pumping = false;
   /** The job being let in now: its sequences that find a slot at once start at its modeled admission. */
   private admitting: Job | null = null;
+  /**
+   * How many of the admitted job's sequences may still start at its admission: the slots free then. A
+   * slot that comes free later in the same pass (a sequence this late process finishes at once) was not
+   * free at the admission, and what takes it starts no earlier than now.
+   */
+  private slotsAtAdmission = 0;
   /** While a finished sequence hands its slot on: when, modeled, the slot came free. */
   private slotFreedAt = -Infinity;
   private readonly clock = new BusyClock();
@@ -168,6 +174,7 @@ export class Engine implements SimEngine {
       job.queued = work.length;
       this.waitingCount += work.length;
       this.admitting = job;
+      this.slotsAtAdmission = this.maxNumSeqs - this.runningCount;
       this.pump();
       this.admitting = null;
     });
@@ -219,7 +226,8 @@ export class Engine implements SimEngine {
     // An unstreamed sequence that found a slot on admission started at the modeled admission, however
     // late this process got to it; one handed a slot starts when it came free. A stream starts no
     // earlier than now: back-dated, its first tokens would leave in one burst instead of at their pace.
-    const at = this.admitting === job && !job.listener.onToken ? Math.min(job.admitAt, now) : Math.max(now, this.slotFreedAt);
+    const onAdmission = this.admitting === job && !job.listener.onToken && this.slotsAtAdmission-- > 0;
+    const at = onAdmission ? Math.min(job.admitAt, now) : Math.max(now, this.slotFreedAt);
     seq.startedAt = at;
     seq.timing = timing;
     seq.interval = this.clock.open(at, ttftMs + (seq.steps - 1) * tpotMs);
