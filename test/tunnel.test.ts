@@ -8,7 +8,7 @@ import { checkHealth, endpointId, scatterGather, SharedLogins, SshArgumentError,
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
-import { until } from './helpers/patience.ts';
+import { patience, until } from './helpers/patience.ts';
 
 const texts = (rs: Array<{ text: string }>) => rs.map((r) => r.text);
 
@@ -266,7 +266,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     await gone(master);
     assert.equal(await tunnel.alive(), false);
     // Every request in flight fails at once and asks: they share one check and one reconnect.
-    const answers = await Promise.all(Array.from({ length: 50 }, () => tunnel.awaitUp(undefined, 30_000)));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => tunnel.awaitUp(undefined, patience(30_000))));
     assert.deepEqual(new Set(answers), new Set([true]));
     assert.equal(sshd.logins() - before, 1, 'one new login');
     assert.equal(masters(sshd.port).length, 1, 'one master, not a plain session beside a stale socket');
@@ -280,7 +280,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     const socket = / -S (\S+)/.exec(args)![1]!;
     const [first] = tunnel.localEndpoints();
     execFileSync('ssh', ['-F', sshd.clientConfig, '-S', socket, '-O', 'cancel', '-L', `127.0.0.1:${first!.port}:${sim.endpoints[0]!.host}:${sim.endpoints[0]!.port}`, 'x'], { stdio: 'ignore' });
-    assert.equal(await tunnel.awaitUp(undefined, 30_000), true, 'the forward is back');
+    assert.equal(await tunnel.awaitUp(undefined, patience(30_000)), true, 'the forward is back');
     assert.equal((await scatterGather(pool, prompts(3), { maxTokens: 5 }).done).summary.ok, 3);
     assert.equal(sshd.logins() - before, 1, 'still no new login');
     assert.equal(liveSshClients(sshd.port).length, clientsBefore);
@@ -304,7 +304,7 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
     aborted.abort();
     assert.equal(await waiting, false, 'abortable');
     await sshd.start();
-    assert.equal(await tunnel.awaitUp(undefined, 30_000), true);
+    assert.equal(await tunnel.awaitUp(undefined, patience(30_000)), true);
     assert.equal(masters(sshd.port).length, 1);
   });
 

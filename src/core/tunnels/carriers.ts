@@ -45,6 +45,8 @@ const PORT_RETRIES = 5;
 export class MasterCarrier extends EventEmitter<{ down: [string] }> implements Carrier {
   private forwards: Forward[] = [];
   private holding = true;
+  /** `ssh -O forward` commands under way: a close waits for them, so none outlives the tunnel. */
+  private readonly adding = new Set<Promise<void>>();
   private readonly relay = (why: string) => this.emit('down', why);
 
   constructor(
@@ -66,16 +68,23 @@ export class MasterCarrier extends EventEmitter<{ down: [string] }> implements C
       forwards.map((f) =>
         limit(async () => {
           for (let attempt = 1; ; attempt++) {
+            // Closed meanwhile (a reconnect under way when the user stopped): no forward is added after.
+            if (!this.holding) throw new Error(`ssh ${this.label}: closed`);
+            const adding = this.master.forward(f.kind, forwardSpec(f));
+            this.adding.add(adding);
             try {
-              return await this.master.forward(f.kind, forwardSpec(f));
+              return await adding;
             } catch (err) {
               if (!(err instanceof ForwardError && err.portTaken) || options.keepPorts || attempt >= PORT_RETRIES) throw err;
               f.local = await ports.take();
+            } finally {
+              this.adding.delete(adding);
             }
           }
         }),
       ),
     );
+    if (!this.holding) throw new Error(`ssh ${this.label}: closed`); // a close took over: it owns the master's end
     this.forwards = forwards;
     this.master.watch(this.watchIntervalMs);
   }
@@ -95,6 +104,7 @@ export class MasterCarrier extends EventEmitter<{ down: [string] }> implements C
       this.holding = false;
       this.master.letGo();
     }
+    await Promise.allSettled([...this.adding]);
     if (this.master.held || !this.master.owned) await Promise.all(this.forwards.map((f) => this.master.cancel(f.kind, forwardSpec(f))));
     this.forwards = [];
     if (!this.master.held) await this.master.exit();
