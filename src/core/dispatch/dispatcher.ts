@@ -139,6 +139,7 @@ class Dispatcher implements FlightOwner {
    * for come back here), or when it no longer takes requests (they are sent elsewhere, as a failover's are).
    */
   private release(): void {
+    if (!this.queued.size) return; // individual mode never queues by endpoint: nothing to read the clock for
     const now = performance.now();
     for (const [slot, queue] of this.queued) {
       if (this.placement.full(slot) && this.plan.pool.admits(slot, now) === 'yes') continue;
@@ -207,8 +208,9 @@ class Dispatcher implements FlightOwner {
 
   answer(flight: Flight, i: number, answer: Answer, times: SentTimes): void {
     const slot = flight.group.slots[i]!;
-    this.hedging.answered(flight.member.slot);
-    this.recovery.answered(flight.member.slot);
+    const now = performance.now();
+    this.hedging.answered(flight.member.slot, now);
+    this.recovery.answered(flight.member.slot, now);
     if (answer.stream) {
       flight.tokens = true;
       this.hedging.stragglers.firstToken(answer.stream.firstTokenAt - times.sentAt);

@@ -46,8 +46,8 @@ export class Hedging {
     this.racing.delete(flight);
   }
 
-  answered(slot: number): void {
-    this.lastAnswer.set(slot, performance.now());
+  answered(slot: number, now: number): void {
+    this.lastAnswer.set(slot, now);
   }
 
   /** Every WATCH_MS: stalled streams are cut, and hung requests hedged once the rest of the swarm is idle. */

@@ -122,8 +122,8 @@ export class Recovery {
   }
 
   /** The endpoint answered while it takes requests: its next trouble may be told again (a late answer from a refused one must not repeat its warning). */
-  answered(slot: number): void {
-    if (this.plan.pool.admits(slot, performance.now()) === 'yes') this.warned.delete(slot);
+  answered(slot: number, now: number): void {
+    if (this.warned.size && this.plan.pool.admits(slot, now) === 'yes') this.warned.delete(slot);
   }
 
   /**

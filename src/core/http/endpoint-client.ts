@@ -39,6 +39,13 @@ export interface ExchangeExtras {
   countAs?: string;
 }
 
+/** A request that left: its response (read as `exchange` reads it), when it left, and the key it carried. */
+interface Sent<R> {
+  res: R;
+  sentAt: number;
+  key: IssuedKey | undefined;
+}
+
 /** When a streamed exchange's request left and its headers arrived (`performance.now()`). */
 export interface StreamTimes {
   sentAt: number;
@@ -196,9 +203,10 @@ export class EndpointClient {
    * One request with the current key, made by `exchange` (read whole, or as a stream). A 401 on the
    * API once the key has worked means it expired: the credential fetches a fresh one (once, shared by
    * every request refused at the same time), `discard` lets the refused answer go, and the request
-   * goes again with it. The meter counts every request that left: once written whole.
+   * goes again with it. The meter counts every request that left: once written whole. Without a
+   * credential it is one exchange, chained rather than awaited (individual mode sends one per prompt).
    */
-  private async request<R extends { statusCode: number }>(
+  private request<R extends { statusCode: number }>(
     method: 'GET' | 'POST',
     path: string,
     payload: unknown,
@@ -209,22 +217,32 @@ export class EndpointClient {
     countAs: string | undefined,
     exchange: (dispatcher: Pool | Client, options: WrittenOptions) => Promise<R>,
     discard: (res: R) => Promise<void>,
-  ): Promise<{ res: R; sentAt: number; key: IssuedKey | undefined }> {
-    if (this.denial) throw this.refusal();
-    const api = isApiPath(path);
-    for (let again = true; ; again = false) {
-      const key = this.credential ? await this.credential.current() : undefined;
+  ): Promise<Sent<R>> {
+    if (this.denial) return Promise.reject(this.refusal());
+    const once = (key: IssuedKey | undefined): Promise<Sent<R>> => {
       const options: WrittenOptions = this.options(method, path, payload, headersMs, bodyMs, signal, key);
       if (meter) options.onWritten = () => meter.sent(this.id, countAs ?? path);
       const sentAt = performance.now();
-      const res = await exchange(this.pool, options);
-      this.answered = true;
-      if (api && key && res.statusCode === 401 && again && (await this.credential!.refused(key.issue))) {
+      return exchange(this.pool, options).then((res) => {
+        this.answered = true;
+        return { res, sentAt, key };
+      });
+    };
+    return this.credential ? this.keyed(isApiPath(path), once, discard) : once(undefined);
+  }
+
+  /** `once` with the credential's current key, and again with a fresh one when the API refused a key that had worked. */
+  private async keyed<R extends { statusCode: number }>(api: boolean, once: (key: IssuedKey) => Promise<Sent<R>>, discard: (res: R) => Promise<void>): Promise<Sent<R>> {
+    const credential = this.credential!;
+    for (let again = true; ; again = false) {
+      const sent = await once(await credential.current());
+      const { res, key } = sent;
+      if (api && res.statusCode === 401 && again && (await credential.refused(key!.issue))) {
         await discard(res);
         continue;
       }
-      if (api && key && res.statusCode >= 200 && res.statusCode < 300) this.credential!.worked(key.issue);
-      return { res, sentAt, key };
+      if (api && res.statusCode >= 200 && res.statusCode < 300) credential.worked(key!.issue);
+      return sent;
     }
   }
 

@@ -33,7 +33,8 @@ export class Batcher {
   /** See SwarmPool.send. */
   async send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     const o: Outgoing = { member, model, prompts, offset: 0, shape, rendering: RAW, gen, call, sink };
-    if (shape === 'chat') return this.exchange(o);
+    // One prompt: nothing to bisect or split, so no exchange around it (a request per prompt; the caller reads its failure).
+    if (shape === 'chat') return this.transport.request(o);
     if (shape === 'embed') return this.transport.embed(member, model, prompts, call, sink);
     const setting = gen.template ?? 'none';
     if (setting === 'none') return this.sendList(o);

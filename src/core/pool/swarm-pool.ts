@@ -1,4 +1,3 @@
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Endpoint } from '../endpoints/endpoint.ts';
 import type { RequestSignal } from '../http/abort.ts';
 import type { Exchange, ExchangeExtras } from '../http/endpoint-client.ts';
@@ -8,6 +7,7 @@ import { DEFAULT_POOL_OPTIONS, type GenerationOptions, type PoolOptions } from '
 import { Batcher } from './batching.ts';
 import { EndpointStates, type EndpointHealth, type EndpointState, type HealthOutcome } from './endpoint-states.ts';
 import { ServerLookups } from './lookups.ts';
+import { requestCap, type Capped } from './request-cap.ts';
 import { selectMembers, type Member, type Selection } from './selection.ts';
 import { Transport, type SendCall, type SendSink, type Shape } from './transport.ts';
 
@@ -20,7 +20,7 @@ import { Transport, type SendCall, type SendSink, type Shape } from './transport
  */
 export class SwarmPool {
   readonly options: PoolOptions;
-  readonly limit: LimitFunction;
+  readonly limit: Capped;
   private readonly health: EndpointStates;
   private readonly transport: Transport;
   private readonly lookups: ServerLookups;
@@ -30,7 +30,7 @@ export class SwarmPool {
 
   constructor(endpoints: readonly Endpoint[], options: Partial<PoolOptions> = {}) {
     this.options = { ...DEFAULT_POOL_OPTIONS, ...options };
-    this.limit = pLimit(this.options.concurrency);
+    this.limit = requestCap(this.options.concurrency);
     this.health = new EndpointStates(endpoints, this.options.coolDown);
     this.transport = new Transport(this.health.states, this.options);
     this.lookups = new ServerLookups(this.health, this.transport.clients, this.options);
@@ -59,7 +59,7 @@ export class SwarmPool {
    */
   withConcurrency(concurrency: number): SwarmPool {
     const sub = Object.create(this) as SwarmPool;
-    Object.assign(sub, { options: { ...this.options, concurrency }, limit: pLimit(concurrency) });
+    Object.assign(sub, { options: { ...this.options, concurrency }, limit: requestCap(concurrency) });
     return sub;
   }
 
@@ -179,8 +179,8 @@ export class SwarmPool {
    * endpoint's prompt-list cap (ours, or a lower one learned from its 400), and a list the server
    * rejects as a client error is bisected so only the offending prompts fail, each with the server's
    * own message. Answers reach `sink` as they become final (streamed: at each finish_reason).
-   * Throws a RequestFailure for what is not the prompts' fault; prompts not answered by then are
-   * the caller's to send elsewhere.
+   * Rejects for what is not the prompts' fault (a RequestFailure; read anything else through
+   * `RequestFailure.from`); prompts not answered by then are the caller's to send elsewhere.
    */
   send(member: Member, model: string, prompts: readonly string[], shape: Shape, gen: GenerationOptions, call: SendCall, sink: SendSink): Promise<void> {
     return this.batcher.send(member, model, prompts, shape, gen, call, sink);
