@@ -425,8 +425,9 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
           if (!m || typeof m.type !== 'string') return;
           if (m.type === 'runStarted' && /big\.prompts\.txt/.test(m.label)) w.__big.runId = m.runId;
           if (m.type === 'runProgress' && m.runId === w.__big.runId) {
-            w.__big.progress.push([Date.now(), m.elapsedMs, m.results.length]);
-            if (m.results.length) w.__big.lastRowsAt = Date.now();
+            const rows = m.resultsJsonl ? m.resultsJsonl.split('\\n').length : 0;
+            w.__big.progress.push([Date.now(), m.elapsedMs, rows]);
+            if (rows) w.__big.lastRowsAt = Date.now();
           }
           if (m.type === 'runFinished' && m.runId === w.__big.runId) {
             w.__big.finishedAt = Date.now();

@@ -30,7 +30,7 @@ async function showStatuses(page: Page): Promise<void> {
   await host(page, { type: 'init', state: initState() });
   await host(page, started('r1', 6, 'statuses · 6 prompts'));
   const rows = [row(0), row(1, { status: 'failed', ok: false, text: '', error: 'HTTP 500: overloaded' }), row(2), row(3, { status: 'cancelled', ok: false, text: '', endpoint: null })];
-  await host(page, { type: 'runProgress', runId: 'r1', done: 4, ok: 2, failed: 1, total: 6, elapsedMs: 500, results: rows });
+  await host(page, { type: 'runProgress', runId: 'r1', done: 4, ok: 2, failed: 1, total: 6, elapsedMs: 500, resultsJsonl: jsonl(rows) });
   await host(page, finished('r1', { label: 'statuses · 6 prompts', cancelled: true, summary: summary({ prompts: 6, ok: 2, failed: 1, cancelled: 3 }) }));
   await page.locator('#run-status[data-state="cancelled"]').waitFor();
 }

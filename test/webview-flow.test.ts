@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { scatterGather, type Run } from '../src/core/index.ts';
 import { LiveRows } from '../src/extension/panel/live-rows.ts';
-import type { HostMessage, PanelMessage, ResultRow } from '../src/panel/protocol.ts';
+import { parseRows, type HostMessage, type PanelMessage, type ResultRow } from '../src/panel/protocol.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
 import { patience, until } from './helpers/patience.ts';
 import { host, panelSession, type HarnessWindow } from './webview-harness/session.ts';
-import { initState, started } from './webview-harness/fixtures.ts';
+import { initState, jsonl, started } from './webview-harness/fixtures.ts';
 
 declare const window: HarnessWindow;
 declare const document: { querySelector(s: string): { textContent: string | null } | null };
@@ -39,7 +39,8 @@ function follow(run: Run<unknown>, total: number): { live: LiveRows; said: Progr
   return { live, said };
 }
 
-const indices = (said: Progress[]) => said.flatMap((p) => p.results.map((r) => r.index)).sort((a, b) => a - b);
+const rowCount = (p: Progress) => parseRows(p.resultsJsonl).length;
+const indices = (said: Progress[]) => said.flatMap((p) => parseRows(p.resultsJsonl).map((r) => r.index)).sort((a, b) => a - b);
 
 describe('progress flow control, host side (a real run on the simulator)', { timeout: patience(60_000) }, () => {
   it('sends no progress while the page has not drawn the last one, then one with every row since; the end goes unasked', async () => {
@@ -70,8 +71,8 @@ describe('progress flow control, host side (a real run on the simulator)', { tim
     const doneBefore = run.progress.done;
     held.live.seen(first.seq!);
     const second = await until(() => held.said[2], 'the next progress message');
-    const sentBefore = opening.results.length + first.results.length;
-    assert.ok(second.results.length >= doneBefore - sentBefore, `it carries the rows held back (${second.results.length} rows, ${doneBefore} done before, ${sentBefore} sent before)`);
+    const sentBefore = rowCount(opening) + rowCount(first);
+    assert.ok(rowCount(second) >= doneBefore - sentBefore, `it carries the rows held back (${rowCount(second)} rows, ${doneBefore} done before, ${sentBefore} sent before)`);
     assert.ok(second.seq! > first.seq!);
 
     // Not drawn again, and the run ends: the last rows go without waiting, unnumbered.
@@ -94,7 +95,7 @@ describe('progress flow control, host side (a real run on the simulator)', { tim
     const n = said.length;
     live.resync();
     const all = said[n]!;
-    assert.ok(all.results.length >= 20 && all.seq !== undefined, 'every row so far, numbered');
+    assert.ok(rowCount(all) >= 20 && all.seq !== undefined, 'every row so far, numbered');
     live.seen(said[0]!.seq!);
     live.seen(all.seq!);
     await until(() => said[n + 1], 'the flow goes on from the new page\'s answer');
@@ -126,10 +127,10 @@ describe('progress flow control, page side (the panel in Chromium)', { timeout: 
       };
     });
     const seen = () => page.evaluate(() => (window as unknown as { __seen: Array<{ seq: number; shown: string }> }).__seen);
-    await host(page, { type: 'runProgress', runId: 'r1', done: 2, ok: 2, failed: 0, total: 6, elapsedMs: 100, results: rowsOf(0, 2), seq: 41 });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 2, ok: 2, failed: 0, total: 6, elapsedMs: 100, resultsJsonl: jsonl(rowsOf(0, 2)), seq: 41 });
     await until(async () => (await seen()).length === 1, 'the answer to message 41');
-    await host(page, { type: 'runProgress', runId: 'r1', done: 4, ok: 4, failed: 0, total: 6, elapsedMs: 200, results: rowsOf(2, 4) });
-    await host(page, { type: 'runProgress', runId: 'r1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 300, results: rowsOf(4, 6), seq: 42 });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 4, ok: 4, failed: 0, total: 6, elapsedMs: 200, resultsJsonl: jsonl(rowsOf(2, 4)) });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 300, resultsJsonl: jsonl(rowsOf(4, 6)), seq: 42 });
     await until(async () => (await seen()).length === 2, 'the answer to message 42');
     assert.deepEqual(await seen(), [
       { seq: 41, shown: '2' },

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Aggregate, PanelMessage, ReduceView, RunRequest } from '../src/panel/protocol.ts';
 import type { PanelPage } from './webview-harness/browser.ts';
-import { finished, initState, row, started } from './webview-harness/fixtures.ts';
+import { finished, initState, jsonl, row, started } from './webview-harness/fixtures.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 import { patience } from './helpers/patience.ts';
 
@@ -132,7 +132,7 @@ describe('webview: the ported patterns in Chromium', { timeout: patience(120_000
       const { page } = p;
       const rows = [row(0), row(1), row(2, { text: HOSTILE }), row(3, { level: 1 }), row(4, { level: 1 })];
       await host(page, started('pl', 5, 'pipeline of 2 stages: draft → pick', { pattern: 'pipeline' }));
-      await host(page, { type: 'runProgress', runId: 'pl', done: 5, ok: 5, failed: 0, total: 5, elapsedMs: 900, results: rows.map((r) => ({ ...r, prompt: `prompt ${r.index}` })) });
+      await host(page, { type: 'runProgress', runId: 'pl', done: 5, ok: 5, failed: 0, total: 5, elapsedMs: 900, resultsJsonl: jsonl(rows.map((r) => ({ ...r, prompt: `prompt ${r.index}` }))) });
       await host(page, finished('pl', { pattern: 'pipeline', reduce: STEPS }));
       await page.locator('#tree').waitFor();
       assert.equal(await page.locator('#tree-final').textContent(), HOSTILE);

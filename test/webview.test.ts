@@ -445,14 +445,14 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     assert.equal(await page.locator('#progress-total').textContent(), '30', 'the total shows from the start');
     assert.equal(await page.locator('#results-table').getAttribute('data-count'), '30', 'pending rows show too');
     const batch = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => row(from + k));
-    await host(page, { type: 'runProgress', runId: 'r1', done: 10, ok: 10, failed: 0, total: 30, elapsedMs: 400, results: batch(20, 30) });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 10, ok: 10, failed: 0, total: 30, elapsedMs: 400, resultsJsonl: jsonl(batch(20, 30)) });
     await page.locator('#progress-done', { hasText: '10' }).waitFor();
     const early = await cellTexts(page, 'status');
     assert.deepEqual(early.slice(0, 3), ['pending', 'pending', 'pending']);
     assert.deepEqual((await cellTexts(page, 'prompt')).slice(0, 2), ['question 0', 'question 1'], 'a pending row shows its prompt');
-    await host(page, { type: 'runProgress', runId: 'r1', done: 20, ok: 20, failed: 0, total: 30, elapsedMs: 800, results: batch(0, 10) });
-    await host(page, { type: 'runProgress', runId: 'other', done: 1, ok: 1, failed: 0, total: 1, elapsedMs: 1, results: [row(10, { text: 'WRONG RUN' })] });
-    await host(page, { type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200, results: [...batch(10, 15), row(15, { status: 'failed', ok: false, text: '', error: 'HTTP 500: boom' }), ...batch(16, 20)] });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 20, ok: 20, failed: 0, total: 30, elapsedMs: 800, resultsJsonl: jsonl(batch(0, 10)) });
+    await host(page, { type: 'runProgress', runId: 'other', done: 1, ok: 1, failed: 0, total: 1, elapsedMs: 1, resultsJsonl: jsonl([row(10, { text: 'WRONG RUN' })]) });
+    await host(page, { type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200, resultsJsonl: jsonl([...batch(10, 15), row(15, { status: 'failed', ok: false, text: '', error: 'HTTP 500: boom' }), ...batch(16, 20)]) });
     await page.locator('#progress-done', { hasText: '30' }).waitFor();
     const idx = await cellTexts(page, 'idx');
     assert.deepEqual(idx.map(Number).sort((a, b) => a - b).slice(0, 20), Array.from({ length: 20 }, (_, i) => i + 1));
@@ -472,7 +472,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
       const mo = new MutationObserver(() => n++);
       mo.observe(target.parentElement!.parentElement!, { subtree: true, characterData: true, childList: true });
       const H = (window as unknown as HostGlobal).__host;
-      for (let i = 1; i <= 40; i++) H.post({ type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200 + i, results: [] });
+      for (let i = 1; i <= 40; i++) H.post({ type: 'runProgress', runId: 'r1', done: 30, ok: 29, failed: 1, total: 30, elapsedMs: 1200 + i, resultsJsonl: '' });
       // Until the last one is drawn (1,240 ms), then one frame more for any draw still owed.
       do await new Promise<void>((r) => requestAnimationFrame(() => r()));
       while (!document.querySelector('#run-status')!.textContent.includes('1.24 s'));
@@ -495,10 +495,10 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const { page } = p;
     await host(page, { type: 'init', state: initState() });
     await host(page, started('u1', 2000, 'unstreamed · 2,000 prompts'));
-    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 1000, results: [] });
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 1000, resultsJsonl: '' });
     assert.equal(await page.locator('#run-servers').count(), 0, 'no servers line before a reading');
     const servers = { answered: 999, asked: 1000, endpoints: 1000, running: 1812, waiting: 188, finished: 700, generationTokens: 45120, preemptions: 0, prefixCacheQueries: 0, prefixCacheHits: 0, runningBand: null, waitingBand: null, kvCacheUsage: null, atMs: 2000 };
-    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 2000, results: [], servers });
+    await host(page, { type: 'runProgress', runId: 'u1', done: 0, ok: 0, failed: 0, total: 2000, elapsedMs: 2000, resultsJsonl: '', servers });
     const line = page.locator('#run-servers');
     await line.waitFor();
     assert.equal(((await line.textContent()) ?? '').replace(/\s+/g, ' ').trim(), 'servers: 1,812 running · 188 waiting · 700 finished · 45,120 tokens · 1 not answering');
@@ -508,7 +508,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     assert.equal(await page.locator('#progress-done').textContent(), '0', 'the count stays the answers that came back');
     await shot(page, 'run-servers-400');
     // The answers come: the count leads again; the run ends and the line goes.
-    await host(page, { type: 'runProgress', runId: 'u1', done: 1500, ok: 1500, failed: 0, total: 2000, elapsedMs: 3000, results: [], servers: { ...servers, finished: 1600, running: 400, waiting: 0 } });
+    await host(page, { type: 'runProgress', runId: 'u1', done: 1500, ok: 1500, failed: 0, total: 2000, elapsedMs: 3000, resultsJsonl: '', servers: { ...servers, finished: 1600, running: 400, waiting: 0 } });
     await page.locator('#progress-done', { hasText: '1,500' }).waitFor();
     assert.deepEqual(await bar(), [80, 'Run progress (sequences the servers finished)']);
     await host(page, finished('u1', { label: 'unstreamed · 2,000 prompts', summary: summary({ prompts: 2000, ok: 2000 }) }));
@@ -525,7 +525,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await page.locator('#results-table').waitFor();
     // Prompt i: sent at 10 + i, first token 40 ms later, 30 + i tokens, done at 110 + 2i (row()).
     const rows = Array.from({ length: 4 }, (_, i) => row(i, { timings: { queuedMs: 1, sentMs: 10 + i, firstByteMs: 20 + i, firstTokenMs: 50 + i, doneMs: 110 + 2 * i } }));
-    await host(page, { type: 'runProgress', runId: 's1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 200, results: rows });
+    await host(page, { type: 'runProgress', runId: 's1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 200, resultsJsonl: jsonl(rows) });
     await page.locator('#progress-done', { hasText: '4' }).waitFor();
     assert.deepEqual(await cellTexts(page, 'ttft'), ['40 ms', '40 ms', '40 ms', '40 ms']);
     assert.deepEqual(await cellTexts(page, 'tpot'), ['2.1 ms', '2.0 ms', '2.0 ms', '2.0 ms'], '(done − first token) / (tokens − 1)');
@@ -579,7 +579,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     // Prompts 0, 1 and 3 went in one request to gpu01 (same send time); prompt 2 alone to gpu02.
     const at = (i: number, endpoint: string, sentMs: number, over = {}) => row(i, { endpoint, timings: { queuedMs: 1, sentMs, firstByteMs: null, firstTokenMs: null, doneMs: sentMs + 90 }, ...over });
     const rows = [at(0, 'gpu01:8000', 5), at(1, 'gpu01:8000', 5), at(2, 'gpu02:8000', 6), at(3, 'gpu01:8000', 5, { prompt: '<img src=x onerror=alert(1)> what?' })];
-    await host(page, { type: 'runProgress', runId: 'b1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 100, results: rows });
+    await host(page, { type: 'runProgress', runId: 'b1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 100, resultsJsonl: jsonl(rows) });
     await host(page, finished('b1', { context: { ...CONTEXT, params }, summary: summary({ prompts: 4, ok: 4, failed: 0 }) }));
     await page.locator('#run-figures').waitFor();
     await page.locator('#results-table .rt-scroll').focus();
@@ -613,7 +613,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const rows = [...Array.from({ length: 5 }, (_, i) => row(i)), ...Array.from({ length: 5 }, (_, i) => cancelledRow(5 + i))];
     const sum = summary({ prompts: 10, ok: 5, failed: 0, cancelled: 5 });
     await host(page, started('c9', 10, 'hung run'));
-    await host(page, { type: 'runProgress', runId: 'c9', done: 10, ok: 5, failed: 0, total: 10, elapsedMs: 900, results: rows });
+    await host(page, { type: 'runProgress', runId: 'c9', done: 10, ok: 5, failed: 0, total: 10, elapsedMs: 900, resultsJsonl: jsonl(rows) });
     await host(page, finished('c9', { summary: sum, cancelled: true }));
     const status = page.locator('#run-status');
     await page.locator('#run-status[data-state="cancelled"]').waitFor();
@@ -641,7 +641,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
 
     // A run that ended on an error says so, with the error.
     await host(page, started('e1', 4, 'broken run'));
-    await host(page, { type: 'runProgress', runId: 'e1', done: 4, ok: 1, failed: 3, total: 4, elapsedMs: 50, results: [row(0), ...[1, 2, 3].map((i) => row(i, { status: 'failed', ok: false, text: '', error: 'every endpoint serving llama is down' }))] });
+    await host(page, { type: 'runProgress', runId: 'e1', done: 4, ok: 1, failed: 3, total: 4, elapsedMs: 50, resultsJsonl: jsonl([row(0), ...[1, 2, 3].map((i) => row(i, { status: 'failed', ok: false, text: '', error: 'every endpoint serving llama is down' }))]) });
     await host(page, finished('e1', { summary: summary({ prompts: 4, ok: 1, failed: 3 }), error: 'every endpoint serving llama is down' }));
     await page.locator('#run-status[data-state="failed"]').waitFor();
     assert.match((await status.textContent())!.replace(/\s+/g, ' '), /4 \/ 4 · 1 ok · 3 failed · .* · failed: every endpoint serving llama is down/);
@@ -663,7 +663,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const drainedRow = (i: number) => row(i, { status: 'cancelled', ok: false, text: '', error: DRAINED, finishReason: null, completionTokens: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs: 900 } });
     const rows = [...Array.from({ length: 4 }, (_, i) => row(i)), ...Array.from({ length: 6 }, (_, i) => drainedRow(4 + i))];
     const sum = summary({ prompts: 10, ok: 4, failed: 0, cancelled: 6 });
-    await host(page, { type: 'runProgress', runId: 'd1', done: 10, ok: 4, failed: 0, total: 10, elapsedMs: 900, results: rows });
+    await host(page, { type: 'runProgress', runId: 'd1', done: 10, ok: 4, failed: 0, total: 10, elapsedMs: 900, resultsJsonl: jsonl(rows) });
     await host(page, finished('d1', { summary: sum, cancelled: false, drained: true }));
     const status = page.locator('#run-status');
     await page.locator('#run-status[data-state="drained"]').waitFor();
@@ -905,7 +905,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await host(page, { type: 'init', state: initState() });
     await host(page, started('t1', 8, 'tree-reduce of 8 items', { pattern: 'tree-reduce' }));
     const leaves = Array.from({ length: 8 }, (_, i) => `leaf answer ${i}`);
-    await host(page, { type: 'runProgress', runId: 't1', done: 11, ok: 11, failed: 0, total: 11, elapsedMs: 900, results: [...leaves.map((t, i) => row(i, { text: t })), row(8, { level: 1, text: 'merged 0-3' }), row(9, { level: 1, text: 'merged 4-7' }), row(10, { level: 2, text: 'FINAL' })] });
+    await host(page, { type: 'runProgress', runId: 't1', done: 11, ok: 11, failed: 0, total: 11, elapsedMs: 900, resultsJsonl: jsonl([...leaves.map((t, i) => row(i, { text: t })), row(8, { level: 1, text: 'merged 0-3' }), row(9, { level: 1, text: 'merged 4-7' }), row(10, { level: 2, text: 'FINAL' })]) });
     await host(page, finished('t1', {
       pattern: 'tree-reduce',
       summary: summary({ pattern: 'tree-reduce', prompts: 11, ok: 11, failed: 0 }),
@@ -1052,7 +1052,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const arm = async (i: number) => {
       const figures = full.rounds[i]!;
       await host(page, { type: 'armStarted', runId: 'cmp-1', arm: figures.arm, round: figures.round });
-      await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, results: Array.from({ length: 6 }, (_, k) => row(k)) });
+      await host(page, { type: 'runProgress', runId: 'cmp-1', done: 6, ok: 6, failed: 0, total: 6, elapsedMs: 500, resultsJsonl: jsonl(Array.from({ length: 6 }, (_, k) => row(k))) });
       await host(page, { type: 'armFinished', runId: 'cmp-1', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
       // The panel has taken the arm in (its wall time column counts this round) and painted it.
       await page.waitForFunction(
@@ -1158,7 +1158,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await host(page, comparisonStarted('cmp-t', 4, 'compare 4 prompts', 3));
     for (const figures of full.rounds) {
       await host(page, { type: 'armStarted', runId: 'cmp-t', arm: figures.arm, round: figures.round });
-      await host(page, { type: 'runProgress', runId: 'cmp-t', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 300, results: rowsOf(figures.arm, figures.round) });
+      await host(page, { type: 'runProgress', runId: 'cmp-t', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 300, resultsJsonl: jsonl(rowsOf(figures.arm, figures.round)) });
       await host(page, { type: 'armFinished', runId: 'cmp-t', arm: figures.arm, round: figures.round, figures, cancelled: false, error: null });
     }
     await tab(page, 'results');
@@ -1353,7 +1353,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const full = comparison(2, 6);
     await host(page, comparisonStarted('cmp-r', 6, 'compare 6 prompts', 2));
     await host(page, { type: 'armStarted', runId: 'cmp-r', arm: 'batched', round: 0 });
-    await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, results: [row(0), row(1), row(2)] });
+    await host(page, { type: 'runProgress', runId: 'cmp-r', done: 3, ok: 3, failed: 0, total: 6, elapsedMs: 300, resultsJsonl: jsonl([row(0), row(1), row(2)]) });
     await host(page, { type: 'armFinished', runId: 'cmp-r', arm: 'batched', round: 0, figures: full.rounds[0]!, cancelled: false, error: null });
     await kept({ id: 'cmp-r', rounds: 1 });
 
@@ -1381,7 +1381,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
 
     // A run still going is not in history: the host resyncs it, nothing is asked for.
     await host(page, started('live-2', 4, 'still going'));
-    await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, results: [row(0)] });
+    await host(page, { type: 'runProgress', runId: 'live-2', done: 1, ok: 1, failed: 0, total: 4, elapsedMs: 100, resultsJsonl: jsonl([row(0)]) });
     await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
     await kept({ id: 'live-2', done: 1 });
     await reload();
@@ -1398,7 +1398,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await host(page, started('live-3', 8, 'the next run'));
     await host(page, { type: 'reply', requestId: stale.requestId, ok: true, value: { record: live2, resultsJsonl: jsonl([row(0)]) } });
     // Messages are handled in order: once the live run's progress shows, the reply has been handled too.
-    await host(page, { type: 'runProgress', runId: 'live-3', done: 1, ok: 1, failed: 0, total: 8, elapsedMs: 10, results: [row(0)] });
+    await host(page, { type: 'runProgress', runId: 'live-3', done: 1, ok: 1, failed: 0, total: 8, elapsedMs: 10, resultsJsonl: jsonl([row(0)]) });
     await page.waitForFunction(() => document.querySelector('#progress-done')?.textContent === '1');
     assert.equal(await page.locator('#run-status').getAttribute('data-state'), 'running');
     assert.match(await page.locator('#run-status .run-label').textContent() ?? '', /the next run/);
@@ -1439,7 +1439,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await host(page, started('x', PAYLOADS.length, PAYLOADS[4]!));
     await host(page, {
       type: 'runProgress', runId: 'x', done: 7, ok: 6, failed: 1, total: 7, elapsedMs: 10,
-      results: PAYLOADS.map((x, i) => row(i, { prompt: x, text: evil, endpoint: evilEndpoints[0]!.id, ...(i === 1 ? { status: 'failed' as const, ok: false, error: x } : {}), input: { [x]: x } })),
+      resultsJsonl: jsonl(PAYLOADS.map((x, i) => row(i, { prompt: x, text: evil, endpoint: evilEndpoints[0]!.id, ...(i === 1 ? { status: 'failed' as const, ok: false, error: x } : {}), input: { [x]: x } }))),
     });
     await host(page, finished('x', { summary: summary({ model: PAYLOADS[1]!, mode: PAYLOADS[0] as 'batched' }), error: PAYLOADS[5]!, reduce: { text: evil, levels: [{ level: 0, texts: PAYLOADS }] } }));
     await page.locator('.notice', { hasText: `Run failed: ${PAYLOADS[5]}` }).waitFor();
@@ -1508,7 +1508,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
       await page.evaluate((start) => {
         const H = (window as unknown as HostGlobal).__host;
         H.post(start);
-        H.post({ type: 'runProgress', runId: 's', done: 260, ok: 234, failed: 26, total: 400, elapsedMs: 3120, results: H.makeRows(260, { failEvery: 10 }) });
+        H.post({ type: 'runProgress', runId: 's', done: 260, ok: 234, failed: 26, total: 400, elapsedMs: 3120, resultsJsonl: H.jsonl(H.makeRows(260, { failEvery: 10 })) });
       }, started('s', 400, 'questions.prompts.jsonl · 400 prompts'));
       await page.locator('#results-table .vl-row[data-index="2"]').click();
       await page.locator('#results-table .vl-row[aria-expanded="true"]').waitFor();

@@ -4,17 +4,19 @@
  * (text bindings only); the big tables and the charts are custom elements that draw themselves.
  */
 import { render } from 'lit';
-import type { Arm, OpenedRun, PromptRow, Requests } from '../src/panel/protocol.ts';
+import { parseRows, type Arm, type OpenedRun, type PromptRow, type Requests } from '../src/panel/protocol.ts';
 import { isHostMessage, loadState, post, request, saveState, settleReply } from './api.ts';
 import { readTheme, type Theme } from './charts/specs.ts';
 import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
 import { parsePromptFile, rowsFromTable } from './lib/import.ts';
-import { parseRows, type ResultFilter } from './lib/results.ts';
+import type { ResultFilter } from './lib/results.ts';
 import { pairArms } from './lib/arm-pairs.ts';
 import type { PanelApp } from './panel-app.ts';
 import { restoreState, SAVE_ROWS_MAX, smallEnough, type Tab, type UiState } from './state.ts';
 import { initialState, reduce, reopenId, type Action, type Notice, type ViewState } from './view-state.ts';
 import { appView } from './views/app-view.ts';
+import { Inbox, type Inbound } from './lib/inbox.ts';
+import { int } from './lib/format.ts';
 
 /** An info notice goes by itself after this long; an error stays until dismissed. */
 const NOTICE_MS = 6000;
@@ -34,19 +36,11 @@ export class App implements PanelApp {
   }
 
   start(): void {
+    const inbox = new Inbox((message) => this.receive(message), {
+      badRows: (count, why) => this.say(`${int(count)} result row${count === 1 ? '' : 's'} from the extension could not be read and ${count === 1 ? 'is' : 'are'} not shown: ${why}`, 'error'),
+    });
     window.addEventListener('message', (e: MessageEvent) => {
-      if (!isHostMessage(e.data) || settleReply(e.data)) return;
-      const message = e.data as Exclude<typeof e.data, { type: 'reply' }>;
-      this.dispatch(message);
-      if (message.type === 'runProgress' && message.seq !== undefined) this.seen(message.runId, message.seq);
-      // The run on show before a reload, asked for again once History lists it (a login-node run: once the window connects through its login again).
-      if (message.type === 'init' || message.type === 'history') {
-        const id = reopenId(this.state);
-        if (id && id !== this.reopening) {
-          this.reopening = id;
-          void this.ask('openRun', { id }).then((run) => run && this.dispatch({ type: 'opened', run, ifShowing: id }), () => (this.reopening = undefined));
-        }
-      }
+      if (isHostMessage(e.data)) inbox.take(e.data);
     });
     new MutationObserver(() => {
       this.theme = readTheme();
@@ -55,6 +49,21 @@ export class App implements PanelApp {
     window.addEventListener('pagehide', () => this.saveNow());
     this.renderNow();
     post({ type: 'ready' });
+  }
+
+  /** A host message, its rows read (see Inbox), in the order the host sent it. */
+  private receive(message: Inbound): void {
+    if (message.type === 'reply') return void settleReply(message);
+    this.dispatch(message);
+    if (message.type === 'runProgress' && message.seq !== undefined) this.seen(message.runId, message.seq);
+    // The run on show before a reload, asked for again once History lists it (a login-node run: once the window connects through its login again).
+    if (message.type === 'init' || message.type === 'history') {
+      const id = reopenId(this.state);
+      if (id && id !== this.reopening) {
+        this.reopening = id;
+        void this.ask('openRun', { id }).then((run) => run && this.dispatch({ type: 'opened', run, ifShowing: id }), () => (this.reopening = undefined));
+      }
+    }
   }
 
   /** Every change of state goes through here: reduce, then keep, then render. */

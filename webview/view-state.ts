@@ -5,12 +5,13 @@
  * "returns new values": a run's rows are appended to its ResultsStore in place (a 100,000-row run is
  * not copied on every progress message); a new run gets a new store.
  */
-import type { ArmShown, ComparisonView, EndpointInfo, HistoryEntry, HostMessage, OpenedRun, PanelState, ReduceView, Requests, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+import { parseRows, type ArmShown, type ComparisonView, type EndpointInfo, type HistoryEntry, type OpenedRun, type PanelState, type ReduceView, type Requests, type ResultRow, type RunRecord } from '../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 import type { ComposeState } from './lib/compose.ts';
+import type { Inbound } from './lib/inbox.ts';
 import type { ImportResult } from './lib/import.ts';
-import { noFilter, parseRows, ResultsStore, type ResultFilter } from './lib/results.ts';
+import { noFilter, ResultsStore, type ResultFilter } from './lib/results.ts';
 import type { SideBySide } from './lib/arm-pairs.ts';
 import type { ComparisonOf, RunView, Tab, UiState } from './state.ts';
 
@@ -69,7 +70,8 @@ export type LocalAction =
   | { type: 'pick'; id: string; on: boolean }
   | { type: 'timelineRound'; round: number };
 
-export type Action = Exclude<HostMessage, { type: 'reply' }> | LocalAction;
+/** The host's messages (a runProgress with its rows read: see Inbox) and the panel's own. */
+export type Action = Exclude<Inbound, { type: 'reply' }> | LocalAction;
 
 /** The state a panel starts from: what it kept before a reload (see state.ts). */
 export function initialState(ui: UiState): ViewState {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { summarize } from '../core/run/summary.ts';
-import type { HistoryEntry, OpenedRun, Pattern, ResultRow, RunRecord } from '../panel/protocol.ts';
+import { rowsJsonl, type HistoryEntry, type OpenedRun, type Pattern, type ResultRow, type RunRecord } from '../panel/protocol.ts';
 import type { DetachedRun, RemoteRuns } from './detached-runs-remote.ts';
 
 /** History ids of detached runs: their run id behind this, so they never meet a saved run's. */
@@ -27,7 +27,7 @@ export function detachedEntry(run: DetachedRun): HistoryEntry {
 
 /** A detached run opened: its rows so far (in input order) and their figures. */
 export function detachedOpened(run: DetachedRun, rows: readonly ResultRow[]): OpenedRun {
-  return { record: recordOf(run, rows), resultsJsonl: rows.map((r) => JSON.stringify(r)).join('\n') };
+  return { record: recordOf(run, rows), resultsJsonl: rowsJsonl(rows) };
 }
 
 function recordOf(run: DetachedRun, rows: readonly ResultRow[]): RunRecord {

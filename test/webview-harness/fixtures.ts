@@ -1,5 +1,5 @@
 /** Host-side data for the panel harness: endpoints, run summaries, history records, a comparison. */
-import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ResultRow, RunContext, RunMessage, RunRecord } from '../../src/panel/protocol.ts';
+import { rowsJsonl, type ArmRound, type ComparisonView, type EndpointInfo, type PanelState, type ResultRow, type RunContext, type RunMessage, type RunRecord } from '../../src/panel/protocol.ts';
 
 type RunSummary = RunRecord['summary'];
 
@@ -59,7 +59,7 @@ type Started = Extract<RunMessage, { type: 'runStarted' }>;
 type Finished = Extract<RunMessage, { type: 'runFinished' }>;
 
 /** Rows as OpenedRun carries them: JSONL. */
-export const jsonl = (rows: readonly ResultRow[]): string => rows.map((r) => JSON.stringify(r)).join('\n');
+export const jsonl = rowsJsonl;
 
 /** `runStarted` as the host sends it: a single scatter run unless `over` says otherwise. */
 export function started(runId: string, total: number, label: string, over: Partial<Started> = {}): Started {

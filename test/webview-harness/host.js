@@ -137,7 +137,7 @@
     window.postMessage({ type: 'runStarted', runId: 'bench', kind: 'single', pattern: 'scatter', total: n, rounds: 1, label: 'bench: runProgress', startedAt: new Date().toISOString(), context: { hostfile: null, endpoints: 4, model: null, params: { batch: true, tags: [] } } }, '*');
     await painted();
     const progress = await timeUntil(
-      { type: 'runProgress', runId: 'bench', done: n, ok: n, failed: 0, total: n, elapsedMs: 1000, results: rows },
+      { type: 'runProgress', runId: 'bench', done: n, ok: n, failed: 0, total: n, elapsedMs: 1000, resultsJsonl: jsonl(rows) },
       () => shown('bench: runProgress') && document.querySelector('#progress-done')?.textContent === n.toLocaleString('en-US'),
     );
     // What the message itself costs (structured clone out and back), with no table behind it.

@@ -43,18 +43,6 @@ function sortValue(r: ResultRow, key: Exclude<SortKey, ''>): number | string {
   }
 }
 
-/** Rows from JSONL (a results file, or what openRun and showRun carry); a row without its prompt gets ''. */
-export function parseRows(jsonl: string): ResultRow[] {
-  const rows: ResultRow[] = [];
-  for (const line of jsonl.split('\n')) {
-    if (!line.trim()) continue;
-    const row = JSON.parse(line) as ResultRow;
-    if (typeof row.prompt !== 'string') row.prompt = '';
-    rows.push(row);
-  }
-  return rows;
-}
-
 export const latencyMs = (r: ResultRow): number | null => (r.timings.sentMs === null ? null : r.timings.doneMs - r.timings.sentMs);
 
 /** The matcher of a search box: text (case-insensitive) or a regular expression; `error` when the regex is bad. */

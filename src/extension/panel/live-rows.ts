@@ -1,5 +1,5 @@
 import type { Run } from '../../core/index.ts';
-import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts';
+import { rowsJsonl, type HostMessage, type ResultRow, type ServerLoad } from '../../panel/protocol.ts';
 import { throttle, type Throttled } from '../throttle.ts';
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
@@ -122,7 +122,7 @@ export class LiveRows {
       failed: b.failed + p.failed,
       total: Math.max(b.done + p.total, this.total),
       elapsedMs: p.elapsedMs,
-      results,
+      resultsJsonl: rowsJsonl(results),
       ...(this.servers ? { servers: this.servers } : {}),
       ...(seq ? { seq } : {}),
     });

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/run/compare.ts';
 import { generationParams, subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { speedup } from '../../core/run/stats.ts';
-import type { ArmShown, ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import { rowsJsonl, type ArmShown, type ComparisonView, type HostMessage, type OpenedRun, type ResultRow, type RunContext, type RunRecord, type RunRequest } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
@@ -249,7 +249,7 @@ export class RunOrchestrator {
 
 /** A finished run as `showRun` carries it (rows as JSONL: see OpenedRun); a comparison's rows are `arm`'s (its batched arm's by default). */
 export function openedRun(saved: SavedRun, rows: readonly ResultRow[] | string, arm: Arm = 'batched'): OpenedRun {
-  const resultsJsonl = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
+  const resultsJsonl = typeof rows === 'string' ? rows : rowsJsonl(rows);
   const shown = saved.comparison ? armShown(saved, arm) : undefined;
   return { record: saved.record, resultsJsonl, ...(saved.reduce ? { reduce: saved.reduce } : {}), ...(saved.comparison ? { comparison: saved.comparison } : {}), ...(shown ? { arm: shown } : {}) };
 }

@@ -8,14 +8,13 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { RunSummary } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
-import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
+import { parseRows, type HostMessage, type OpenedRun, type RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
 import { medianRound } from '../../../src/core/run/compare.ts';
 import { initialState, reduce, type Action } from '../../../webview/view-state.ts';
 import { freshState } from '../../../webview/state.ts';
 import { buildRunRequest, defaultCompose } from '../../../webview/lib/compose.ts';
-import { parseRows } from '../../../webview/lib/results.ts';
 import { patience } from '../../helpers/patience.ts';
 
 type Msg<T extends HostMessage['type']> = Extract<HostMessage, { type: T }>;
@@ -175,9 +174,9 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.deepEqual([started[0]!.context.endpoints, started[0]!.context.params.batch], [3, false]);
     assert.match(started[0]!.context.hostfile ?? '', /panel\.hostfile/);
     const progress = ofType(posted, 'runProgress').filter((p) => p.runId === id);
-    const indices = progress.flatMap((p) => p.results.map((r) => r.index)).sort((a, b) => a - b);
+    const indices = progress.flatMap((p) => parseRows(p.resultsJsonl).map((r) => r.index)).sort((a, b) => a - b);
     assert.deepEqual(indices, prompts.map((_, i) => i), 'every row once');
-    assert.ok(progress.every((p) => p.results.every((r) => r.prompt === prompts[r.index])), 'rows carry their prompt');
+    assert.ok(progress.every((p) => parseRows(p.resultsJsonl).every((r) => r.prompt === prompts[r.index])), 'rows carry their prompt');
     const seconds = outcome.summary.wallMs / 1000;
     assert.ok(progress.length >= 2, `several progress messages (${progress.length})`);
     assert.ok(progress.length <= Math.ceil(seconds * 5) + 2, `${progress.length} progress messages in ${seconds.toFixed(2)} s: at most 5 a second`);
@@ -297,7 +296,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const mapDone = ofType(map, 'runFinished')[0]!;
     assert.equal(mapDone.record.summary.ok, 3);
     assert.equal(mapDone.record.summary.generationRequests, 2, 'batched: one request per endpoint');
-    const mapRows = ofType(map, 'runProgress').flatMap((p) => p.results);
+    const mapRows = ofType(map, 'runProgress').flatMap((p) => parseRows(p.resultsJsonl));
     assert.deepEqual(mapRows.map((r) => r.prompt).sort(), ['say x', 'say y', 'say z']);
 
     const bc = await runFromPanel({ pattern: 'broadcast', prompt: 'hello all' });
@@ -361,7 +360,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(reopened.comparison!.rounds.length, 4);
     // The table the panel showed when the comparison ended is the one History reopens: the webview's
     // own reducer over the messages it was sent, against the same reducer over the reopened run.
-    const live = posted.filter((x) => x.type !== 'reply').reduce((s, x) => reduce(s, x as Action), initialState(freshState()));
+    // (A runProgress as the page's inbox hands it on: its rows read.)
+    const live = posted.filter((x) => x.type !== 'reply').reduce((s, x) => reduce(s, (x.type === 'runProgress' ? { ...x, results: parseRows(x.resultsJsonl) } : x) as Action), initialState(freshState()));
     const fromHistory = reduce(initialState(freshState()), { type: 'opened', run: reopened });
     assert.deepEqual(live.store.all(), fromHistory.store.all());
     assert.deepEqual([live.run?.arm, live.run?.round], [reopened.arm!.arm, reopened.arm!.round]);
@@ -410,7 +410,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const show = ofType(posted, 'runFinished')[0]!;
     assert.equal(show.record.pattern, 'tree-reduce');
     assert.equal(show.reduce!.text, outcome.text);
-    const rows = ofType(posted, 'runProgress').flatMap((p) => p.results);
+    const rows = ofType(posted, 'runProgress').flatMap((p) => parseRows(p.resultsJsonl));
     assert.deepEqual(rows.filter((r) => !r.level).sort((a, b) => a.index - b.index).map((r) => r.prompt), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
   });
 
@@ -499,7 +499,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     const done = await until(() => ofType(since(m), 'runFinished').find((f) => f.runId === runId), 'the continued run', 30_000);
     const startedMsg = ofType(since(m), 'runStarted')[0]!;
     assert.deepEqual([startedMsg.total, startedMsg.prompts], [4, ['a', 'b', 'c', 'd']], 'the panel shows the whole run');
-    const shown = ofType(since(m), 'runProgress').flatMap((p) => p.results.map((r) => r.index)).sort();
+    const shown = ofType(since(m), 'runProgress').flatMap((p) => parseRows(p.resultsJsonl).map((r) => r.index)).sort();
     assert.deepEqual(shown, [0, 1, 2, 3], 'kept and new rows, each once');
     const rows = lines(done.record.file);
     assert.deepEqual(rows.map((r) => [r.index, r.prompt, r.status]), [[0, 'a', 'ok'], [1, 'b', 'ok'], [2, 'c', 'ok'], [3, 'd', 'ok']]);
@@ -585,7 +585,7 @@ describe('the Swarm Lab panel (extension side)', function () {
     assert.equal(posted[0]!.type, 'init');
     const id = outcome.resultsUri.path.split('/').pop()!.replace(/\.jsonl$/, '');
     assert.equal(ofType(posted, 'runStarted').find((s) => s.runId === id)?.total, 600, 'the live run from its start');
-    const rows = ofType(posted, 'runProgress').filter((p) => p.runId === id).flatMap((p) => p.results.map((r) => r.index));
+    const rows = ofType(posted, 'runProgress').filter((p) => p.runId === id).flatMap((p) => parseRows(p.resultsJsonl).map((r) => r.index));
     assert.deepEqual(rows.sort((a, b) => a - b), prompts.map((_, i) => i), 'every row once, the early ones included');
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });

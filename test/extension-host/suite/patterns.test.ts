@@ -9,7 +9,7 @@ import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { Endpoint } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
-import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
+import { parseRows, type HostMessage, type OpenedRun, type ResultRow, type RunRequest } from '../../../src/panel/protocol.ts';
 import { until } from '../until.ts';
 import { patience } from '../../helpers/patience.ts';
 
@@ -43,14 +43,14 @@ async function request(method: string, params: unknown): Promise<Msg<'reply'>> {
 }
 
 /** Runs as the Run button does; resolves with the run's messages once its runFinished is posted. */
-async function run(req: Partial<RunRequest>): Promise<{ started: Msg<'runStarted'>; done: Msg<'runFinished'>; rows: Msg<'runProgress'>['results'] }> {
+async function run(req: Partial<RunRequest>): Promise<{ started: Msg<'runStarted'>; done: Msg<'runFinished'>; rows: ResultRow[] }> {
   const before = api.panel.messages().length;
   const reply = await request('run', { request: { prompts: [], tags: [], batch: false, ...req } });
   assert.equal(reply.ok, true, reply.error);
   const { runId } = reply.value as { runId: string };
   const mine = () => api.panel.messages().slice(before).filter((m) => 'runId' in m && m.runId === runId);
   const done = await until(() => ofType(mine(), 'runFinished')[0], `runFinished of ${runId}`, 60_000);
-  return { started: ofType(mine(), 'runStarted')[0]!, done, rows: ofType(mine(), 'runProgress').flatMap((p) => p.results) };
+  return { started: ofType(mine(), 'runStarted')[0]!, done, rows: ofType(mine(), 'runProgress').flatMap((p) => parseRows(p.resultsJsonl)) };
 }
 
 describe('the panel runs the ported patterns (extension side)', function () {
