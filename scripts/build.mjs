@@ -44,6 +44,8 @@ await Promise.all([
   }),
   build({ ...extension, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', plugins: [onDemandApart, noNativeEngine], supported: { 'dynamic-import': false } }),
   build({ ...extension, entryPoints: ['src/extension/on-demand.ts'], outfile: 'dist/extension-lazy.cjs', plugins: [noNativeEngine] }),
+  // `Swarm: Start Local Simulator`'s servers, on a thread of their own (src/sim/cluster-thread.ts).
+  build({ ...extension, entryPoints: ['src/sim/cluster-worker.ts'], outfile: 'dist/sim-worker.cjs', plugins: [noNativeEngine] }),
   // The panel's front end (webview/): browser IIFE + its CSS, and the codicon font its icons need.
   build({ entryPoints: ['webview/main.ts'], outfile: 'dist/webview/panel.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }).then(() =>
     Promise.all(['codicon.css', 'codicon.ttf'].map((f) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`))),

@@ -1,12 +1,14 @@
 import * as vscode from 'vscode';
 import { writeHostfile } from '../../core/index.ts';
-import { startSimCluster } from '../../sim/cluster.ts';
+import { join } from 'node:path';
+import { startSimClusterThread } from '../../sim/cluster-thread.ts';
 import type { Services } from '../services.ts';
 
 /**
- * `Swarm: Start Local Simulator`: N simulated vLLM servers inside the extension host (pure
- * JavaScript, no process), their hostfile written to `.swarm/`, connected directly. They stop on
- * Disconnect. Anyone can try everything with no cluster.
+ * `Swarm: Start Local Simulator`: N simulated vLLM servers in the extension host's process, on a
+ * thread of their own (pure JavaScript, no child process; off the thread that serves the editor and
+ * the panel), their hostfile written to `.swarm/`, connected directly. They stop on Disconnect.
+ * Anyone can try everything with no cluster.
  */
 export async function startSimulator(services: Services, args: { count?: number } = {}): Promise<boolean> {
   const answer =
@@ -18,7 +20,8 @@ export async function startSimulator(services: Services, args: { count?: number 
       validateInput: (v) => (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 1000 ? undefined : 'a whole number from 1 to 1000'),
     }));
   if (!answer) return false;
-  const cluster = await startSimCluster(Number(answer), { reply: 'lorem' });
+  // The thread's script is bundled beside this one (dist/sim-worker.cjs).
+  const cluster = await startSimClusterThread(join(__dirname, 'sim-worker.cjs'), Number(answer), { reply: 'lorem' });
   try {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri ?? services.context.globalStorageUri;
     const folder = vscode.Uri.joinPath(root, '.swarm');
