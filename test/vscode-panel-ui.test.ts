@@ -425,8 +425,9 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
           if (!m || typeof m.type !== 'string') return;
           if (m.type === 'runStarted' && /big\.prompts\.txt/.test(m.label)) w.__big.runId = m.runId;
           if (m.type === 'runProgress' && m.runId === w.__big.runId) {
-            const rows = m.resultsJsonl ? m.resultsJsonl.split('\\n').length : 0;
-            w.__big.progress.push([Date.now(), m.elapsedMs, rows]);
+            const text = m.resultsJsonl || '';
+            const rows = text ? text.split('\\n').length : 0;
+            w.__big.progress.push([Date.now(), m.elapsedMs, rows, text.length]);
             if (rows) w.__big.lastRowsAt = Date.now();
           }
           if (m.type === 'runFinished' && m.runId === w.__big.runId) {
@@ -461,7 +462,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       }
       return w.__big;
     }`;
-    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; endedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number]>; endpointLists: number; statusChanges: number };
+    type Big = { doneAt: number; longestFrame: number; servers: string; since: number; shown: boolean; finishedAt: number; endedAt: number; historyAt: number; lastRowsAt: number; progress: Array<[number, number, number, number]>; endpointLists: number; statusChanges: number };
     // A string evaluates as an expression in the webview's own frame (Frame.evaluate; a locator would take it as a value).
     const poll = async () => {
       const frame = await (await app.locator('#run-status').elementHandle())?.ownerFrame();
@@ -508,12 +509,12 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const delay = big.doneAt - runEnd;
     // How late the run's progress reached the page: its arrival less the run's clock when the host sent it, at each quarter of the run.
     const runStart = runEnd - record.summary.wallMs;
-    const lags = big.progress.map(([at, elapsed, rows]) => ({ lag: at - (runStart + elapsed), elapsed, rows }));
+    const lags = big.progress.map(([at, elapsed, rows, bytes]) => ({ lag: at - (runStart + elapsed), elapsed, rows, bytes }));
     const lagAt = (q: number) => lags.filter((l) => l.elapsed <= q * record.summary.wallMs).at(-1)?.lag ?? NaN;
     const longTasks = ((await page.evaluate('window.__longTasks')) as Array<[number, number]>).filter(([at]) => at >= runStart && at <= big.doneAt);
     const sum = (list: Array<[number, number]>) => Math.round(list.reduce((n, [, d]) => n + d, 0));
     t.diagnostic(
-      `endpoint lists during the run: ${big.endpointLists} (status changes: ${big.statusChanges}) · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))}; reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
+      `endpoint lists during the run: ${big.endpointLists} (status changes: ${big.statusChanges}) · progress messages: ${lags.length}, most rows in one ${Math.max(0, ...lags.map((l) => l.rows))} (${(Math.max(0, ...lags.map((l) => l.bytes)) / 1e6).toFixed(1)} MB of rows); reached the page late by ${[0.25, 0.5, 0.75, 1].map((q) => `${(lagAt(q) / 1000).toFixed(2)} s`).join(' / ')} (a quarter, half, three quarters, all of the run)` +
         ` · the workbench's long tasks: ${sum(longTasks)} ms during the run and after (${sum(longTasks.filter(([at]) => at >= runEnd))} ms after its end), longest ${Math.round(Math.max(0, ...longTasks.map(([, d]) => d)))} ms`,
     );
     const after = (t: number) => (t ? `+${((t - runEnd) / 1000).toFixed(2)} s` : 'never');
@@ -524,5 +525,12 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await app.locator('vscode-tab-header[data-tab="results"]').click();
     await screenshot(page, join(SHOTS, 'panel-1000-results.png'));
     assert.ok(delay >= 0, `the panel said done before the run ended? ${delay} ms`);
+    // Live rows came light (long answers cut): the first row opened shows its whole answer, as the results file has it.
+    const first = JSON.parse(readFileSync(join(runs, (record as unknown as { file: string }).file), 'utf8').split('\n')[0]!) as { text: string };
+    assert.ok(first.text.length > 120, `the simulator's answers are long enough to be cut (${first.text.length} characters)`);
+    await app.locator('#results-table .rt-scroll').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await app.locator('#results-table .vl-row[aria-expanded="true"] pre', { hasText: first.text.slice(-60) }).waitFor({ timeout: 30_000 });
   });
 });

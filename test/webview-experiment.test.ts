@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { ExperimentRun, ExperimentView, ServerLoad } from '../src/panel/protocol.ts';
+import type { ExperimentRun, ExperimentView, ServerLoad } from '../src/panel/experiment-protocol.ts';
 import { launchBrowser, type Browser } from './webview-harness/browser.ts';
 import { startHarness, type Harness } from './webview-harness/server.ts';
 import { until } from './helpers/patience.ts';

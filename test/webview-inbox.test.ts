@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { rowsJsonl, type HostMessage, type ResultRow } from '../src/panel/protocol.ts';
+import type { HostMessage, ResultRow } from '../src/panel/protocol.ts';
+import { rowsJsonl } from '../src/panel/result-rows.ts';
 import { Inbox, type Inbound } from '../webview/lib/inbox.ts';
 
 const row = (index: number): ResultRow =>
-  ({ index, prompt: `p${index}`, status: 'ok', ok: true, text: `answer ${index}`, error: null, endpoint: 'e:1', timings: { sentMs: 0, doneMs: 5 } }) as unknown as ResultRow;
+  ({ index, prompt: `p${index}`, status: 'ok', ok: true, text: `answer ${index}`, error: null, endpoint: 'e:1', timings: { sentMs: 0, doneMs: 5 }, input: {} }) as unknown as ResultRow;
 const progress = (rows: string, done: number): HostMessage => ({ type: 'runProgress', runId: 'r', done, ok: done, failed: 0, total: 5000, elapsedMs: 10, resultsJsonl: rows, seq: done });
 const finished: HostMessage = { type: 'history', history: [] };
 

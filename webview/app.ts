@@ -4,7 +4,8 @@
  * (text bindings only); the big tables and the charts are custom elements that draw themselves.
  */
 import { render } from 'lit';
-import { parseRows, type Arm, type OpenedRun, type PromptRow, type Requests } from '../src/panel/protocol.ts';
+import type { Arm, OpenedRun, PromptRow, Requests } from '../src/panel/protocol.ts';
+import { parseRows } from '../src/panel/result-rows.ts';
 import { isHostMessage, loadState, post, request, saveState, settleReply } from './api.ts';
 import { readTheme, type Theme } from './charts/specs.ts';
 import { buildRunRequest, canBatch, type ComposeState } from './lib/compose.ts';
@@ -27,6 +28,8 @@ export class App implements PanelApp {
   private frame = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Every row of the run on show being fetched whole (wholeRows(null)). */
+  private allRows: Promise<void> | undefined;
   /** The run asked for again after a reload (asked once, not at each History message). */
   private reopening: string | undefined;
 
@@ -148,6 +151,8 @@ export class App implements PanelApp {
 
   setFilter(patch: Partial<ResultFilter>): void {
     this.dispatch({ type: 'filter', patch });
+    // A search reads whole answers: live rows came cut (it matches their first characters until then).
+    if (this.state.ui.filter.search) void this.wholeRows(null);
   }
 
   say(text: string, kind: Notice['kind'] = 'info'): void {
@@ -182,6 +187,22 @@ export class App implements PanelApp {
       this.say(`${method}: ${(err as Error).message}`, 'error');
       return undefined;
     }
+  }
+
+  async wholeRows(indices: number[] | null): Promise<void> {
+    const runId = this.state.run?.id;
+    const store = this.state.store;
+    if (!runId || !store.cut || (indices && !indices.some((i) => store.rows[i]?.cut))) return;
+    // One fetch of every row at a time: typing a search asks again only once the last came.
+    if (!indices && this.allRows) return this.allRows;
+    const fetched = this.ask('fullRows', { runId, indices }).then((jsonl) => {
+      // Only into the rows they were asked for: a comparison's next arm has a store of its own under the
+      // same run. (The host answers with the arm it follows; its armStarted for a later arm came before
+      // this reply, and the inbox hands messages on in order, so that store is already in place.)
+      if (jsonl !== undefined && this.state.store === store) this.dispatch({ type: 'wholeRows', runId, rows: parseRows(jsonl) });
+    });
+    if (!indices) this.allRows = fetched.finally(() => (this.allRows = undefined));
+    return fetched;
   }
 
   copy(text: string): void {

@@ -30,6 +30,11 @@ export interface PanelApp {
   cancelRun(): void;
   drainRun(): void;
   copy(text: string): void;
+  /**
+   * The run on show's rows at `indices` (null: every one) whole, in place of cut ones (RowCut);
+   * resolves once they are in, at once when none is cut.
+   */
+  wholeRows(indices: number[] | null): Promise<void>;
   openInEditor(text: string, language?: string): void;
   importFile(): Promise<void>;
   importRows(): PromptRow[];

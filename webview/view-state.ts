@@ -5,7 +5,8 @@
  * "returns new values": a run's rows are appended to its ResultsStore in place (a 100,000-row run is
  * not copied on every progress message); a new run gets a new store.
  */
-import { parseRows, type ArmShown, type ComparisonView, type EndpointInfo, type HistoryEntry, type OpenedRun, type PanelState, type ReduceView, type Requests, type ResultRow, type RunRecord } from '../src/panel/protocol.ts';
+import type { ArmShown, ComparisonView, EndpointInfo, HistoryEntry, OpenedRun, PanelState, ReduceView, Requests, ResultRow, RunRecord } from '../src/panel/protocol.ts';
+import { parseRows } from '../src/panel/result-rows.ts';
 
 type RunSummary = RunRecord['summary'];
 import type { ComposeState } from './lib/compose.ts';
@@ -68,7 +69,9 @@ export type LocalAction =
   /** Both arms paired (null: back to one arm's rows); dropped if another run came on show meanwhile. */
   | { type: 'sideBySide'; value: SideBySide | null }
   | { type: 'pick'; id: string; on: boolean }
-  | { type: 'timelineRound'; round: number };
+  | { type: 'timelineRound'; round: number }
+  /** Rows of `runId` whole (the fullRows reply), in place of the cut ones it has. */
+  | { type: 'wholeRows'; runId: string; rows: ResultRow[] };
 
 /** The host's messages (a runProgress with its rows read: see Inbox) and the panel's own. */
 export type Action = Exclude<Inbound, { type: 'reply' }> | LocalAction;
@@ -196,6 +199,14 @@ export function reduce(s: ViewState, a: Action): ViewState {
     case 'showRun':
       // A detached run's rows sent again as they land stay on the tab the user is on.
       return show(s, a, Boolean(a.record.detached) && s.run?.id === a.record.id);
+    case 'wholeRows': {
+      if (s.run?.id !== a.runId) return s;
+      // Only in place of a row still cut: one that came whole meanwhile (a later arm, a rerun) stays.
+      const rows = a.rows.filter((r) => s.store.rows[r.index]?.cut);
+      if (!rows.length) return s;
+      s.store.add(rows);
+      return { ...s };
+    }
     case 'opened':
       if (a.ifShowing !== undefined && s.run?.id !== a.ifShowing) return s; // a live run took its place meanwhile
       return show(s, a.run, a.ifShowing !== undefined);

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { summarize } from '../core/run/summary.ts';
-import { rowsJsonl, type HistoryEntry, type OpenedRun, type Pattern, type ResultRow, type RunRecord } from '../panel/protocol.ts';
+import type { HistoryEntry, OpenedRun, Pattern, ResultRow, RunRecord } from '../panel/protocol.ts';
+import { rowsJsonl } from '../panel/result-rows.ts';
 import type { DetachedRun, RemoteRuns } from './detached-runs-remote.ts';
 
 /** History ids of detached runs: their run id behind this, so they never meet a saved run's. */

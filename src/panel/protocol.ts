@@ -8,7 +8,7 @@
  * request too; the run's lifecycle (RunMessage) follows.
  */
 import type { ArmRound, Arm, Comparison } from '../core/run/compare.ts';
-import type { Aggregate, AggregateName, ClientOverhead, PredictedRun, PromptResult, RouteStrategy, RunSummary, SweepRow } from '../core/index.ts';
+import type { Aggregate, AggregateName, PromptResult, RouteStrategy, RunSummary } from '../core/index.ts';
 import type { EndpointStatus } from '../core/endpoints/endpoint-status.ts';
 import type { GenerationParams } from '../core/requests/generation-params.ts';
 /** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
@@ -60,7 +60,21 @@ export interface EndpointInfo {
 }
 
 /** A result as the panel shows it: the core's result plus the prompt text it answers. */
-export type ResultRow = PromptResult & { prompt: string };
+export type ResultRow = PromptResult & { prompt: string; cut?: RowCut };
+
+/**
+ * What a live row (runProgress) left out, so its message stays small: a row's answer crosses the
+ * three hops to the page at a few MB a second, and 10,000 long answers held "done" back by seconds.
+ * `text` and `reasoning`: their full lengths, the row holding their first PREVIEW_CHARS; `texts`
+ * and `embedding`: how many the row left out. The page asks for the row whole (`fullRows`) when it
+ * needs more than the table's line: an opened row, a copy, a search.
+ */
+export interface RowCut {
+  text?: number;
+  reasoning?: number;
+  texts?: number;
+  embedding?: number;
+}
 
 /** A tree-reduce's levels; the ported patterns' steps (see the patterns block) show the same way. */
 export interface ReduceView {
@@ -78,35 +92,6 @@ export interface MissingAnswer {
   reason: string;
   /** A tree-reduce group that failed: the items (from 0) whose answers it carried, lost with it. */
   items?: number[];
-}
-
-/** Rows as JSONL, one a line: how rows cross to the webview (runProgress, runFinished, OpenedRun). */
-export function rowsJsonl(rows: readonly ResultRow[]): string {
-  return rows.map((r) => JSON.stringify(r)).join('\n');
-}
-
-const ROW_STATUSES: ReadonlySet<unknown> = new Set(['ok', 'failed', 'cancelled'] satisfies Array<ResultRow['status']>);
-
-/**
- * One line of rows' JSONL, checked before the page files it by its index: an object with a
- * non-negative integer `index` and a known `status`; a row without its prompt (a results file of the
- * CLI's) gets ''. Throws on anything else.
- */
-export function parseResultRow(line: string): ResultRow {
-  const row: unknown = JSON.parse(line);
-  if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new Error('a result row is not an object');
-  const r = row as ResultRow;
-  if (!Number.isSafeInteger(r.index) || r.index < 0) throw new Error(`a result row's index is not a whole number: ${String(r.index).slice(0, 40)}`);
-  if (!ROW_STATUSES.has(r.status)) throw new Error(`result row ${r.index}: unknown status ${String(r.status).slice(0, 40)}`);
-  if (typeof r.prompt !== 'string') r.prompt = '';
-  return r;
-}
-
-/** Rows from JSONL (a results file, or what openRun, showRun and runFinished carry), each checked (parseResultRow). */
-export function parseRows(jsonl: string): ResultRow[] {
-  const rows: ResultRow[] = [];
-  for (const line of jsonl.split('\n')) if (line.trim()) rows.push(parseResultRow(line));
-  return rows;
 }
 
 /** One arm's figures in one round of a comparison (the core's). */
@@ -272,12 +257,13 @@ export type RunMessage =
       total: number;
       elapsedMs: number;
       /**
-       * The rows that came since the last progress message, as JSONL (rowsJsonl): one ResultRow a
-       * line, in the order they came. Under flow control one message carries every row that came
+       * The rows that came since the last progress message, as JSONL (result-rows.ts): one ResultRow a
+       * line, in the order they came, light (lightRow: long answers cut, see RowCut; a prompt that
+       * `runStarted` listed left out, the page has it). Under flow control one message carries every row that came
        * while the page drew the last (3,410 at 10,000 prompts over 1,000 endpoints); as objects they
        * were copied field by field at each of the three hops to the page (extension host, workbench,
        * webview frame), all on the thread the panel draws on. A string crosses each hop whole, and
-       * the page parses it a slice at a time (parseResultRow), between its frames.
+       * the page parses it a slice at a time (parseResultRow in result-rows.ts), between its frames.
        */
       resultsJsonl: string;
       servers?: ServerLoad;
@@ -362,6 +348,8 @@ export interface Requests {
    * were not answered in both (cancelled or missing in either: not compared), and their figures side by side.
    */
   compareRuns: { params: { a: string; b: string }; result: { a: RunRecord; b: RunRecord; changed: Array<{ index: number; a: string; b: string }>; unanswered?: number } };
+  /** Rows of a run (going or saved) whole, as JSONL: those at `indices`, or every one (null). */
+  fullRows: { params: { runId: string; indices: number[] | null }; result: string };
 }
 
 export type RequestMethod = keyof Requests;
@@ -386,7 +374,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
 // levels, so they are recorded, saved and shown exactly as tree-reduce levels are.
 
 export type PortedPattern = 'fan-out-fan-in' | 'pipeline' | 'blackboard';
-export type { AggregateName, Aggregate, RouteStrategy, ServerLoad, SweepRow };
+export type { AggregateName, Aggregate, RouteStrategy, ServerLoad };
 
 /** A pipeline stage as the panel edits it (`keep`: a regular expression an answer must match). */
 export interface StageParams {
@@ -427,42 +415,3 @@ export interface StepView {
   /** The step's aggregate (a broadcast's, a pipeline stage's transform). */
   aggregate?: Aggregate;
 }
-
-// ── Experiments (issue 24): an experiment file run from the editor, in a view of its own ───────────
-// The host runs `swarm run FILE --out FOLDER` (the bundled CLI) and reads what it writes: each run's
-// record as it finishes (its summary, the servers' readings against time, the client's own cost), then
-// the sweep's table and the planner's predictions. The host states the experiment's lifecycle; the
-// view only draws the latest `experiment` message.
-
-/** One finished run of an experiment, as its record says. */
-export interface ExperimentRun {
-  name: string;
-  point: { value: number | null; arm: string; repetition: number };
-  summary: Pick<RunSummary, 'wallMs' | 'prompts' | 'ok' | 'failed' | 'promptThroughput' | 'outputTokenThroughput'> & { ttftMedianMs: number | null };
-  client: ClientOverhead | null;
-  /** The servers' readings during it, each aggregated over its endpoints (sums and median/p90 bands). */
-  servers: ServerLoad[];
-}
-
-export type ExperimentStatus = 'running' | 'finished' | 'failed' | 'stopped';
-
-export interface ExperimentView {
-  /** The experiment file, and the folder its runs go to. */
-  file: string;
-  folder: string;
-  status: ExperimentStatus;
-  /** The CLI's first error line when it failed (exit 2: bad input; 1: some prompts failed). */
-  error: string | null;
-  exitCode: number | null;
-  /** Runs finished so far, in the order they ran. */
-  runs: ExperimentRun[];
-  /** The run under way: the servers' readings so far (its record, with the client's figures, comes at its end). */
-  live: Pick<ExperimentRun, 'name' | 'servers'> | null;
-  /** Once every run is in: the sweep's table and the planner beside each run. */
-  sweep: { parameter: string; metric: string; rows: SweepRow[]; plan: { fittedOn: string | null; rows: PredictedRun[]; note: string | null } } | null;
-}
-
-/** Host → experiment view. */
-export type ExperimentHostMessage = { type: 'experiment'; view: ExperimentView };
-/** Experiment view → host: `ready` (then the host sends the latest view), `stop` (end the run; finished runs are kept). */
-export type ExperimentViewMessage = { type: 'ready' } | { type: 'stop' };

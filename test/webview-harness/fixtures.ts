@@ -1,5 +1,6 @@
 /** Host-side data for the panel harness: endpoints, run summaries, history records, a comparison. */
-import { rowsJsonl, type ArmRound, type ComparisonView, type EndpointInfo, type PanelState, type ResultRow, type RunContext, type RunMessage, type RunRecord } from '../../src/panel/protocol.ts';
+import type { ArmRound, ComparisonView, EndpointInfo, PanelState, ResultRow, RunContext, RunMessage, RunRecord } from '../../src/panel/protocol.ts';
+import { rowsJsonl } from '../../src/panel/result-rows.ts';
 
 type RunSummary = RunRecord['summary'];
 

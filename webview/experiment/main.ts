@@ -4,7 +4,7 @@
  */
 import './experiment.css';
 import '../charts/chart.ts';
-import type { ExperimentHostMessage, ExperimentViewMessage } from '../../src/panel/protocol.ts';
+import type { ExperimentHostMessage, ExperimentViewMessage } from '../../src/panel/experiment-protocol.ts';
 import { ExperimentViewer } from './view.ts';
 
 const vscode = acquireVsCodeApi();

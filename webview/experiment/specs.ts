@@ -6,7 +6,7 @@
  * percentile (1,000 servers are a band, not 1,000 lines).
  */
 import uPlot from 'uplot';
-import type { ExperimentRun, ExperimentView } from '../../src/panel/protocol.ts';
+import type { ExperimentRun, ExperimentView } from '../../src/panel/experiment-protocol.ts';
 import type { SweepMetric } from '../../src/core/run/sweep.ts';
 import type { ChartSpec } from '../charts/chart.ts';
 

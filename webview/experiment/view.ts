@@ -4,7 +4,7 @@
  * a second): the page is patched, not rebuilt, so only what changed is touched. Text only
  * (textContent), never HTML: names and errors come from files and servers.
  */
-import type { ExperimentRun, ExperimentView, SweepRow } from '../../src/panel/protocol.ts';
+import type { ExperimentRun, ExperimentView, SweepRow } from '../../src/panel/experiment-protocol.ts';
 import type { SweepMetric } from '../../src/core/run/sweep.ts';
 import type { SwarmChart } from '../charts/chart.ts';
 import { readColors, serversSpec, sweepSpec } from './specs.ts';

@@ -4,7 +4,8 @@
  * slices, and the message is handed on with its rows once all are read; what came after it waits
  * its turn, so a run's end is never reduced before its last rows. No DOM: node tests it.
  */
-import { parseResultRow, type HostMessage, type ResultRow } from '../../src/panel/protocol.ts';
+import type { HostMessage, ResultRow } from '../../src/panel/protocol.ts';
+import { parseResultRow } from '../../src/panel/result-rows.ts';
 
 type Progress = Extract<HostMessage, { type: 'runProgress' }>;
 /** A runProgress with its rows read. */

@@ -74,6 +74,8 @@ export class ResultsStore {
   prompts: readonly string[] = [];
   total = 0;
   received = 0;
+  /** Rows that came cut (see RowCut): the page asks for them whole when it needs them. */
+  cut = 0;
   /** Rows received, by status (a cancelled prompt came back, but was never answered). */
   readonly statusCounts = { ok: 0, failed: 0, cancelled: 0 };
   /** Changes on every change (and differs from every other store's), so views know when to redraw. */
@@ -89,6 +91,7 @@ export class ResultsStore {
     this.prompts = prompts;
     this.total = total;
     this.received = 0;
+    this.cut = 0;
     Object.assign(this.statusCounts, { ok: 0, failed: 0, cancelled: 0 });
     this.endpointSet.clear();
     this.sortedEndpoints = null;
@@ -101,7 +104,13 @@ export class ResultsStore {
     for (const r of rows) {
       const had = this.rows[r.index];
       if (had === undefined) this.received++;
-      else this.statusCounts[had.status]--;
+      else {
+        this.statusCounts[had.status]--;
+        if (had.cut) this.cut--;
+      }
+      // A live row leaves out the prompt the run announced.
+      if (!r.prompt && this.prompts[r.index]) r.prompt = this.prompts[r.index]!;
+      if (r.cut) this.cut++;
       this.statusCounts[r.status]++;
       this.rows[r.index] = r;
       if (r.endpoint && !this.endpointSet.has(r.endpoint)) {

@@ -31,6 +31,8 @@ export interface ResultsTableActions {
   open(text: string, language?: string): void;
   /** A heading was clicked: sort by its column (again: the other way; a third time: input order). */
   sort(key: SortKey): void;
+  /** The row at input index `index` whole (it came cut: see RowCut); resolves once the store has it. */
+  whole(index: number): Promise<void>;
 }
 
 const ROW_HEIGHT = 26;
@@ -162,8 +164,7 @@ export class ResultsTable extends HTMLElement {
       onToggle: (pos) => this.toggle(pos),
       onKey: (e, pos) => {
         if ((e.key === 'c' || e.key === 'C') && !e.ctrlKey && !e.metaKey && pos >= 0) {
-          const r = this.data?.store.rows[this.indexAt(pos)];
-          if (r) this.actions?.copy(r.ok ? r.text : (r.error ?? r.text));
+          void this.wholeRow(this.indexAt(pos)).then((r) => r && this.actions?.copy(r.ok ? r.text : (r.error ?? r.text)));
           return true;
         }
         return false;
@@ -173,27 +174,35 @@ export class ResultsTable extends HTMLElement {
       const b = (e.target as HTMLElement).closest<HTMLElement>('[data-action]');
       if (!b) return;
       const row = b.closest<HTMLElement>('.vl-row');
-      const r = row ? this.data?.store.rows[this.indexAt(Number(row.dataset.index))] : undefined;
-      if (!r) return;
-      const answer = r.ok ? r.text : (r.error ?? r.text);
-      switch (b.dataset.action) {
-        case 'copy-prompt':
-          this.actions?.copy(r.prompt);
-          break;
-        case 'copy-response':
-          this.actions?.copy(answer);
-          break;
-        case 'open-prompt':
-          this.actions?.open(r.prompt);
-          break;
-        case 'open-response':
-          this.actions?.open(answer);
-          break;
-        case 'open-json':
-          this.actions?.open(JSON.stringify(r, null, 2), 'json');
-          break;
-      }
+      if (row) void this.wholeRow(this.indexAt(Number(row.dataset.index))).then((r) => r && this.act(b.dataset.action, r));
     });
+  }
+
+  /** The row at input index `index`, whole: a cut one is asked for first (copy, open and JSON take all of it). */
+  private async wholeRow(index: number): Promise<ResultRow | undefined> {
+    if (this.data?.store.rows[index]?.cut) await this.actions?.whole(index);
+    return this.data?.store.rows[index];
+  }
+
+  private act(action: string | undefined, r: ResultRow): void {
+    const answer = r.ok ? r.text : (r.error ?? r.text);
+    switch (action) {
+      case 'copy-prompt':
+        this.actions?.copy(r.prompt);
+        break;
+      case 'copy-response':
+        this.actions?.copy(answer);
+        break;
+      case 'open-prompt':
+        this.actions?.open(r.prompt);
+        break;
+      case 'open-response':
+        this.actions?.open(answer);
+        break;
+      case 'open-json':
+        this.actions?.open(JSON.stringify(r, null, 2), 'json');
+        break;
+    }
   }
 
   private toggle(pos: number): void {
@@ -300,7 +309,7 @@ export class ResultsTable extends HTMLElement {
     } else {
       row.classList.add(`s-${r.status}`);
       prompt.textContent = oneLine(r.prompt);
-      resp.textContent = oneLine(r.ok ? r.text : (r.error ?? r.text) || r.status);
+      resp.textContent = oneLine(r.ok ? r.text : (r.error ?? r.text) || r.status) + (r.cut?.text ? '…' : '');
       setEndpoint(ep, r.endpoint ?? '—');
       status.textContent = r.status;
       lat.textContent = ms(latencyMs(r));
@@ -325,8 +334,13 @@ export class ResultsTable extends HTMLElement {
       pre.tabIndex = 0;
       d.append(h, pre);
     };
+    // A live row came cut (RowCut): its start shows while the rest is asked for; the row is drawn again whole.
+    if (r.cut) {
+      void this.actions?.whole(r.index);
+      d.append(el('div', 'vl-label muted', 'Loading the whole answer…'));
+    }
     section('Prompt', r.prompt);
-    if (r.ok) section('Response', r.text);
+    if (r.ok) section('Response', r.cut?.text ? `${r.text}…` : r.text);
     else section(r.status === 'cancelled' ? 'Cancelled' : 'Server message', r.error ?? '(no message)', 'error');
     if (!r.ok && r.text) section('Partial response', r.text);
     if (r.reasoning) section('Reasoning', r.reasoning);

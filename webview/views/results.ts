@@ -22,6 +22,7 @@ function tableActions(app: App): ResultsTableActions {
     actions = {
       copy: (text) => app.copy(text),
       open: (text, language) => app.openInEditor(text, language),
+      whole: (index) => app.wholeRows([index]),
       sort: (key) => {
         const f = app.state.ui.filter;
         // Again on the same column: the other way; a third time: back to input order.

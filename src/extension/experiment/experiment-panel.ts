@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { JSON_SCHEMA, load } from 'js-yaml';
 import * as vscode from 'vscode';
 import { newRunId } from '../../core/runs/run-folder.ts';
-import type { ExperimentHostMessage, ExperimentView, ExperimentViewMessage } from '../../panel/protocol.ts';
+import type { ExperimentHostMessage, ExperimentView, ExperimentViewMessage } from '../../panel/experiment-protocol.ts';
 import { cliEnv } from '../cli-env.ts';
 import type { Services } from '../services.ts';
 import { ExperimentRunner } from './experiment-run.ts';

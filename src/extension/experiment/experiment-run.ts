@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClientOverhead, RunSummary, ServerLoad } from '../../core/index.ts';
 import { LIVE_READINGS } from '../../core/endpoints/server-metrics.ts';
-import type { ExperimentRun, ExperimentView } from '../../panel/protocol.ts';
+import type { ExperimentRun, ExperimentView } from '../../panel/experiment-protocol.ts';
 
 /** How often the folder is read for runs that finished while the experiment goes. */
 const READ_EVERY_MS = 500;

@@ -1,5 +1,6 @@
 import type { Run } from '../../core/index.ts';
-import { rowsJsonl, type HostMessage, type ResultRow, type ServerLoad } from '../../panel/protocol.ts';
+import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts';
+import { lightRowsJsonl } from '../../panel/result-rows.ts';
 import { throttle, type Throttled } from '../throttle.ts';
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
@@ -22,8 +23,9 @@ let lastSeq = 0;
  * `runProgress` messages, each with the rows that arrived since the previous one (never one message
  * per result), and one at a time: the next waits until the page says it drew the last
  * (`progressSeen`), and carries everything that came meanwhile. The page then sets the pace, and
- * no backlog builds in the workbench's thread ahead of the run's end. Keeps every row, so a webview
- * that comes back mid-run gets them all at once.
+ * no backlog builds in the workbench's thread ahead of the run's end. Rows go light (lightRow: long
+ * answers cut); the page asks for the whole ones it needs (`fullRows`, from `rows`). Keeps every row
+ * whole, so a webview that comes back mid-run gets them all at once.
  */
 export class LiveRows {
   readonly rows: ResultRow[];
@@ -49,6 +51,8 @@ export class LiveRows {
     private readonly total: number,
     private readonly post: (message: HostMessage) => boolean,
     kept: readonly ResultRow[] = [],
+    /** The prompts runStarted listed (by input index), which the page has: rows leave theirs out. */
+    private readonly prompts?: readonly string[],
   ) {
     this.rows = [...kept];
     this.pending = [...kept];
@@ -122,7 +126,7 @@ export class LiveRows {
       failed: b.failed + p.failed,
       total: Math.max(b.done + p.total, this.total),
       elapsedMs: p.elapsedMs,
-      resultsJsonl: rowsJsonl(results),
+      resultsJsonl: lightRowsJsonl(results, this.prompts),
       ...(this.servers ? { servers: this.servers } : {}),
       ...(seq ? { seq } : {}),
     });

@@ -37,7 +37,7 @@ export function validatePanelMessage(value: unknown): { ok: true; message: Panel
 }
 
 const PATTERNS: readonly Pattern[] = ['scatter', 'map', 'broadcast', 'tree-reduce', 'fan-out-fan-in', 'pipeline', 'blackboard'];
-const METHODS: readonly RequestMethod[] = ['run', 'runDetached', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns'];
+const METHODS: readonly RequestMethod[] = ['run', 'runDetached', 'rerun', 'continueRun', 'connect', 'importFile', 'savePromptSet', 'openInEditor', 'copy', 'openRun', 'exportRun', 'renameRun', 'deleteRun', 'compareRuns', 'fullRows'];
 
 function request(method: unknown, params: unknown): { method: RequestMethod; params: unknown } {
   if (!METHODS.includes(method as RequestMethod)) throw new Error(`unknown request method ${JSON.stringify(String(method)).slice(0, 60)}`);
@@ -73,6 +73,8 @@ function request(method: unknown, params: unknown): { method: RequestMethod; par
       return { method: method as 'renameRun' | 'deleteRun', params: { id: runId(p.id) } };
     case 'compareRuns':
       return { method: 'compareRuns', params: { a: runId(p.a), b: runId(p.b) } };
+    case 'fullRows':
+      return { method: 'fullRows', params: { runId: runId(p.runId), indices: p.indices === null ? null : list(p.indices, 'indices').map((v, i) => integer(v, `indices[${i}]`, 0)) } };
   }
 }
 

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { HostMessage, PanelState, RunRequest } from '../../panel/protocol.ts';
+import { parseRows, rowsJsonl } from '../../panel/result-rows.ts';
 import type { Services } from '../services.ts';
 import { settings } from '../settings.ts';
 import { endpointInfos, EndpointFeed } from './endpoint-feed.ts';
@@ -226,6 +227,12 @@ export class PanelHost implements vscode.Disposable {
           return target ? exportRun(this.history, id, format, target.fsPath) : null;
         },
         compareRuns: ({ a, b }) => diffRuns(this.history, a, b),
+        fullRows: async ({ runId, indices }) => {
+          // A run going: its live rows (what the page got cut); else its saved results (a comparison's: the arm the page shows).
+          const rows = this.runs.rowsGoing(runId) ?? parseRows(await this.history.jsonl(await this.history.load(runId)));
+          const wanted = indices && new Set(indices);
+          return rowsJsonl(wanted ? rows.filter((r) => wanted.has(r.index)) : rows);
+        },
         renameRun: async ({ id }) => {
           const saved = await this.history.load(id);
           const label = await vscode.window.showInputBox({ title: 'Swarm Lab: rename the run', value: saved.record.label, validateInput: (v) => (v.trim() ? undefined : 'A name cannot be empty.') });

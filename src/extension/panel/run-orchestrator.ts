@@ -4,7 +4,8 @@ import * as vscode from 'vscode';
 import { compareBatching, medianRound, TEMPLATE_PATHS, type Arm, type Comparison } from '../../core/run/compare.ts';
 import { generationParams, subpool, summarize, type ReduceOutcome, type RunOptions, type RunReport, type SwarmPool } from '../../core/index.ts';
 import { speedup } from '../../core/run/stats.ts';
-import { rowsJsonl, type ArmShown, type ComparisonView, type HostMessage, type OpenedRun, type ResultRow, type RunContext, type RunRecord, type RunRequest } from '../../panel/protocol.ts';
+import type { ArmShown, ComparisonView, HostMessage, OpenedRun, ResultRow, RunContext, RunRecord, RunRequest } from '../../panel/protocol.ts';
+import { rowsJsonl } from '../../panel/result-rows.ts';
 import type { SwarmConnection } from '../connection.ts';
 import { resultsFile } from '../results-file.ts';
 import { watchRun, withRunProgress } from '../run-progress.ts';
@@ -73,6 +74,12 @@ export class RunOrchestrator {
   isGoing(runId: string): boolean {
     const a = this.active.get(runId);
     return Boolean(a && !a.recorder.hasFinished);
+  }
+
+  /** The rows so far of a run going (of the arm going, in a comparison), whole and in input order; undefined once it finished. */
+  rowsGoing(runId: string): ResultRow[] | undefined {
+    const a = this.active.get(runId);
+    return a && !a.recorder.hasFinished ? a.recorder.rows : undefined;
   }
 
   /** Cancels every run going; finished results are kept. */

@@ -46,7 +46,7 @@ export class RunRecorder {
   follow(run: Run<unknown>, file?: string, arm?: { arm: ArmRound['arm']; round: number }): void {
     if (arm) this.say({ type: 'armStarted', runId: this.runId, ...arm });
     const c = this.continued;
-    const live = new LiveRows(this.runId, run, this.started.total, this.post, c?.kept);
+    const live = new LiveRows(this.runId, run, this.started.total, this.post, c?.kept, this.started.prompts);
     const writer = file ? new OrderedJsonlWriter({ path: file, ...(c ? { indexOf: (i: number) => c.todo[i]!, continued: c.continued } : {}) }) : undefined;
     run.on('result', (r) => {
       // The core's row as it is: the file is the one the CLI writes for the same run.

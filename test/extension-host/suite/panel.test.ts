@@ -8,7 +8,8 @@ import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { RunSummary } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
 import type { ScatterOutcome } from '../../../src/extension/commands/run.ts';
-import { parseRows, type HostMessage, type OpenedRun, type RunRequest } from '../../../src/panel/protocol.ts';
+import type { HostMessage, OpenedRun, RunRequest } from '../../../src/panel/protocol.ts';
+import { parseRows } from '../../../src/panel/result-rows.ts';
 import { until } from '../until.ts';
 import { savePromptSet } from '../../../src/extension/panel/prompt-requests.ts';
 import { medianRound } from '../../../src/core/run/compare.ts';
@@ -176,7 +177,8 @@ describe('the Swarm Lab panel (extension side)', function () {
     const progress = ofType(posted, 'runProgress').filter((p) => p.runId === id);
     const indices = progress.flatMap((p) => parseRows(p.resultsJsonl).map((r) => r.index)).sort((a, b) => a - b);
     assert.deepEqual(indices, prompts.map((_, i) => i), 'every row once');
-    assert.ok(progress.every((p) => parseRows(p.resultsJsonl).every((r) => r.prompt === prompts[r.index])), 'rows carry their prompt');
+    assert.deepEqual(started[0]!.prompts, prompts, 'every prompt listed at the start');
+    assert.ok(progress.every((p) => parseRows(p.resultsJsonl).every((r) => r.prompt === '')), 'so live rows leave theirs out (the page has it)');
     const seconds = outcome.summary.wallMs / 1000;
     assert.ok(progress.length >= 2, `several progress messages (${progress.length})`);
     assert.ok(progress.length <= Math.ceil(seconds * 5) + 2, `${progress.length} progress messages in ${seconds.toFixed(2)} s: at most 5 a second`);
@@ -296,8 +298,11 @@ describe('the Swarm Lab panel (extension side)', function () {
     const mapDone = ofType(map, 'runFinished')[0]!;
     assert.equal(mapDone.record.summary.ok, 3);
     assert.equal(mapDone.record.summary.generationRequests, 2, 'batched: one request per endpoint');
+    // Live rows leave out the prompts runStarted listed (the page has them): each is the one that row answers.
+    const listed = ofType(map, 'runStarted')[0]!.prompts!;
     const mapRows = ofType(map, 'runProgress').flatMap((p) => parseRows(p.resultsJsonl));
-    assert.deepEqual(mapRows.map((r) => r.prompt).sort(), ['say x', 'say y', 'say z']);
+    assert.deepEqual(listed, ['say x', 'say y', 'say z']);
+    assert.deepEqual(mapRows.map((r) => r.prompt || listed[r.index]).sort(), ['say x', 'say y', 'say z']);
 
     const bc = await runFromPanel({ pattern: 'broadcast', prompt: 'hello all' });
     assert.equal(ofType(bc, 'runStarted')[0]!.total, 2, 'a broadcast knows its total at launch: one per endpoint');
@@ -410,8 +415,9 @@ describe('the Swarm Lab panel (extension side)', function () {
     const show = ofType(posted, 'runFinished')[0]!;
     assert.equal(show.record.pattern, 'tree-reduce');
     assert.equal(show.reduce!.text, outcome.text);
+    const listed = ofType(posted, 'runStarted')[0]!.prompts ?? [];
     const rows = ofType(posted, 'runProgress').flatMap((p) => parseRows(p.resultsJsonl));
-    assert.deepEqual(rows.filter((r) => !r.level).sort((a, b) => a.index - b.index).map((r) => r.prompt), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
+    assert.deepEqual(rows.filter((r) => !r.level).sort((a, b) => a.index - b.index).map((r) => r.prompt || listed[r.index]), ['leaf 1', 'leaf 2', 'leaf 3', 'leaf 4']);
   });
 
   it('cancel from the panel stops the run and keeps what finished', async () => {

@@ -9,7 +9,8 @@ import { startSimCluster, type SimCluster } from '../../../src/sim/cluster.ts';
 import { writeHostfile } from '../../../src/core/hostfile/write.ts';
 import type { Endpoint } from '../../../src/core/index.ts';
 import type { SwarmLabApi } from '../../../src/extension/extension.ts';
-import { parseRows, type HostMessage, type OpenedRun, type ResultRow, type RunRequest } from '../../../src/panel/protocol.ts';
+import type { HostMessage, OpenedRun, ResultRow, RunRequest } from '../../../src/panel/protocol.ts';
+import { parseRows } from '../../../src/panel/result-rows.ts';
 import { until } from '../until.ts';
 import { patience } from '../../helpers/patience.ts';
 
