@@ -14,8 +14,11 @@ import type { GenerationParams } from '../core/requests/generation-params.ts';
 /** Both sides name endpoint statuses in the one vocabulary the CLI and the tree use. */
 export { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
 import type { ServerLoad } from '../core/endpoints/server-metrics.ts';
+import type { PatternParams, PortedPattern, StageParams, StepView } from './pattern-params.ts';
 
 export type Pattern = 'scatter' | 'map' | 'broadcast' | 'tree-reduce' | PortedPattern;
+export type { PortedPattern, StageParams, PatternParams, StepView };
+export type { AggregateName, Aggregate, RouteStrategy, ServerLoad };
 
 /** The reduce prompt a tree-reduce starts from, in the panel and in `Swarm: Tree Reduce`. */
 export const DEFAULT_REDUCE_PROMPT = 'Merge these answers into one, keeping every distinct point:\n{responses}';
@@ -366,52 +369,4 @@ export type PanelMessage =
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
-}
-
-// ── Patterns (issue 12): the rest of Aurora-Swarm in the panel ──────────────────────────────────
-// Broadcast with an aggregator, fan-out/fan-in, pipeline and blackboard, and a routing choice.
-// Their steps (pipeline stages, blackboard rounds, workers then collector) travel as a ReduceView's
-// levels, so they are recorded, saved and shown exactly as tree-reduce levels are.
-
-export type PortedPattern = 'fan-out-fan-in' | 'pipeline' | 'blackboard';
-export type { AggregateName, Aggregate, RouteStrategy, ServerLoad };
-
-/** A pipeline stage as the panel edits it (`keep`: a regular expression an answer must match). */
-export interface StageParams {
-  name: string;
-  template: string;
-  agents: number;
-  keep?: string;
-  transform?: AggregateName;
-}
-
-/** The parameters of the ported patterns; the request's `pattern` says which apply. */
-export interface PatternParams {
-  /** broadcast: one aggregate of the answers (top-k keeps `k`). */
-  aggregate?: AggregateName;
-  k?: number;
-  /** fan-out-fan-in: the first `workers` endpoints answer `prompt` (all when absent), endpoint 0 collects with this ({responses}). */
-  collectPrompt?: string;
-  workers?: number;
-  /** pipeline: the first stage's {input}; consecutive: each stage takes the next endpoints. */
-  stages?: StageParams[];
-  input?: string;
-  consecutive?: boolean;
-  /** blackboard: role= sections, a prompt with {board} (and {section}), rounds, a regex that ends it. */
-  sections?: string[];
-  boardPrompt?: string;
-  maxRounds?: number;
-  until?: string;
-}
-
-/** One step of a run: a tree-reduce level, a pipeline stage, a blackboard round, a broadcast's answers. */
-export interface StepView {
-  level: number;
-  texts: string[];
-  /** What to call each text (its item, group or endpoint); absent: by position. */
-  names?: string[];
-  /** What to call it (absent: a tree-reduce level). */
-  label?: string;
-  /** The step's aggregate (a broadcast's, a pipeline stage's transform). */
-  aggregate?: Aggregate;
 }
