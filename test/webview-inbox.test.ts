@@ -10,7 +10,7 @@ import { rowsJsonl } from '../src/panel/result-rows.ts';
 import { Inbox, type Inbound } from '../webview/lib/inbox.ts';
 
 const row = (index: number): ResultRow =>
-  ({ index, prompt: `p${index}`, status: 'ok', ok: true, text: `answer ${index}`, error: null, endpoint: 'e:1', timings: { sentMs: 0, doneMs: 5 }, input: {} }) as unknown as ResultRow;
+  ({ index, prompt: `p${index}`, status: 'ok', ok: true, text: `answer ${index}`, reasoning: null, error: null, endpoint: 'e:1', finishReason: 'stop', promptTokens: 3, completionTokens: 2, attempts: 1, timings: { queuedMs: 0, sentMs: 0, firstByteMs: 1, firstTokenMs: null, doneMs: 5 }, input: {} }) satisfies ResultRow;
 const progress = (rows: string, done: number): HostMessage => ({ type: 'runProgress', runId: 'r', done, ok: done, failed: 0, total: 5000, elapsedMs: 10, resultsJsonl: rows, seq: done });
 const finished: HostMessage = { type: 'history', history: [] };
 

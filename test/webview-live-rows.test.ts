@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { PanelMessage } from '../src/panel/protocol.ts';
-import { lightRowsJsonl, PREVIEW_CHARS, rowsJsonl } from '../src/panel/result-rows.ts';
+import { lightRowsJsonl, parseResultRow, PREVIEW_CHARS, rowsJsonl } from '../src/panel/result-rows.ts';
 import { initState, row, started } from './webview-harness/fixtures.ts';
 import { clearSent, host, panelSession } from './webview-harness/session.ts';
 import { patience } from './helpers/patience.ts';
@@ -22,6 +22,23 @@ async function requested(page: Page, method: string): Promise<Request> {
   const handle = await page.waitForFunction((m) => window.__host.sent.find((x: Request) => x.type === 'request' && x.method === m) ?? null, method);
   return (await handle.jsonValue()) as Request;
 }
+
+describe('light rows, read back', () => {
+  it('a row with a short answer reads back whole (its listed prompt from runStarted); a long one cut, said in `cut`', () => {
+    const nulls = row(0, { text: 'short', endpoint: null, finishReason: null, promptTokens: null, completionTokens: null, reasoning: null, error: null, timings: { queuedMs: 1, sentMs: null, firstByteMs: null, firstTokenMs: null, doneMs: 2 } });
+    const failed = row(1, { status: 'failed', ok: false, text: '', error: 'HTTP 500: boom', input: { id: 'x' } });
+    const truncated = row(2, { status: 'failed', ok: false, error: 'truncated', reasoning: 'r'.repeat(500), texts: ['a', 'b'] });
+    const long = row(3, { text: 'y'.repeat(1000), prompt: 'not the listed one' });
+    const prompts = ['prompt 0', 'prompt 1', 'prompt 2', 'prompt 3'];
+    const back = lightRowsJsonl([nulls, failed, truncated, long], prompts).split('\n').map(parseResultRow);
+    assert.deepEqual(back[0], { ...nulls, prompt: '' }, 'nulls and ok put back; the listed prompt left to the page');
+    assert.deepEqual(back[1], { ...failed, prompt: '' });
+    const { texts: _texts, ...cutTruncated } = truncated;
+    assert.deepEqual(back[2], { ...cutTruncated, prompt: '', reasoning: 'r'.repeat(PREVIEW_CHARS), cut: { reasoning: 500, texts: 2 } });
+    assert.deepEqual(back[3], { ...long, text: 'y'.repeat(PREVIEW_CHARS), cut: { text: 1000 } }, 'a prompt other than the listed one goes with its row');
+    assert.throws(() => parseResultRow('{"index":0,"status":"ok"}'), /no timings/);
+  });
+});
 
 describe('webview: live rows come light, and whole when needed', { timeout: patience(120_000) }, () => {
   const session = panelSession();
