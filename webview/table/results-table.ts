@@ -186,23 +186,15 @@ export class ResultsTable extends HTMLElement {
 
   private act(action: string | undefined, r: ResultRow): void {
     const answer = r.ok ? r.text : (r.error ?? r.text);
-    switch (action) {
-      case 'copy-prompt':
-        this.actions?.copy(r.prompt);
-        break;
-      case 'copy-response':
-        this.actions?.copy(answer);
-        break;
-      case 'open-prompt':
-        this.actions?.open(r.prompt);
-        break;
-      case 'open-response':
-        this.actions?.open(answer);
-        break;
-      case 'open-json':
-        this.actions?.open(JSON.stringify(r, null, 2), 'json');
-        break;
-    }
+    const a = this.actions;
+    const acts: Record<string, () => void> = {
+      'copy-prompt': () => a?.copy(r.prompt),
+      'copy-response': () => a?.copy(answer),
+      'open-prompt': () => a?.open(r.prompt),
+      'open-response': () => a?.open(answer),
+      'open-json': () => a?.open(JSON.stringify(r, null, 2), 'json'),
+    };
+    if (action) acts[action]?.();
   }
 
   private toggle(pos: number): void {
