@@ -360,8 +360,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
   test('after a reload (which closes the login) and a connect through the login again, an attached login-node run still going is followed again into its file, with no click', { timeout: patience(420_000) }, async () => {
     const page = wb!.page;
-    // Held by the gate through the reload and the connect; cancelled at the end.
-    const M = 4000;
+    // Held by the gate through the reload and the connect (it lets 3 × 10 through); cancelled at the end.
+    const M = 200;
     gate.hold();
     gate.allow(10);
     const id = await detachToLogin('long', M);
