@@ -114,14 +114,14 @@ export async function showActivity(page: Page, label: string): Promise<void> {
 }
 
 /**
- * Right-click → "Connect to Hostfile" on `fileName` in the Explorer, shown first (connecting focuses the
- * Swarm view). Just after a load or a reload the workbench may not know the extension's menus yet (its
+ * Right-click → "Connect to Hostfile" on `fileName` in the Explorer, shown before each try (connecting
+ * focuses the Swarm view, and a reloaded window may show the view it showed last once its activity bar is
+ * restored). Just after a load or a reload the workbench may not know the extension's menus yet (its
  * activity-bar entry is restored from the last session before that): explorerContextMenu draws the menu
  * again until the entry is there.
  */
 export async function connectFromExplorer(page: Page, fileName: string, timeoutMs = 60_000): Promise<void> {
-  await showActivity(page, 'Explorer');
-  await explorerContextMenu(page, fileName, 'Connect to Hostfile', { timeoutMs });
+  await explorerContextMenu(page, fileName, 'Connect to Hostfile', { timeoutMs, reveal: () => showActivity(page, 'Explorer') });
 }
 
 /** Opens `fileName` (top level) from the Explorer and waits until its editor tab is the active one. */

@@ -246,13 +246,23 @@ export function explorerRow(page: Page, fileName: string): Locator {
  * (just after a load or a reload) never gains the entry: it is closed and drawn again, rather than waited
  * on. Menu items only take a mouseup ~100 ms after they render: wait 250 ms, click, check the menu closed.
  */
-export async function explorerContextMenu(page: Page, fileName: string, itemLabel: string | RegExp, opts: { timeoutMs?: number } = {}): Promise<void> {
+export async function explorerContextMenu(
+  page: Page,
+  fileName: string,
+  itemLabel: string | RegExp,
+  opts: {
+    timeoutMs?: number;
+    /** Run before each try (showing the Explorer: a reloaded window may switch the side bar back to the view it showed last). */
+    reveal?: () => Promise<unknown>;
+  } = {},
+): Promise<void> {
   const menu = page.locator('.context-view .monaco-menu');
   const item = menu.locator('.action-item').filter({ has: page.locator('.action-label', { hasText: exact(itemLabel) }) }).first();
   let last: unknown;
   const clicked = await until(
     async () => {
       try {
+        await opts.reveal?.();
         if ((await menu.isVisible()) && !(await item.isVisible())) {
           await page.keyboard.press('Escape');
           await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
