@@ -120,8 +120,8 @@ export async function showActivity(page: Page, label: string): Promise<void> {
  * activity-bar entry is restored from the last session before that): explorerContextMenu draws the menu
  * again until the entry is there.
  */
-export async function connectFromExplorer(page: Page, fileName: string, timeoutMs = 60_000): Promise<void> {
-  await explorerContextMenu(page, fileName, 'Connect to Hostfile', { timeoutMs, reveal: () => showActivity(page, 'Explorer') });
+export async function connectFromExplorer(page: Page, fileName: string): Promise<void> {
+  await explorerContextMenu(page, fileName, 'Connect to Hostfile', { timeoutMs: 60_000, reveal: () => showActivity(page, 'Explorer') });
 }
 
 /** Opens `fileName` (top level) from the Explorer and waits until its editor tab is the active one. */
