@@ -268,7 +268,11 @@ export async function explorerContextMenu(
           await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
         }
         if (!(await menu.isVisible())) {
-          await explorerRow(page, fileName).click({ button: 'right', timeout: patience(5_000) });
+          // Not drawn yet, or the side bar shows another view: the next try shows it again (waiting on it here
+          // held each try for its whole limit, 27 s at load 11).
+          const row = explorerRow(page, fileName);
+          if (!(await row.isVisible())) throw new Error(`${fileName} is not shown in the Explorer`);
+          await row.click({ button: 'right', timeout: patience(5_000) });
           await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
         }
         // The menu's entries are drawn with it: one missing now is missing from this menu.
