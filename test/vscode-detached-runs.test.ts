@@ -278,13 +278,22 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
   };
 
   test('a run detached to the login node shows with its progress once the swarm is connected through it; Attach follows its rows here; opened in the panel it shows running; Cancel stops it there; Resume finishes it there; one login in all', { timeout: patience(600_000) }, async () => {
-    const M = 800;
+    // More prompts than the gate lets through before the cancel (4 × 10), so some are left to cancel and to
+    // resume; no more, as Resume sends the rest one at a time (800 took minutes on a loaded machine).
+    const M = 100;
     gate.allow(10);
     await mkdir(ws, { recursive: true });
     await writeFile(join(ws, 'cluster.hostfile'), `${sim.lines.join('\n')}\n`);
     const ext = join(root, 'ext');
     await installVsix(packagedVsix(root), ext);
-    server = await startCodeServer({ workspace: ws, extensionsDir: ext, userSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig, 'swarmLab.detachedRuns.remoteFolder': runsDir } });
+    // The ssh settings are machine settings: in this remote window (code-server's) they are the Remote ones,
+    // where the Settings editor writes them (User values of theirs were dropped after some reloads).
+    server = await startCodeServer({
+      workspace: ws,
+      extensionsDir: ext,
+      machineSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig },
+      userSettings: { 'swarmLab.detachedRuns.remoteFolder': runsDir },
+    });
     wb = await openWorkbench(server, ws);
     const page = wb.page;
     await waitForSwarmContributions(page);
@@ -351,8 +360,8 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
   test('after a reload (which closes the login) and a connect through the login again, an attached login-node run still going is followed again into its file, with no click', { timeout: patience(420_000) }, async () => {
     const page = wb!.page;
-    // Held by the gate through the reload and the connect; cancelled at the end.
-    const M = 4000;
+    // Held by the gate through the reload and the connect (it lets 3 × 10 through); cancelled at the end.
+    const M = 200;
     gate.hold();
     gate.allow(10);
     const id = await detachToLogin('long', M);
@@ -367,6 +376,9 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await waitForSwarmContributions(page);
     await connectFromExplorer(page, 'cluster.hostfile');
     await endpointRows(page, (r) => r.filter((x) => x.description.startsWith('healthy')).length === 2, 60_000);
+    // Through the login again: the reloaded window read its ssh settings as the first did.
+    const connects = await pollUntil(() => server!.extensionLog().match(/connected cluster\.hostfile: .*/g) ?? [], (c) => c.length === 2, 30_000);
+    assert.ok(connects[1]?.includes(`through ${sshd.via} (`), connects.join('\n'));
     const logins = sshd.logins();
     // Followed again, caught up, each row once, in input order.
     gate.allow(10);

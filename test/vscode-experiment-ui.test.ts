@@ -37,7 +37,7 @@ async function runFromExplorer(page: Page, fileName: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await showActivity(page, 'Explorer');
     try {
-      await explorerContextMenu(page, fileName, 'Run Experiment', { tries: 2 });
+      await explorerContextMenu(page, fileName, 'Run Experiment', { timeoutMs: 10_000 });
       return;
     } catch (err) {
       await page.keyboard.press('Escape');

@@ -49,9 +49,8 @@ describe('launched jobs in a real VS Code: one SSH login per window, the walltim
       workspace,
       timeoutMs: 900_000,
       env: { ...slurm.env, SWARM_TEST_SSHD_LOG: sshd.log, SWARM_TEST_SSHD_PORT: String(sshd.port), SWARM_TEST_SLURM_CONF: slurm.conf, SWARM_TEST_PORT_BASE: String(await freePorts(4)), SWARM_EXT_TEST_TIMEOUT: '240000' },
+      machineSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig },
       userSettings: {
-        'swarmLab.ssh.via': sshd.via,
-        'swarmLab.ssh.configFile': sshd.clientConfig,
         'swarmLab.launch.swarmCommand': `${process.execPath} ${BIN}`,
         'swarmLab.launch.pollInterval': 1,
         'swarmLab.healthInterval': 60,

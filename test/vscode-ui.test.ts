@@ -348,7 +348,8 @@ describe('Swarm Lab UI in a real VS Code (code-server + Chromium, packaged .vsix
       sshServer = await startCodeServer({
         workspace: ws,
         extensionsDir: ext,
-        userSettings: { 'workbench.colorTheme': 'Default Light Modern', 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig },
+        machineSettings: { 'swarmLab.ssh.via': sshd.via, 'swarmLab.ssh.configFile': sshd.clientConfig },
+        userSettings: { 'workbench.colorTheme': 'Default Light Modern' },
       });
       sshWb = await openWorkbench(sshServer, ws);
       const p = sshWb.page;

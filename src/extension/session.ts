@@ -52,7 +52,7 @@ export class Session implements vscode.Disposable {
     this.changed.fire(connection);
     await connection.refresh();
     connection.startPolling(s.healthInterval);
-    this.log.info(`connected ${source.label}: ${connection.healthy}/${endpoints.length} healthy${tunnel ? ` through ${tunnel.label} (${tunnel.mode})` : ''}`);
+    this.log.info(`connected ${source.label}: ${connection.healthy}/${endpoints.length} healthy${tunnel ? ` through ${tunnel.label} (${tunnel.mode})` : ' directly'}`);
     return connection;
   }
 

@@ -59,6 +59,14 @@ export interface StartOptions {
   workspace: string;
   /** Merged over DEFAULT_USER_SETTINGS into <user-data-dir>/User/settings.json. */
   userSettings?: Record<string, unknown>;
+  /**
+   * <user-data-dir>/Machine/settings.json: the remote settings of this window ("Remote" in the Settings
+   * editor, where it writes `machine` and `machine-overridable` settings). code-server's window is a
+   * remote one, so a `machine-overridable` setting belongs here: from User/settings.json a reloaded window
+   * read one empty in 4 of 20 reloads at load 8-9 (and from here in none), as VS Code keeps such User
+   * values out of a remote window.
+   */
+  machineSettings?: Record<string, unknown>;
   /** Extensions dir (e.g. one installVsix() filled); default: an empty one in the private temp dir. */
   extensionsDir?: string;
   /** Extra environment for code-server and so for its extension host. */
@@ -294,6 +302,10 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       join(userDataDir, 'User', 'settings.json'),
       JSON.stringify({ ...DEFAULT_USER_SETTINGS, ...opts.userSettings }, null, 2),
     );
+    if (opts.machineSettings) {
+      await mkdir(join(userDataDir, 'Machine'), { recursive: true });
+      await writeFile(join(userDataDir, 'Machine', 'settings.json'), JSON.stringify(opts.machineSettings, null, 2));
+    }
     Object.assign(env, opts.env);
     let lastError: Error | undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -445,6 +457,8 @@ export interface ExtensionHostTestOptions {
   /** Folder the workbench opens. */
   workspace: string;
   userSettings?: Record<string, unknown>;
+  /** As StartOptions.machineSettings (where `machine-overridable` settings such as `swarmLab.ssh.via` go). */
+  machineSettings?: Record<string, unknown>;
   /** Extra environment for the extension host (e.g. SWARM_EXT_TEST_GREP). */
   env?: Record<string, string>;
   /** Whole run, start to exit; default 120 s. */
@@ -471,6 +485,7 @@ export async function runExtensionHostTests(opts: ExtensionHostTestOptions): Pro
   const server = await startCodeServer({
     workspace: opts.workspace,
     userSettings: opts.userSettings ?? {},
+    ...(opts.machineSettings ? { machineSettings: opts.machineSettings } : {}),
     env: { ...opts.env, [EXT_TEST_LOG_ENV]: logFile },
   });
   let wb: Awaited<ReturnType<typeof openWorkbench>> | undefined;

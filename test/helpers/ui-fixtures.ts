@@ -114,24 +114,14 @@ export async function showActivity(page: Page, label: string): Promise<void> {
 }
 
 /**
- * Right-click → "Connect to Hostfile" on `fileName` in the Explorer. Shows the Explorer first (connecting
- * focuses the Swarm view) and, should a menu have opened before the extension's contributions arrived,
- * closes it and tries again (explorerContextMenu keeps a menu that is already open).
+ * Right-click → "Connect to Hostfile" on `fileName` in the Explorer, shown before each try (connecting
+ * focuses the Swarm view, and a reloaded window may show the view it showed last once its activity bar is
+ * restored). Just after a load or a reload the workbench may not know the extension's menus yet (its
+ * activity-bar entry is restored from the last session before that): explorerContextMenu draws the menu
+ * again until the entry is there.
  */
 export async function connectFromExplorer(page: Page, fileName: string): Promise<void> {
-  let last: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await showActivity(page, 'Explorer');
-      await explorerContextMenu(page, fileName, 'Connect to Hostfile', { tries: 2 });
-      return;
-    } catch (e) {
-      last = e;
-      await page.keyboard.press('Escape');
-      await sleep(300);
-    }
-  }
-  throw last;
+  await explorerContextMenu(page, fileName, 'Connect to Hostfile', { timeoutMs: 60_000, reveal: () => showActivity(page, 'Explorer') });
 }
 
 /** Opens `fileName` (top level) from the Explorer and waits until its editor tab is the active one. */

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { pidsMentioning, removeOnExit, type CodeServer } from './code-server.ts';
-import { patience } from './patience.ts';
+import { patience, until } from './patience.ts';
 
 export const CHROMIUM = process.env.SWARM_CHROMIUM || '/usr/bin/chromium';
 
@@ -192,8 +192,10 @@ export async function quickPickSelect(page: Page, label: string | RegExp, opts: 
     const row = quickInputRow(page, label);
     await row.waitFor({ state: 'visible', timeout });
     await pickRow(page, row);
-    await row.waitFor({ state: 'detached', timeout: patience(3_000) }).catch(async () => {
-      if (await row.isVisible()) throw new Error(`quick pick row ${label} still visible after picking it`);
+    // Hidden, not detached: a closed quick input keeps its list in the DOM (waiting for it to go cost the
+    // whole limit on every pick: 3 s idle, 30 s at load 20).
+    await row.waitFor({ state: 'hidden', timeout: patience(3_000) }).catch(() => {
+      throw new Error(`quick pick row ${label} still visible after picking it`);
     });
   });
 }
@@ -239,24 +241,56 @@ export function explorerRow(page: Page, fileName: string): Locator {
 }
 
 /**
- * Right-clicks `fileName` in the explorer and clicks the context-menu entry `itemLabel`. Menu items only
- * take a mouseup ~100 ms after they render: wait 250 ms, click, check the menu closed, retry.
+ * Right-clicks `fileName` in the explorer and clicks the context-menu entry `itemLabel`, trying again
+ * until `timeoutMs` (stretched by the load). A menu drawn before the extension's contributions arrived
+ * (just after a load or a reload) never gains the entry: it is closed and drawn again, rather than waited
+ * on. Menu items only take a mouseup ~100 ms after they render: wait 250 ms, click, check the menu closed.
  */
-export async function explorerContextMenu(page: Page, fileName: string, itemLabel: string | RegExp, opts: { tries?: number } = {}): Promise<void> {
+export async function explorerContextMenu(
+  page: Page,
+  fileName: string,
+  itemLabel: string | RegExp,
+  opts: {
+    timeoutMs?: number;
+    /** Run before each try (showing the Explorer: a reloaded window may switch the side bar back to the view it showed last). */
+    reveal?: () => Promise<unknown>;
+  } = {},
+): Promise<void> {
   const menu = page.locator('.context-view .monaco-menu');
-  await retry(opts.tries ?? 4, async () => {
-    if (!(await menu.isVisible())) {
-      const row = explorerRow(page, fileName);
-      await row.waitFor({ state: 'visible', timeout: patience(10_000) });
-      await row.click({ button: 'right', timeout: patience(5_000) });
-      await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
-    }
-    const item = menu.locator('.action-item').filter({ has: page.locator('.action-label', { hasText: exact(itemLabel) }) }).first();
-    await item.waitFor({ state: 'visible', timeout: patience(3_000) });
-    await sleep(250);
-    await item.click({ timeout: patience(2_000) });
-    await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
-  });
+  const item = menu.locator('.action-item').filter({ has: page.locator('.action-label', { hasText: exact(itemLabel) }) }).first();
+  let last: unknown;
+  const clicked = await until(
+    async () => {
+      try {
+        await opts.reveal?.();
+        if ((await menu.isVisible()) && !(await item.isVisible())) {
+          await page.keyboard.press('Escape');
+          await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
+        }
+        if (!(await menu.isVisible())) {
+          // Not drawn yet, or the side bar shows another view: the next try shows it again (waiting on it here
+          // held each try for its whole limit, 27 s at load 11).
+          const row = explorerRow(page, fileName);
+          if (!(await row.isVisible())) throw new Error(`${fileName} is not shown in the Explorer`);
+          await row.click({ button: 'right', timeout: patience(5_000) });
+          await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
+        }
+        // The menu's entries are drawn with it: one missing now is missing from this menu.
+        if (!(await item.isVisible())) throw new Error(`no "${itemLabel}" in the context menu of ${fileName} (yet)`);
+        await sleep(250);
+        await item.click({ timeout: patience(2_000) });
+        await menu.waitFor({ state: 'hidden', timeout: patience(2_000) });
+        return true;
+      } catch (e) {
+        last = e;
+        return false;
+      }
+    },
+    `"${itemLabel}" in the context menu of ${fileName}`,
+    opts.timeoutMs ?? 30_000,
+    { intervalMs: 250 },
+  ).catch(() => false);
+  if (!clicked) throw last;
 }
 
 /** The labels of the explorer context menu of `fileName` (then closes the menu). */
