@@ -37,6 +37,10 @@ describe('light rows, read back', () => {
     assert.deepEqual(back[2], { ...cutTruncated, prompt: '', reasoning: 'r'.repeat(PREVIEW_CHARS), cut: { reasoning: 500, texts: 2 } });
     assert.deepEqual(back[3], { ...long, text: 'y'.repeat(PREVIEW_CHARS), cut: { text: 1000 } }, 'a prompt other than the listed one goes with its row');
     assert.throws(() => parseResultRow('{"index":0,"status":"ok"}'), /no timings/);
+    assert.throws(() => parseResultRow('[0,"ok","x",null,null,null,null,1]'), /no timings/);
+    // The fields every row has go by position: a cut row is its answer's start and ~110 bytes more.
+    const line = lightRowsJsonl([long], undefined);
+    assert.ok(line.length <= PREVIEW_CHARS + 160, `${line.length} bytes: ${line}`);
   });
 });
 

@@ -261,8 +261,8 @@ export type RunMessage =
       elapsedMs: number;
       /**
        * The rows that came since the last progress message, as JSONL (result-rows.ts): one ResultRow a
-       * line, in the order they came, light (lightRow: long answers cut, see RowCut; a prompt that
-       * `runStarted` listed left out, the page has it). Under flow control one message carries every row that came
+       * line, in the order they came, light (lightRowsJsonl: long answers cut, see RowCut; a prompt
+       * that `runStarted` listed left out, the page has it; fields by position). Under flow control one message carries every row that came
        * while the page drew the last (3,410 at 10,000 prompts over 1,000 endpoints); as objects they
        * were copied field by field at each of the three hops to the page (extension host, workbench,
        * webview frame), all on the thread the panel draws on. A string crosses each hop whole, and

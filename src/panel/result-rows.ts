@@ -54,22 +54,53 @@ export function lightRow(row: ResultRow, prompts: readonly string[] | undefined)
   return out;
 }
 
-/** Live rows as JSONL (lightRow each). */
+/**
+ * A light row's line: its fields every row has, by position (their names are most of a row's bytes
+ * once its answer is cut), then its timings by position, then, as an object, whatever else it holds.
+ */
+const LINE_FIELDS = ['index', 'status', 'text', 'endpoint', 'finishReason', 'promptTokens', 'completionTokens', 'attempts'] as const satisfies ReadonlyArray<keyof PromptResult>;
+const LINE_TIMINGS = ['queuedMs', 'sentMs', 'firstByteMs', 'firstTokenMs', 'doneMs'] as const satisfies ReadonlyArray<keyof PromptTimings>;
+
+/** Live rows as JSONL: lightRow each, as a line of positions (LINE_FIELDS); parseResultRow reads both forms. */
 export function lightRowsJsonl(rows: readonly ResultRow[], prompts: readonly string[] | undefined): string {
-  return rows.map((r) => JSON.stringify(lightRow(r, prompts))).join('\n');
+  return rows
+    .map((r) => {
+      const rest = lightRow(r, prompts) as Partial<ResultRow> & Record<string, unknown>;
+      delete rest.timings;
+      const line: unknown[] = LINE_FIELDS.map((k) => {
+        const v = rest[k] ?? null;
+        delete rest[k];
+        return v;
+      });
+      line.push(LINE_TIMINGS.map((k) => r.timings[k]));
+      if (Object.keys(rest).length) line.push(rest);
+      return JSON.stringify(line);
+    })
+    .join('\n');
+}
+
+/** A light row's line (lightRowsJsonl) as the row object it stands for, still to be checked. */
+function fromLine(line: unknown[]): unknown {
+  const [timings, rest] = [line[LINE_FIELDS.length], line[LINE_FIELDS.length + 1]];
+  if (!Array.isArray(timings)) throw new Error('a result row in positions has no timings');
+  const row: Record<string, unknown> = typeof rest === 'object' && rest !== null && !Array.isArray(rest) ? { ...rest } : {};
+  LINE_FIELDS.forEach((k, i) => (row[k] = line[i]));
+  row.timings = Object.fromEntries(LINE_TIMINGS.map((k, i) => [k, timings[i] ?? null]));
+  return row;
 }
 
 const ROW_STATUSES: ReadonlySet<unknown> = new Set(['ok', 'failed', 'cancelled'] satisfies Array<ResultRow['status']>);
 
 /**
- * One line of rows' JSONL, checked before the page files it by its index: an object with a
+ * One line of rows' JSONL (a row object, or a light row's positions), checked before the page files it by its index: an object with a
  * non-negative integer `index` and a known `status`; a row without its prompt (a results file of the
  * CLI's, a live row whose prompt runStarted listed) gets '', without input fields {}, and what else a
  * light row left out is put back. Throws on anything else (a row without timings too).
  */
 export function parseResultRow(line: string): ResultRow {
-  const row: unknown = JSON.parse(line);
-  if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new Error('a result row is not an object');
+  const parsed: unknown = JSON.parse(line);
+  const row = Array.isArray(parsed) ? fromLine(parsed) : parsed;
+  if (typeof row !== 'object' || row === null) throw new Error('a result row is not an object');
   const r = row as ResultRow;
   if (!Number.isSafeInteger(r.index) || r.index < 0) throw new Error(`a result row's index is not a whole number: ${String(r.index).slice(0, 40)}`);
   if (!ROW_STATUSES.has(r.status)) throw new Error(`result row ${r.index}: unknown status ${String(r.status).slice(0, 40)}`);
