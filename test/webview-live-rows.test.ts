@@ -10,7 +10,8 @@ import type { Page } from 'playwright-core';
 import type { PanelMessage } from '../src/panel/protocol.ts';
 import { lightRowsJsonl, parseResultRow, PREVIEW_CHARS, rowsJsonl } from '../src/panel/result-rows.ts';
 import { initState, row, started } from './webview-harness/fixtures.ts';
-import { clearSent, host, panelSession } from './webview-harness/session.ts';
+import { join } from 'node:path';
+import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 import { patience } from './helpers/patience.ts';
 
 declare const window: any;
@@ -48,7 +49,7 @@ describe('webview: live rows come light, and whole when needed', { timeout: pati
   const session = panelSession();
 
   it('a cut answer shows its start; opening the row, copying it and a search ask for it whole', async () => {
-    const { page, problems } = await session.open('dark', { width: 1280, height: 800 });
+    const { page, problems } = await session.open('light', { width: 1280, height: 800 });
     await host(page, { type: 'init', state: initState() });
     const prompts = ['first question', 'second question', 'third question'];
     const long = (i: number) => `answer ${i} ${'lorem ipsum '.repeat(40)}needle-${i} the end`;
@@ -72,11 +73,13 @@ describe('webview: live rows come light, and whole when needed', { timeout: pati
     await page.keyboard.press('Enter');
     const open = page.locator('#results-table .vl-row[aria-expanded="true"]');
     await open.getByText('Loading the whole answer…').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'results-light-row-loading.png') });
     const ask = await requested(page, 'fullRows');
     assert.deepEqual(ask.params, { runId: 'L1', indices: [0] });
     await host(page, { type: 'reply', requestId: ask.requestId, ok: true, value: rowsJsonl([rows[0]!]) });
     await open.locator('pre', { hasText: 'needle-0 the end' }).waitFor();
     assert.equal(await open.getByText('Loading the whole answer…').count(), 0);
+    await page.screenshot({ path: join(SHOTS, 'results-light-row-whole.png') });
 
     // Copying row 2's answer ('c' on the row) copies all of it: asked for whole first.
     await clearSent(page);
