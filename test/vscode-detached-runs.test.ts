@@ -37,6 +37,22 @@ async function detachedRow(page: Page, server: CodeServer | undefined, id: strin
   return found.description;
 }
 
+/**
+ * Runs the Detached Runs command `title` on run `id` from the palette until the extension's log says
+ * `said` once more: a pick that a focus thief closed before it landed is tried again, and a failure
+ * says the command never acted (rather than a row that never changed).
+ */
+async function actOnRun(page: Page, server: CodeServer | undefined, title: string, id: string, said: string): Promise<void> {
+  const count = () => (server?.extensionLog() ?? '').split(said).length;
+  const before = count();
+  for (let attempt = 1; ; attempt++) {
+    await runCommandPicking(page, title, id);
+    const now = await pollUntil(count, (n) => n > before, 15_000);
+    if (now > before) return;
+    if (attempt === 3) assert.fail(`${title} on ${id}: the log never said "${said}" (three picks)`);
+  }
+}
+
 /** The panel's page inside its webview frames. */
 const panelApp = (page: Page) => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
@@ -181,7 +197,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
   });
 
   test('Cancel keeps every finished row (exit 143, the file whole in input order); Resume sends only the rest and the file ends all ok', { timeout: patience(300_000) }, async () => {
-    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
+    await actOnRun(page, server, 'Swarm: Cancel Detached Run', id, `cancelling detached run ${id}`);
     await row((d) => d.startsWith('finished (exit 143)'), 60_000);
     const cancelled = jsonLines(readFileSync(target(), 'utf8'));
     const whole = await pollUntil(() => jsonLines(readFileSync(target(), 'utf8')), (r) => r.length === N && r.every((x, i) => x.index === i), 20_000);
@@ -191,7 +207,7 @@ describe('detached runs in a real VS Code: the Detached Runs view, Attach, a rel
     assert.equal(whole.filter((r) => r.status === 'cancelled').length, N - ok);
 
     gate.open();
-    await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
+    await actOnRun(page, server, 'Swarm: Resume Detached Run', id, `resuming detached run ${id}`);
     await row((d) => d.startsWith('running') || d.startsWith('finished (exit 0)'), 60_000);
     await screenshot(page, join(SHOTS, 'detached-3-resumed.png'));
     const final = await row((d) => d.startsWith('finished (exit 0)'), 180_000);
@@ -336,7 +352,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     await screenshot(page, join(SHOTS, 'detached-5-login-node-panel.png'));
     await showActivity(page, 'Swarm').catch(() => {});
 
-    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
+    await actOnRun(page, server, 'Swarm: Cancel Detached Run', id, `cancelling detached run ${id}`);
     await row((d) => d.startsWith('finished (exit 143)') && d.endsWith(on()), 60_000);
     // Every finished row kept, the rest cancelled, in input order, on the login node.
     const rows = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
@@ -350,7 +366,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
 
     // Resume, there: the bundled CLI rides the window's login (its control socket), sends only the cancelled prompts.
     gate.open();
-    await runCommandPicking(page, 'Swarm: Resume Detached Run', id);
+    await actOnRun(page, server, 'Swarm: Resume Detached Run', id, `resuming detached run ${id}`);
     await row((d) => d.startsWith('finished (exit 0)') && d.endsWith(on()), 300_000);
     const resumed = jsonLines(readFileSync(join(runsDir, id, 'results.jsonl'), 'utf8'));
     assert.deepEqual(resumed.map((r) => [r.index, r.prompt, r.status]), Array.from({ length: M }, (_, i) => [i, `question ${i}`, 'ok']));
@@ -394,7 +410,7 @@ describe('detached runs on the login node in a real VS Code: listed and cancelle
     // Cancel offers the runs the Detached Runs view lists: after the reload it lists the login's runs again
     // once it has asked the login, which may come after the file is followed again.
     await detachedRow(page, server, id, (d) => d.startsWith('running · ') && d.endsWith(on()), 60_000);
-    await runCommandPicking(page, 'Swarm: Cancel Detached Run', id);
+    await actOnRun(page, server, 'Swarm: Cancel Detached Run', id, `cancelling detached run ${id}`);
     await detachedRow(page, server, id, (d) => d.startsWith('finished (exit 143)'), 60_000);
     assert.equal(sshd.logins() - logins, 0, 'following and cancelling rode the connect\'s login');
   });

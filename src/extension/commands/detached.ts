@@ -34,7 +34,8 @@ async function pickRun(tree: DetachedRunsTree, given: DetachedRun | string | und
   if (!choices.length) return void vscode.window.showInformationMessage(`Swarm: no detached run to ${title.toLowerCase()} in ${tree.root}`);
   const pick = await vscode.window.showQuickPick(
     choices.map((r) => ({ label: r.id, description: `${r.live}${r.live === 'finished' ? ` (exit ${r.exitCode})` : ''} · ${r.done}/${r.total}`, detail: `swarm ${r.command.join(' ')}`, run: r })),
-    { title: `Swarm: ${title} detached run` },
+    // Kept open when focus moves (a panel drawing a run's progress takes it): closed, the command would silently do nothing.
+    { title: `Swarm: ${title} detached run`, ignoreFocusOut: true },
   );
   return pick?.run;
 }
@@ -163,13 +164,17 @@ export async function resumeDetachedRun(services: Services, tree: DetachedRunsTr
   // On the login node: resumed there over the window's login (the CLI rides its control socket: no second login).
   const s = settings();
   const where = run.login ? ['--via', s.sshVia, '--ssh-config', await rideConfig(await rideFolder(services), master!.controlSocket, s.sshConfigFile), '--ssh-path', s.sshPath, '--runs-dir', tree.remote!.root] : ['--runs-dir', tree.root];
-  const child = spawn(process.execPath, [cli, 'resume', run.id, ...where], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  services.log.info(`resuming detached run ${run.id}${run.login ? ` on ${run.login}` : ''}: only the prompts without an ok row are sent`);
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdout.resume();
-  const code = await new Promise<number>((done) => {
-    child.once('error', (err) => ((stderr += err.message), done(1)));
-    child.once('exit', (c) => done(c ?? 1));
+  // The CLI returns once the run begins sending (reading its prompts and asking the models first): seconds, up to two minutes.
+  const code = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Swarm: resuming run ${run.id}` }, () => {
+    const child = spawn(process.execPath, [cli, 'resume', run.id, ...where], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout.resume();
+    return new Promise<number>((done) => {
+      child.once('error', (err) => ((stderr += err.message), done(1)));
+      child.once('exit', (c) => done(c ?? 1));
+    });
   });
   services.log.info(`swarm resume ${run.id}: exit ${code}${stderr ? `\n${stderr.trim()}` : ''}`);
   tree.refresh();
