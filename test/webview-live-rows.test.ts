@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { PanelMessage } from '../src/panel/protocol.ts';
 import { lightRowsJsonl, parseResultRow, PREVIEW_CHARS, rowsJsonl } from '../src/panel/result-rows.ts';
+import { BURST_ROWS } from '../src/extension/panel/live-rows.ts';
 import { initState, row, started } from './webview-harness/fixtures.ts';
 import { join } from 'node:path';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
@@ -99,6 +100,34 @@ describe('webview: live rows come light, and whole when needed', { timeout: pati
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '1');
     assert.deepEqual(await cells('idx'), ['3']);
     assert.equal((await page.evaluate(() => window.__host.sent.filter((x: Request) => x.method === 'fullRows').length)) as number, 0, 'nothing cut is left to ask for');
+    assert.deepEqual(problems, []);
+  });
+
+  it('a burst of rows comes without answers: the rows in view are asked for whole, once, in one request, and then show theirs', async () => {
+    const { page, problems } = await session.open('dark', { width: 1280, height: 800 });
+    await host(page, { type: 'init', state: initState() });
+    const n = BURST_ROWS * 3;
+    const rows = Array.from({ length: n }, (_, i) => row(i, { text: `answer ${i} ${'z'.repeat(300)}` }));
+    const burst = lightRowsJsonl(rows, undefined, 0);
+    assert.ok(!burst.includes('answer '), 'no answer crosses');
+    await host(page, started('B1', n, 'a burst'));
+    await clearSent(page);
+    await host(page, { type: 'runProgress', runId: 'B1', done: n, ok: n, failed: 0, total: n, elapsedMs: 50, resultsJsonl: burst });
+    await page.locator('#progress-done', { hasText: n.toLocaleString('en-US') }).waitFor();
+    await page.locator('vscode-tab-header[data-tab="results"]').click();
+    const ask = await requested(page, 'fullRows');
+    const asked = (ask.params as { indices: number[] }).indices;
+    const shown = await page.evaluate(() => [...document.querySelectorAll('#results-table .vl-row:not([hidden])')].map((r: any) => Number(r.dataset.index)));
+    assert.ok(shown.length > 5 && shown.length < n, `${shown.length} rows drawn`);
+    assert.deepEqual([...asked].sort((a, b) => a - b), [...shown].sort((a, b) => a - b), 'the rows drawn, and only those');
+    await page.screenshot({ path: join(SHOTS, 'results-burst-asking.png') });
+    await host(page, { type: 'reply', requestId: ask.requestId, ok: true, value: rowsJsonl(asked.map((i) => rows[i]!)) });
+    await page.locator('#results-table .vl-row:not([hidden]) .c-resp', { hasText: `answer 0 zzz` }).first().waitFor();
+    await page.screenshot({ path: join(SHOTS, 'results-burst-answered.png') });
+    // Drawn again (a frame, a progress message): nothing is asked twice.
+    await host(page, { type: 'runProgress', runId: 'B1', done: n, ok: n, failed: 0, total: n, elapsedMs: 60, resultsJsonl: '' });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    assert.equal((await page.evaluate(() => window.__host.sent.filter((x: Request) => x.method === 'fullRows').length)) as number, 1);
     assert.deepEqual(problems, []);
   });
 

@@ -68,9 +68,10 @@ export type ResultRow = PromptResult & { prompt: string; cut?: RowCut };
 /**
  * What a live row (runProgress) left out, so its message stays small: a row's answer crosses the
  * three hops to the page at a few MB a second, and 10,000 long answers held "done" back by seconds.
- * `text` and `reasoning`: their full lengths, the row holding their first PREVIEW_CHARS; `texts`
- * and `embedding`: how many the row left out. The page asks for the row whole (`fullRows`) when it
- * needs more than the table's line: an opened row, a copy, a search.
+ * `text` and `reasoning`: their full lengths, the row holding their first PREVIEW_CHARS (none of
+ * them, in a message of more than BURST_ROWS rows); `texts` and `embedding`: how many the row left
+ * out. The page asks for rows whole (`fullRows`) when it needs more than it has: an answer in view
+ * that came without its start, an opened row, a copy, a search.
  */
 export interface RowCut {
   text?: number;

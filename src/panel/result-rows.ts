@@ -24,21 +24,21 @@ export function rowsJsonl(rows: readonly ResultRow[]): string {
 export const PREVIEW_CHARS = 120;
 
 /**
- * A row as runProgress carries it: its answer and reasoning cut to their first PREVIEW_CHARS, its
+ * A row as runProgress carries it: its answer and reasoning cut to their first `previewChars` (0: none of them), its
  * choices and embedding left out (each said in `cut`), its prompt left out when `prompts` (what
  * runStarted listed) holds the same one, its input fields when it has none, its null fields, and
  * `ok` (the status says it): about 330 bytes for a row whose answer is cut.
  */
-export function lightRow(row: ResultRow, prompts: readonly string[] | undefined): Partial<ResultRow> {
+export function lightRow(row: ResultRow, prompts: readonly string[] | undefined, previewChars = PREVIEW_CHARS): Partial<ResultRow> {
   const { prompt, input, texts, embedding, ...light } = row as ResultRow & { cut?: RowCut };
   const cut: RowCut = {};
   const out: Partial<ResultRow> = light;
-  if (row.text.length > PREVIEW_CHARS) {
-    out.text = row.text.slice(0, PREVIEW_CHARS);
+  if (row.text.length > previewChars) {
+    out.text = row.text.slice(0, previewChars);
     cut.text = row.text.length;
   }
-  if (row.reasoning && row.reasoning.length > PREVIEW_CHARS) {
-    out.reasoning = row.reasoning.slice(0, PREVIEW_CHARS);
+  if (row.reasoning && row.reasoning.length > previewChars) {
+    out.reasoning = row.reasoning.slice(0, previewChars);
     cut.reasoning = row.reasoning.length;
   }
   if (texts) cut.texts = texts.length;
@@ -62,10 +62,10 @@ const LINE_FIELDS = ['index', 'status', 'text', 'endpoint', 'finishReason', 'pro
 const LINE_TIMINGS = ['queuedMs', 'sentMs', 'firstByteMs', 'firstTokenMs', 'doneMs'] as const satisfies ReadonlyArray<keyof PromptTimings>;
 
 /** Live rows as JSONL: lightRow each, as a line of positions (LINE_FIELDS); parseResultRow reads both forms. */
-export function lightRowsJsonl(rows: readonly ResultRow[], prompts: readonly string[] | undefined): string {
+export function lightRowsJsonl(rows: readonly ResultRow[], prompts: readonly string[] | undefined, previewChars = PREVIEW_CHARS): string {
   return rows
     .map((r) => {
-      const rest = lightRow(r, prompts) as Partial<ResultRow> & Record<string, unknown>;
+      const rest = lightRow(r, prompts, previewChars) as Partial<ResultRow> & Record<string, unknown>;
       delete rest.timings;
       const line: unknown[] = LINE_FIELDS.map((k) => {
         const v = rest[k] ?? null;

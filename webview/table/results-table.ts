@@ -31,8 +31,8 @@ export interface ResultsTableActions {
   open(text: string, language?: string): void;
   /** A heading was clicked: sort by its column (again: the other way; a third time: input order). */
   sort(key: SortKey): void;
-  /** The row at input index `index` whole (it came cut: see RowCut); resolves once the store has it. */
-  whole(index: number): Promise<void>;
+  /** The rows at these input indices whole (they came cut: see RowCut); resolves once the store has them. */
+  whole(indices: number[]): Promise<void>;
 }
 
 const ROW_HEIGHT = 26;
@@ -80,6 +80,8 @@ export class ResultsTable extends HTMLElement {
   /** The open row, by input index (so it stays open through filtering). */
   private openIndex = -1;
   private run = '';
+  /** Rows in view that came without their answer's start, asked for whole once per store (a failed ask is not repeated at each frame). */
+  private asked = { store: undefined as ResultsStore | undefined, indices: new Set<number>(), next: [] as number[] };
   /** What each closed row element shows (its store, input index and row), so an unchanged one is not written again. */
   private readonly drawnAs = new WeakMap<HTMLElement, { row: ResultRow | undefined; store: ResultsStore | undefined; index: number }>();
 
@@ -180,7 +182,7 @@ export class ResultsTable extends HTMLElement {
 
   /** The row at input index `index`, whole: a cut one is asked for first (copy, open and JSON take all of it). */
   private async wholeRow(index: number): Promise<ResultRow | undefined> {
-    if (this.data?.store.rows[index]?.cut) await this.actions?.whole(index);
+    if (this.data?.store.rows[index]?.cut) await this.actions?.whole([index]);
     return this.data?.store.rows[index];
   }
 
@@ -302,6 +304,7 @@ export class ResultsTable extends HTMLElement {
       row.classList.add(`s-${r.status}`);
       prompt.textContent = oneLine(r.prompt);
       resp.textContent = oneLine(r.ok ? r.text : (r.error ?? r.text) || r.status) + (r.cut?.text ? '…' : '');
+      if (r.ok && r.cut?.text && !r.text) this.askWhole(r.index);
       setEndpoint(ep, r.endpoint ?? '—');
       status.textContent = r.status;
       lat.textContent = ms(latencyMs(r));
@@ -317,6 +320,24 @@ export class ResultsTable extends HTMLElement {
     else detail?.remove();
   }
 
+  /**
+   * A row in view came without its answer's start (a message of many rows leaves them out): it is
+   * asked for whole, with the others drawn in the same pass, in one request.
+   */
+  private askWhole(index: number): void {
+    const store = this.data?.store;
+    const a = this.asked;
+    if (a.store !== store) this.asked = { store, indices: new Set(), next: [] };
+    if (this.asked.indices.has(index)) return;
+    this.asked.indices.add(index);
+    if (this.asked.next.push(index) > 1) return;
+    queueMicrotask(() => {
+      const indices = this.asked.next;
+      this.asked.next = [];
+      void this.actions?.whole(indices);
+    });
+  }
+
   private detail(r: ResultRow, old: Element | null): HTMLElement {
     old?.remove();
     const d = el('div', 'vl-detail');
@@ -328,7 +349,7 @@ export class ResultsTable extends HTMLElement {
     };
     // A live row came cut (RowCut): its start shows while the rest is asked for; the row is drawn again whole.
     if (r.cut) {
-      void this.actions?.whole(r.index);
+      void this.actions?.whole([r.index]);
       d.append(el('div', 'vl-label muted', 'Loading the whole answer…'));
     }
     section('Prompt', r.prompt);

@@ -22,7 +22,7 @@ function tableActions(app: App): ResultsTableActions {
     actions = {
       copy: (text) => app.copy(text),
       open: (text, language) => app.openInEditor(text, language),
-      whole: (index) => app.wholeRows([index]),
+      whole: (indices) => app.wholeRows(indices),
       sort: (key) => {
         const f = app.state.ui.filter;
         // Again on the same column: the other way; a third time: back to input order.

@@ -1,7 +1,15 @@
 import type { Run } from '../../core/index.ts';
 import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts';
-import { lightRowsJsonl } from '../../panel/result-rows.ts';
+import { lightRowsJsonl, PREVIEW_CHARS } from '../../panel/result-rows.ts';
 import { throttle, type Throttled } from '../throttle.ts';
+
+/**
+ * A message with more rows than this carries none of their answers (the page asks for those in view:
+ * fullRows): far more rows than a table shows at once. At 10,000 prompts over 1,000 endpoints most
+ * rows land in the run's last second, and their 120-character starts were half of the bytes that
+ * the extension host, the workbench and the page each took in turn (1.5 MB in one message).
+ */
+export const BURST_ROWS = 200;
 
 /** At most this many progress messages a second reach the webview, however fast results come. */
 export const PROGRESS_PER_SECOND = 4;
@@ -126,7 +134,7 @@ export class LiveRows {
       failed: b.failed + p.failed,
       total: Math.max(b.done + p.total, this.total),
       elapsedMs: p.elapsedMs,
-      resultsJsonl: lightRowsJsonl(results, this.prompts),
+      resultsJsonl: lightRowsJsonl(results, this.prompts, results.length > BURST_ROWS ? 0 : PREVIEW_CHARS),
       ...(this.servers ? { servers: this.servers } : {}),
       ...(seq ? { seq } : {}),
     });
