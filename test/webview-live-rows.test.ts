@@ -126,7 +126,7 @@ describe('webview: live rows come light, and whole when needed', { timeout: pati
     await page.screenshot({ path: join(SHOTS, 'results-burst-answered.png') });
     // Drawn again (a frame, a progress message): nothing is asked twice.
     await host(page, { type: 'runProgress', runId: 'B1', done: n, ok: n, failed: 0, total: n, elapsedMs: 60, resultsJsonl: '' });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
     assert.equal((await page.evaluate(() => window.__host.sent.filter((x: Request) => x.method === 'fullRows').length)) as number, 1);
     assert.deepEqual(problems, []);
   });
