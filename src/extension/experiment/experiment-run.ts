@@ -25,6 +25,8 @@ export class ExperimentRunner {
   private readonly child: ChildProcess;
   private readonly seen = new Map<string, ExperimentRun>();
   private timer: NodeJS.Timeout | undefined;
+  /** The folder's read under way: one at a time (two at once each took the same new record as theirs, and a run was listed twice). */
+  private reading: Promise<void> | undefined;
   private stderr = '';
   private stopAsked = false;
   view: ExperimentView;
@@ -41,6 +43,8 @@ export class ExperimentRunner {
     this.timer = setInterval(() => void this.read(), READ_EVERY_MS);
     this.done = exited.then(async (code) => {
       clearInterval(this.timer);
+      // A read under way may have listed the folder before the last record was written: one more after it.
+      await this.reading;
       await this.read();
       const sweep = await this.readSweep();
       const status = this.stopAsked || code === 130 ? 'stopped' : code === 0 || code === 1 ? (sweep ? 'finished' : 'failed') : 'failed';
@@ -62,8 +66,14 @@ export class ExperimentRunner {
     this.onView(this.view);
   }
 
+  /** Reads the folder (readFolder), unless a read is under way: that one is the answer. */
+  private read(): Promise<void> {
+    this.reading ??= this.readFolder().finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
   /** New records in runs/, in the order they were written, and the readings so far of the run under way. */
-  private async read(): Promise<void> {
+  private async readFolder(): Promise<void> {
     const dir = join(this.view.folder, 'runs');
     const all = await readdir(dir).catch(() => [] as string[]);
     await this.readLive(dir, all);
