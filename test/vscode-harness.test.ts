@@ -20,6 +20,7 @@ import {
   explorerContextMenu,
   explorerContextMenuItems,
   explorerRow,
+  rightClickRow,
   openWorkbench,
   runCommand,
   screenshot,
@@ -227,7 +228,7 @@ describe('VS Code harness (code-server + Chromium)', { skip, timeout: patience(1
       assert.ok(items.includes('Say Hello to the Harness'), items.join(' | '));
       assert.ok(!(await explorerContextMenuItems(page, 'notes.md')).includes('Say Hello to the Harness'), 'when clause honoured');
 
-      await explorerRow(page, 'readme.txt').click({ button: 'right' });
+      await rightClickRow(page, explorerRow(page, 'readme.txt'));
       await page.locator('.context-view .monaco-menu').waitFor();
       await screenshot(page, SCREENSHOT);
       await explorerContextMenu(page, 'readme.txt', 'Say Hello to the Harness');

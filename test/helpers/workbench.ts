@@ -241,6 +241,17 @@ export function explorerRow(page: Page, fileName: string): Locator {
 }
 
 /**
+ * Right-clicks an explorer row with no hover in the way: a row's path hover (shown after the mouse
+ * rested on the row above) covers the next row and stays while the pointer is on it, so a click there
+ * was taken by the hover for its whole limit (118 s in CI at load 15). The mouse leaves the list first.
+ */
+export async function rightClickRow(page: Page, row: Locator, timeoutMs = 5_000): Promise<void> {
+  await page.mouse.move(0, 0);
+  await page.locator('.context-view .hover-contents').waitFor({ state: 'hidden', timeout: patience(2_000) }).catch(() => {});
+  await row.click({ button: 'right', timeout: patience(timeoutMs) });
+}
+
+/**
  * Right-clicks `fileName` in the explorer and clicks the context-menu entry `itemLabel`, trying again
  * until `timeoutMs` (stretched by the load). A menu drawn before the extension's contributions arrived
  * (just after a load or a reload) never gains the entry: it is closed and drawn again, rather than waited
@@ -272,7 +283,7 @@ export async function explorerContextMenu(
           // held each try for its whole limit, 27 s at load 11).
           const row = explorerRow(page, fileName);
           if (!(await row.isVisible())) throw new Error(`${fileName} is not shown in the Explorer`);
-          await row.click({ button: 'right', timeout: patience(5_000) });
+          await rightClickRow(page, row);
           await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
         }
         // The menu's entries are drawn with it: one missing now is missing from this menu.
@@ -297,7 +308,7 @@ export async function explorerContextMenu(
 export async function explorerContextMenuItems(page: Page, fileName: string): Promise<string[]> {
   const row = explorerRow(page, fileName);
   await row.waitFor({ state: 'visible', timeout: patience(10_000) });
-  await row.click({ button: 'right' });
+  await rightClickRow(page, row);
   const menu = page.locator('.context-view .monaco-menu');
   await menu.waitFor({ state: 'visible', timeout: patience(3_000) });
   await sleep(250);
