@@ -104,7 +104,7 @@ describe('webview: live rows come light, and whole when needed', { timeout: pati
   });
 
   it('a burst of rows comes without answers: the rows in view are asked for whole, once, in one request, and then show theirs', async () => {
-    const { page, problems } = await session.open('dark', { width: 1280, height: 800 });
+    const { page, problems } = await session.open('light', { width: 400, height: 700 });
     await host(page, { type: 'init', state: initState() });
     const n = BURST_ROWS * 3;
     const rows = Array.from({ length: n }, (_, i) => row(i, { text: `answer ${i} ${'z'.repeat(300)}` }));
