@@ -15,7 +15,8 @@ export interface Entry {
  * request would already have been on its way on a server of its own.
  */
 export class FrontEnd {
-  private freeAt = 0;
+  /** When the front end is next free; -Infinity at first, so no arrival time (performance.now() counts from process start) is ever pushed later by the clock's origin. */
+  private freeAt = -Infinity;
   /** Sequences of requests not let in yet: part of the load a data-parallel balancer compares. */
   holding = 0;
 
