@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, finished, jsonLines, killAll, runCli, spawnCli, startSim, tempDir, waitFor, writeText, type Sim } from './helpers/cli.ts';
 import { haveSshd, masters, TestSshd } from './helpers/sshd.ts';
+import { pacingGate } from './helpers/pacing-gate.ts';
 import { tlsGateway } from './helpers/tls-gateway.ts';
 import { secretEnvName } from '../src/core/process/secret-env.ts';
 
@@ -107,6 +108,28 @@ describe('detached runs on this machine', () => {
     const ok = rows.filter((r) => r.status === 'ok').length;
     assert.ok(ok >= 10 && ok < 300, `${ok} ok`);
     assert.equal(rows.filter((r) => r.status === 'cancelled').length, 300 - ok);
+  });
+
+  it('the status file catches up with a burst of answers that nothing follows (a server that then hangs): it says 12 done, not the burst\'s first', async () => {
+    const gate = await pacingGate(sim.endpoints);
+    try {
+      gate.allow(12);
+      const hostfile = await writeText(dir, 'gated.hostfile', `${gate.lines.join('\n')}\n`);
+      const p = await writeText(dir, 'pg.txt', prompts(40));
+      const started = await runCli(['scatter', '--hostfile', hostfile, '--prompts', p, '--no-batch', '--concurrency', '1', '--detach'], { env });
+      assert.equal(started.code, 0, started.stderr);
+      const id = started.stdout.trim();
+      const view = async () => (JSON.parse((await runCli(['runs', '--json', id], { env })).stdout) as View[])[0]!;
+      // The twelve answers come within the status file's pace; the thirteenth request is held.
+      await waitFor(async () => ((await view()).done === 12 ? true : undefined), 30_000, 'the status to say 12 done');
+      assert.equal(gate.passed(), 12);
+      gate.open();
+      await waitFor(async () => ((await view()).live === 'finished' ? true : undefined), 30_000, 'the run to finish');
+      assert.deepEqual([(await view()).ok, (await view()).exitCode], [40, 0]);
+    } finally {
+      gate.open();
+      await gate.close();
+    }
   });
 
   it('bad input ends a detached run at once: its message here, exit 2, and its status says so', async () => {

@@ -99,13 +99,21 @@ export function reportRun(run: Run<unknown>): void {
   s.state = 'running';
   write();
   let last = 0;
+  // Progress held back by the pace is written when the pace allows, even when nothing comes after it:
+  // a burst of answers followed by a server that hangs would otherwise leave the burst's first count
+  // on disk for as long as the hang lasts.
+  let trailing: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(trailing);
+    trailing = undefined;
+    last = Date.now();
+    write();
+  };
   run.on('progress', (p) => {
     Object.assign(s, { total: p.total, done: p.done, ok: p.ok, failed: p.failed, cancelled: p.cancelled, wallMs: p.elapsedMs });
-    const now = Date.now();
-    if (now - last >= EVERY_MS || p.done === p.total) {
-      last = now;
-      write();
-    }
+    const wait = last + EVERY_MS - Date.now();
+    if (wait <= 0 || p.done === p.total) flush();
+    else trailing ??= setTimeout(flush, wait).unref();
   });
   run.on('result', (r) => {
     if (r.status === 'failed' && r.error) noteError(r.error.slice(0, 300));
