@@ -165,7 +165,11 @@ describe('resuming any earlier results file', () => {
           rmSync(dir, { recursive: true, force: true });
         }
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        // Found at 7,341 runs: a complete file whose last line is cut short was kept as it was, tail and all, and failed its read-back.
+        examples: [[{ prompts: [{ prompt: 'same', input: { id: 0 } }], saved: [{ index: 0, status: 'ok', tamper: 'none', inPartial: false }], garbage: undefined, tornFinal: true, tornPartial: false, order: [] }]],
+      },
     );
   });
 
@@ -196,6 +200,37 @@ describe('resuming any earlier results file', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('closing a big results file', () => {
+  it('gives the event loop way while it orders and checks the rows (an extension host serves others meanwhile), and ends with every row in order', async () => {
+    const dir = scratch();
+    try {
+      const path = join(dir, 'big.jsonl');
+      const writer = new OrderedJsonlWriter({ path });
+      const n = 40_000; // ~7 MB: more than one megabyte copied and one 4 MiB chunk read back
+      const p = (i: number): PromptInput => ({ prompt: `question ${i}`, input: {} });
+      for (let i = n - 1; i >= 0; i--) writer.add(result(i, p(i), 'ok', `answer ${i} ${'x'.repeat(120)}`));
+      let turns = 0;
+      let closed = false;
+      const spin = () => {
+        turns++;
+        if (!closed) setImmediate(spin);
+      };
+      setImmediate(spin);
+      const closing = writer.close(n).finally(() => (closed = true));
+      const turnsAtStart = turns;
+      assert.equal(await closing, n);
+      // Before, the whole close ran in one turn: nothing else ran until it was over.
+      assert.ok(turns - turnsAtStart >= 3, `the event loop turned ${turns - turnsAtStart} times during the close`);
+      const got = lines(path);
+      assert.equal(got.length, n);
+      got.forEach((l, i) => assert.ok(l.startsWith(`{"index":${i},`), `row ${i} in its place`));
+      assert.deepEqual(leftovers(dir), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -25,7 +25,7 @@ export function mergeCommand(): Command {
       await checkOutPath(flags.out, files.map((f) => ['shard', f] as [string, string]));
       let report;
       try {
-        report = mergeShards(flags.out, files, { incomplete: Boolean(flags.incomplete) });
+        report = await mergeShards(flags.out, files, { incomplete: Boolean(flags.incomplete) });
       } catch (err) {
         throw err instanceof MergeError ? new CliError(`merge: ${err.message}`) : err;
       }

@@ -68,7 +68,7 @@ export async function runShards(dir: string, script = process.argv[1]!): Promise
   const codes = await all;
   report(files.map((_, rank) => shardStatus(rank)));
   try {
-    const merged = mergeShards(out, files);
+    const merged = await mergeShards(out, files);
     await mergeServerContext(out, files);
     reportCounts({ total: merged.rows, done: merged.rows, ok: merged.rows - merged.notOk, failed: merged.notOk - merged.cancelled, cancelled: merged.cancelled });
     process.stderr.write(`merged ${count} shard(s): ${merged.rows.toLocaleString('en-US')} rows in input order to ${printable(out)}\n`);

@@ -1,4 +1,5 @@
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, fsync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -6,6 +7,7 @@ import type { PromptResult } from '../run/result.ts';
 import { resultRow } from './result-row.ts';
 import { FINAL, PARTIAL, RowIndex, type RowPlace, type Source } from './results-index.ts';
 import { lockResults, type ResultsLock } from './results-lock.ts';
+import { giveWay } from './file-lines.ts';
 import { problemOnDisk } from './results-verify.ts';
 
 export type { RowPlace } from './results-index.ts';
@@ -187,7 +189,9 @@ export class OrderedJsonlWriter {
 
   /**
    * Flushes, puts the file in input order, checks it on disk and closes. Returns how many rows
-   * there are; with `total`, throws unless there is exactly one row for each index below it.
+   * there are; with `total`, throws unless there is exactly one row for each index below it. Gives
+   * the event loop way between megabytes: a million rows take seconds to order and check, and the
+   * extension host serves every other extension meanwhile.
    * Throws ResultsFileError when the file could not be written, put in place or read back as written.
    */
   async close(total?: number): Promise<number> {
@@ -202,11 +206,11 @@ export class OrderedJsonlWriter {
     try {
       try {
         if (this.failure !== null) throw this.error(this.failure, true);
-        this.putInPlace(fd);
+        await this.putInPlace(fd);
       } finally {
         closeSync(fd);
       }
-      const problem = problemOnDisk(this.path, this.rows);
+      const problem = await problemOnDisk(this.path, this.rows);
       if (problem) throw new ResultsFileError(`${this.path} on disk is not what was written: ${problem}`, 0);
     } finally {
       this.lock?.release();
@@ -227,16 +231,18 @@ export class OrderedJsonlWriter {
    * (a run whose results came in order), the results file as it is when a resumed run added
    * nothing, else a copy in index order made in `<file>.sorting` and renamed over it.
    */
-  private putInPlace(fd: number): void {
+  private async putInPlace(fd: number): Promise<void> {
     const path = this.path!;
     const ours = linked(fd, this.partial);
     try {
-      if (this.rows.uses(FINAL) && !this.rows.uses(PARTIAL) && this.rows.isWholeFile(FINAL, this.finalSize)) {
+      // The results file as it is only when nothing follows its rows: a line cut short at its end (a copy
+      // cut off, an editor's stray text) is dropped by a copy, or the file would not read back as written.
+      if (this.rows.uses(FINAL) && !this.rows.uses(PARTIAL) && this.rows.isWholeFile(FINAL, this.finalSize) && statSync(path).size === this.finalSize) {
         if (ours) rmSync(this.partial);
         return;
       }
       if (ours && !this.rows.uses(FINAL) && this.rows.isWholeFile(PARTIAL, this.size)) {
-        fsyncSync(fd);
+        await syncToDisk(fd);
         renameSync(this.partial, path);
         return;
       }
@@ -249,8 +255,8 @@ export class OrderedJsonlWriter {
     try {
       if (this.rows.uses(FINAL)) final = openSync(path, 'r');
       out = openSync(sorting, 'w');
-      copyInOrder(this.rows, [fd, final ?? -1], out);
-      fsyncSync(out);
+      await copyInOrder(this.rows, [fd, final ?? -1], out);
+      await syncToDisk(out);
       closeSync(out);
       out = null;
       renameSync(sorting, path);
@@ -282,6 +288,9 @@ export class OrderedJsonlWriter {
 
 const int = (n: number) => n.toLocaleString('en-US');
 
+/** fsync off the event loop (libuv's thread pool): hundreds of megabytes take a while to reach the disk. */
+const syncToDisk = promisify(fsync);
+
 /** `ENOSPC: no space left on device`, without the system call and path node adds. */
 function describe(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
@@ -299,8 +308,8 @@ function linked(fd: number, path: string): boolean {
   }
 }
 
-/** Copies every indexed row, in index order, from its file (`from[source]`) to `out`, a read per run of adjacent rows. */
-function copyInOrder(rows: RowIndex, from: readonly number[], out: number): void {
+/** Copies every indexed row, in index order, from its file (`from[source]`) to `out`, a read per run of adjacent rows; gives way after each megabyte written. */
+async function copyInOrder(rows: RowIndex, from: readonly number[], out: number): Promise<void> {
   let chunk = Buffer.allocUnsafe(FLUSH_BYTES);
   let used = 0;
   let position = 0;
@@ -310,7 +319,10 @@ function copyInOrder(rows: RowIndex, from: readonly number[], out: number): void
     used = 0;
   };
   for (const run of rows.runs()) {
-    if (used + run.bytes > chunk.length) spill();
+    if (used + run.bytes > chunk.length) {
+      spill();
+      await giveWay();
+    }
     if (run.bytes > chunk.length) chunk = Buffer.allocUnsafe(run.bytes);
     readFully(from[run.source as Source]!, chunk, used, run.bytes, run.offset);
     used += run.bytes;

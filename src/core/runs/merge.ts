@@ -48,7 +48,7 @@ const CANCELLED = Buffer.from('cancelled"');
  * written (MergeError). With `incomplete`, the missing rows are left out instead and counted. The
  * merged file is written beside the target, synced, renamed over it and read back, as every results file is.
  */
-export function mergeShards(out: string, files: readonly string[], options: { incomplete?: boolean } = {}): MergeReport {
+export async function mergeShards(out: string, files: readonly string[], options: { incomplete?: boolean } = {}): Promise<MergeReport> {
   const shards: ShardRows[] = [];
   try {
     for (const file of files) {
@@ -82,7 +82,7 @@ export function mergeShards(out: string, files: readonly string[], options: { in
       }
       if (s.rows > owed[s.info.rank]!) throw new MergeError(`${s.file}: ${s.rows} rows where shard ${s.info.rank} owns ${owed[s.info.rank]} prompts`);
     }
-    return writeMerged(out, byRank, prompts, endpoints);
+    return await writeMerged(out, byRank, prompts, endpoints);
   } finally {
     for (const s of shards) closeSync(s.fd);
   }
@@ -139,7 +139,7 @@ function grow<T extends Float64Array | Uint32Array>(a: T): T {
 }
 
 /** One pass in input order: each prompt's row from its shard, the next one that shard has. */
-function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, prompts: number, endpoints: number): MergeReport {
+async function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, prompts: number, endpoints: number): Promise<MergeReport> {
   const tmp = `${out}.merging`;
   const written = new RowIndex();
   const next = new Array<number>(byRank.length).fill(0);
@@ -194,7 +194,7 @@ function writeMerged(out: string, byRank: ReadonlyArray<ShardRows | undefined>, 
   }
   closeSync(fd);
   renameSync(tmp, out);
-  const problem = problemOnDisk(out, written);
+  const problem = await problemOnDisk(out, written);
   if (problem) throw new MergeError(`${out} on disk is not what was written: ${problem}`);
   return { rows: written.count, missing, notOk, cancelled };
 }
