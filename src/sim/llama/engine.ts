@@ -44,6 +44,7 @@ export class LlamaEngine {
   static async create(model: LlamaModel, parallel: number, contextSize: number): Promise<LlamaEngine> {
     // Each sequence gets the whole window: llama.cpp splits contextSize across sequences.
     const context = await model.createContext({ sequences: parallel, contextSize: contextSize * parallel, threads: 1, failedCreationRemedy: false });
+    samplingOneAtATime(context);
     return new LlamaEngine(model, context);
   }
 
@@ -119,4 +120,30 @@ export class LlamaEngine {
     this.free.push(sequence);
     this.queue.shift()?.();
   }
+}
+
+/**
+ * node-llama-cpp samples every sequence of a decoded batch at once, each on a thread of libuv's
+ * pool, and each sample reads its logits with llama_get_logits_ith. llama.cpp puts a batch's
+ * outputs back in batch order lazily, in that very call (output_reorder swaps rows, then forgets
+ * the swaps): two threads in it at once both swap, and two sequences take each other's logits.
+ * Greedy answers of two prompts then crossed mid-answer, the next token of one continuing the
+ * other (9 of 60 runs of 8 prompts at --parallel 4 on a loaded machine; never at --parallel 1).
+ * Sampling one at a time per context keeps the reorder to one thread; the decode, the costly part,
+ * still takes every sequence in one batch. `_ctx` is node-llama-cpp's own (pinned 3.21.1).
+ */
+function samplingOneAtATime(context: LlamaContext): void {
+  const native = (context as unknown as { _ctx?: { sampleToken?: (...args: unknown[]) => Promise<unknown> } })._ctx;
+  const sample = native?.sampleToken;
+  if (!native || typeof sample !== 'function') throw new Error('node-llama-cpp changed: its context has no sampleToken to put in line (the llama engine is tested with node-llama-cpp 3.21.1)');
+  let last: Promise<unknown> = Promise.resolve();
+  // The native method is read-only on its prototype: the instance gets its own.
+  Object.defineProperty(native, 'sampleToken', {
+    configurable: true,
+    value: (...args: unknown[]) => {
+      const next = last.then(() => sample.apply(native, args));
+      last = next.catch(() => undefined);
+      return next;
+    },
+  });
 }
