@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { shardRank, STATUS_FILE, writeStatus, type Run, type RunStatus } from '../core/index.ts';
+import { throttle } from '../core/run/throttle.ts';
 import { printable } from './format.ts';
 import { specPath, type RunSpec } from './detached/spec.ts';
 
@@ -98,22 +99,13 @@ export function reportRun(run: Run<unknown>): void {
   const s = status;
   s.state = 'running';
   write();
-  let last = 0;
-  // Progress held back by the pace is written when the pace allows, even when nothing comes after it:
-  // a burst of answers followed by a server that hangs would otherwise leave the burst's first count
-  // on disk for as long as the hang lasts.
-  let trailing: NodeJS.Timeout | undefined;
-  const flush = () => {
-    clearTimeout(trailing);
-    trailing = undefined;
-    last = Date.now();
-    write();
-  };
+  // Trailing edge too: a burst of answers followed by a server that hangs would otherwise leave the
+  // burst's first count on disk for as long as the hang lasts.
+  const paced = throttle(write, EVERY_MS);
   run.on('progress', (p) => {
     Object.assign(s, { total: p.total, done: p.done, ok: p.ok, failed: p.failed, cancelled: p.cancelled, wallMs: p.elapsedMs });
-    const wait = last + EVERY_MS - Date.now();
-    if (wait <= 0 || p.done === p.total) flush();
-    else trailing ??= setTimeout(flush, wait).unref();
+    paced.call();
+    if (p.done === p.total) paced.flush();
   });
   run.on('result', (r) => {
     if (r.status === 'failed' && r.error) noteError(r.error.slice(0, 300));

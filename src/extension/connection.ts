@@ -11,7 +11,7 @@ import { SwarmPool } from '../core/pool/swarm-pool.ts';
 import type { Tunnel } from '../core/tunnels/tunnel.ts';
 import { waitForHealthy } from '../core/endpoints/wait.ts';
 import { sameKeys } from './endpoint-keys.ts';
-import { throttle } from './throttle.ts';
+import { throttle } from '../core/run/throttle.ts';
 
 /** One row of the Endpoints tree: always the real compute node, whatever route reaches it. */
 export interface EndpointView {

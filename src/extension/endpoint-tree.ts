@@ -6,7 +6,7 @@ import { isFinished } from '../core/scheduler/job.ts';
 import { jobPhrase, type JobWatch, type WatchedJob } from './job-watch.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
-import { throttle, type Throttled } from './throttle.ts';
+import { throttle, type Throttled } from '../core/run/throttle.ts';
 import { naturalOrder } from '../core/endpoints/natural-order.ts';
 
 type Node = { kind: 'job'; job: WatchedJob } | { kind: 'summary'; text: string; filter: string | null; tooltip: string } | { kind: 'group'; role: string; members: EndpointView[] } | { kind: 'endpoint'; view: EndpointView };

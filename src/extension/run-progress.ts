@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Run, RunReport } from '../core/index.ts';
 import type { Services } from './services.ts';
 import { STATUS_LABELS } from '../core/endpoints/endpoint-status.ts';
-import { throttle } from './throttle.ts';
+import { throttle } from '../core/run/throttle.ts';
 import { stopAtWalltime } from './walltime-stop.ts';
 
 /**

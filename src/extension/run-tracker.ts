@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Run, RunProgress, RunSummary } from '../core/index.ts';
-import { throttle } from './throttle.ts';
+import { throttle } from '../core/run/throttle.ts';
 
 /** How the last run ended; `seen` once the user clicked its mark away. */
 export interface FinishedRun {

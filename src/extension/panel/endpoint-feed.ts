@@ -3,7 +3,7 @@ import type { EndpointStatus } from '../../core/endpoints/endpoint-status.ts';
 import type { EndpointInfo, HostMessage } from '../../panel/protocol.ts';
 import type { SwarmConnection } from '../connection.ts';
 import type { Session } from '../session.ts';
-import { throttle, type Throttled } from '../throttle.ts';
+import { throttle, type Throttled } from '../../core/run/throttle.ts';
 
 /** The endpoints as the panel lists them; an endpoint taken out of runs shows as `excluded`. */
 export function endpointInfos(connection: SwarmConnection | undefined): EndpointInfo[] {

@@ -1,7 +1,7 @@
 import type { Run } from '../../core/index.ts';
 import type { HostMessage, ResultRow, ServerLoad } from '../../panel/protocol.ts';
 import { lightRowsJsonl, PREVIEW_CHARS } from '../../panel/result-rows.ts';
-import { throttle, type Throttled } from '../throttle.ts';
+import { throttle, type Throttled } from '../../core/run/throttle.ts';
 
 /**
  * A message with more rows than this carries none of their answers (the page asks for those in view:

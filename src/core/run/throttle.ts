@@ -1,5 +1,5 @@
 /**
- * The one throttle of the extension: `fn` runs at most once per `intervalMs`, on the trailing edge
+ * The one throttle (the extension's views, a detached run's status file): `fn` runs at most once per `intervalMs`, on the trailing edge
  * (a burst of calls ends with one run, so the latest state always shows), never more often.
  */
 export interface Throttled {
@@ -21,7 +21,8 @@ export function throttle(fn: () => void, intervalMs: number): Throttled {
   };
   return {
     call() {
-      timer ??= setTimeout(run, Math.max(0, last + intervalMs - performance.now()));
+      // Unref'd: a run still waiting never keeps a process alive (a CLI says its last word on exit).
+      timer ??= setTimeout(run, Math.max(0, last + intervalMs - performance.now())).unref();
     },
     flush() {
       if (timer) run();
