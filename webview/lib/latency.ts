@@ -15,6 +15,9 @@ export const LATENCY_STATS: ReadonlyArray<[label: string, key: keyof LatencyStat
  * What each figure means, as its tooltip says it everywhere it shows: the latency metrics as vLLM's
  * benchmark (benchmark_serving.py, `vllm bench serve`) defines them, and the run's other figures.
  */
+/** Counted from the servers' usage, never from the client's deltas: a request cut short reports none. */
+const OUTPUT_TOKENS = "Output tokens per second of wall time (vLLM bench's output token throughput), from the servers' own usage counts. A request cut short (cancelled) reports none: a cancelled run counts what its finished requests reported, and shows — when none finished.";
+
 export const METRIC_HELP: Readonly<Record<string, string>> = {
   E2EL: "End-to-end latency: from sending a prompt's request to the last byte of its answer, as the client sees it (vLLM bench's E2EL). Per successful prompt.",
   TTFT: "Time to first token: from sending a prompt's request to the first streamed chunk of its answer (vLLM bench's TTFT). Streamed runs only.",
@@ -28,8 +31,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   'HTTP requests': 'Every HTTP request the run sent, of any path (generation, model and template lookups); by path on hover.',
   'generation requests': 'Requests that generate: /v1/completions, /v1/chat/completions and the batch chat endpoint.',
   'prompts/s': 'Prompts answered per second of wall time.',
-  'output tok/s': "Output tokens per second of wall time (vLLM bench's output token throughput).",
-  'output tokens/s': "Output tokens per second of wall time (vLLM bench's output token throughput).",
+  'output tok/s': OUTPUT_TOKENS,
+  'output tokens/s': OUTPUT_TOKENS,
   Latency: "This prompt's E2EL: from sending its request to the last byte of its answer.",
   Tokens: 'Output tokens of this answer, as the server counted them.',
 };
