@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Per-file cost of the test suite: runs each test file as its own `node --test` process, N at a time
-// (default 2, like `npm test`), under GNU time, and prints wall and CPU (user+sys, children that were
+// (default as `npm test`'s), under GNU time, and prints wall and CPU (user+sys, children that were
 // waited for included) per file, slowest CPU first. CPU is the figure to trust on a shared machine;
 // wall includes waiting for the other engineers' processes. Like scripts/test.mjs, it packages the
 // extension once for every UI suite (SWARM_UI_VSIX).
-//   node --import tsx scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts, 2 at a time)
+//   node --import tsx scripts/test-times.mjs [--concurrency N] [files…]   (default: test/*.test.ts, as many at a time as npm test)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { packagedVsix } from '../test/helpers/ui-fixtures.ts';
 import { testRun } from './test-files.mjs';
 
-const { concurrency, files } = testRun(process.argv.slice(2), 2);
+const { concurrency, files } = testRun(process.argv.slice(2));
 const scratch = mkdtempSync(join(tmpdir(), 'test-times-'));
 process.env.SWARM_UI_VSIX ??= packagedVsix(scratch);
 

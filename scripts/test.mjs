@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // README's test run (`npm test` runs it after the typecheck and the build): every test/*.test.ts, N
-// files at a time (default 2, one per core: a third file at a time was not proven on a quiet machine,
-// and the UI suites' timings suffer first when the machine is oversubscribed), the slow ones first (scripts/test-files.mjs; a plain `node --test` sorts its files by
+// files at a time (default 3: CONCURRENCY in scripts/test-files.mjs says why), the slow ones first (a plain `node --test` sorts its files by
 // name, which put the eight code-server suites last). The extension is packaged once here for every UI
 // suite (SWARM_UI_VSIX) instead of once per suite.
 //   node --import tsx scripts/test.mjs [--concurrency N] [files…]
@@ -13,7 +12,7 @@ import { tap } from 'node:test/reporters';
 import { packagedVsix } from '../test/helpers/ui-fixtures.ts';
 import { testRun } from './test-files.mjs';
 
-const { concurrency, files } = testRun(process.argv.slice(2), 2);
+const { concurrency, files } = testRun(process.argv.slice(2));
 
 const scratch = mkdtempSync(join(tmpdir(), 'swarm-test-run-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
