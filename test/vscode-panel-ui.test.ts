@@ -401,7 +401,9 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     lap('patterns shown');
   });
 
-  test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: patience(300_000) }, async (t) => {
+  // Its limit is a hang guard above the sum of its waits' own (120 + 60 + 3 × 30 + 180 s), each of which
+  // fails saying what it waited for: at 300 s, a loaded run hit this one first and said nothing.
+  test('10,000 prompts over 1,000 endpoints, batched: the panel says done soon after the run ends, its frames short; the servers\' /metrics while it runs', { timeout: patience(600_000) }, async (t) => {
     const page = wb!.page;
     await runCommandAnswering(page, 'Swarm: Start Local Simulator', '1000');
     await statusBarItem(page, /Swarm 1000\/1000/, { timeoutMs: 120_000 });
