@@ -148,7 +148,9 @@ export function reduce(s: ViewState, a: Action): ViewState {
         cancelled: false,
       };
       const comparison = a.comparison ? (s.comparison?.runId === a.runId ? s.comparison : { runId: a.runId, label: a.label, view: { ...a.comparison, rounds: [] } }) : s.comparison;
-      const tab = s.ui.tab === 'compose' || s.ui.tab === 'history' ? 'results' : s.ui.tab;
+      // A run going shows on Results: the steps tab has nothing until the run's end brings its steps
+      // (runFinished opens it then), and held on from a pattern run it said "No steps yet" over a scatter.
+      const tab = s.ui.tab === 'compose' || s.ui.tab === 'history' || s.ui.tab === 'tree' ? 'results' : s.ui.tab;
       // A scatter from the palette fills an empty Compose with its prompts, so Run can run them again.
       const adopt = a.pattern === 'scatter' && a.prompts?.length && !s.ui.compose.prompts.length;
       const compose = adopt ? { ...s.ui.compose, pattern: 'scatter' as const, prompts: a.prompts!.map((prompt) => ({ prompt })) } : s.ui.compose;

@@ -14,15 +14,15 @@ import { compareView } from './compare.ts';
 import { historyView } from './history.ts';
 import { tabView } from './tab-views.ts';
 
-const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results', tree: 'Reduce tree', compare: 'Comparison', history: 'History' };
+const TAB_LABEL: Record<Tab, string> = { compose: 'Compose', results: 'Results', tree: 'Steps', compare: 'Comparison', history: 'History' };
 /** Names that fit a 400 px panel's tab strip (CSS picks one by width). */
-const TAB_SHORT: Partial<Record<Tab, string>> = { tree: 'Tree', compare: 'Compare' };
+const SHORT: Readonly<Record<string, string>> = { Comparison: 'Compare', 'Reduce tree': 'Tree' };
 
-/** The steps tab is named for the pattern on show (a pipeline's is "Pipeline"). */
+/** The steps tab is named for the pattern on show (a pipeline's is "Pipeline"), else "Steps". */
 function tabLabel(t: Tab, app: App) {
   const long = t === 'tree' && app.state.reduce && app.state.run ? STEPS_TAB[app.state.run.pattern] : TAB_LABEL[t];
-  const short = t === 'tree' && long !== TAB_LABEL.tree ? long : TAB_SHORT[t];
-  return short && short !== long ? html`<span class="tab-long">${long}</span><span class="tab-short" title=${long}>${short}</span>` : long;
+  const short = SHORT[long];
+  return short ? html`<span class="tab-long">${long}</span><span class="tab-short" title=${long}>${short}</span>` : long;
 }
 
 function connection(app: App) {
