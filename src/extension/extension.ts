@@ -10,6 +10,7 @@ import { settings } from './settings.ts';
 import { EndpointTree, type EndpointSort } from './endpoint-tree.ts';
 import { SharedLogins } from '../core/tunnels/shared-logins.ts';
 import { JobWatch } from './job-watch.ts';
+import { ATTACHED_RUNS, windowState } from './window-state.ts';
 import { publishHostfileContext } from './hostfiles.ts';
 import { LazyPanel } from './lazy-panel.ts';
 import { registerPanelSerializer } from './panel/panel-serializer.ts';
@@ -60,9 +61,10 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   // The pool and its HTTP stack load on first connect: no part of activation.
   const session = new Session(keys, log, async (...args) => new (await onDemand()).SwarmConnection(...args));
   const runs = new RunTracker();
-  const jobs = new JobWatch(context.workspaceState);
+  const state = windowState(context);
+  const jobs = new JobWatch(state);
   const detached = new DetachedRunsTree();
-  const services: Services = { context, log, keys, session, runs, jobs, logins: new SharedLogins(), detached };
+  const services: Services = { context, log, keys, session, runs, jobs, logins: new SharedLogins(), detached, state };
   const panel = new LazyPanel(services);
   const tree = new EndpointTree(runs, jobs);
   const statusBar = new SwarmStatusBar(runs, jobs);
@@ -132,7 +134,7 @@ export function activate(context: vscode.ExtensionContext): SwarmLabApi {
   // A job launched before the window reloaded is followed again (loads the launch code only if there is one).
   if (jobs.remembered().length) void onDemand().then((m) => m.restoreJobs(services));
   // …and so are the rows of detached runs it followed into files.
-  if (context.workspaceState.get<string[]>('swarmLab.attachedRuns', []).length) void onDemand().then((m) => m.restoreAttached(services, detached));
+  if (state.get<string[]>(ATTACHED_RUNS, []).length) void onDemand().then((m) => m.restoreAttached(services, detached));
 
   return {
     snapshot: () => ({

@@ -9,6 +9,7 @@ import { historyId } from './detached-history.ts';
 import { rideConfig } from './ride-login.ts';
 import type { Services } from './services.ts';
 import { settings } from './settings.ts';
+import { swarmFolder } from './window-state.ts';
 
 /**
  * "Run on the cluster": the panel's scatter run started detached where the swarm is, by the CLI
@@ -31,7 +32,7 @@ export async function runOnCluster(services: Services, request: RunRequest): Pro
   const remotePath = !c.source.uri && s.sshVia && c.source.label.startsWith(`${s.sshVia}:`) ? c.source.label.slice(s.sshVia.length + 1) : undefined;
   if (!c.source.uri && !remotePath) throw new Error(`${c.source.label} is no hostfile a detached run can read: connect a hostfile`);
   // The inputs live in the workspace (or the extension's storage): the CLI copies them to the login node with the run.
-  const folder = join(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? services.context.globalStorageUri.fsPath, '.swarm', 'detached', 'inputs');
+  const folder = join(swarmFolder(services.context), 'detached', 'inputs');
   await mkdir(folder, { recursive: true });
   const prompts = join(folder, `${newRunId()}.prompts.jsonl`);
   await writeFile(prompts, `${request.prompts.map((p) => JSON.stringify({ ...(p.input ?? {}), prompt: p.prompt })).join('\n')}\n`);

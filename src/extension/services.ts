@@ -19,4 +19,6 @@ export interface Services {
   logins: SharedLogins;
   /** The detached runs (here, and on the connected login node), as the Detached Runs view and History list them. */
   detached: DetachedRunsTree;
+  /** What this window follows (launched jobs, attached detached runs), kept on disk: it must outlive a reload. */
+  state: vscode.Memento;
 }

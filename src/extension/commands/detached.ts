@@ -12,9 +12,8 @@ import type { Services } from '../services.ts';
 import { cliEnv, flagValue } from '../cli-env.ts';
 import { rideConfig } from '../ride-login.ts';
 import { settings } from '../settings.ts';
+import { ATTACHED_RUNS, swarmFolder } from '../window-state.ts';
 
-/** The runs whose rows this workspace follows into a file, followed again after a reload: run ids, and a login-node run's as `login/id`. */
-const ATTACHED = 'swarmLab.attachedRuns';
 const followers = new Map<string, { dispose(): void }>();
 /** How often a login-node run's rows are read again over the login while it goes. */
 const REMOTE_FOLLOW_MS = 2_000;
@@ -22,8 +21,7 @@ const REMOTE_FOLLOW_MS = 2_000;
 
 /** Where the rows of run `id` are followed to: the workspace's `.swarm/detached/`, else the extension's storage. */
 function targetOf(services: Services, id: string): string {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? services.context.globalStorageUri.fsPath;
-  return join(folder, '.swarm', 'detached', `${id}.jsonl`);
+  return join(swarmFolder(services.context), 'detached', `${id}.jsonl`);
 }
 
 /** The run an action is for: the tree row it was started from, the id given (tests), or one picked. */
@@ -79,13 +77,13 @@ async function follow(services: Services, tree: DetachedRunsTree, id: string, fo
 const attachedKey = (id: string, login?: string) => (login ? `${login}/${id}` : id);
 
 async function remember(services: Services, key: string, on: boolean): Promise<void> {
-  const keys = new Set(services.context.workspaceState.get<string[]>(ATTACHED, []));
+  const keys = new Set(services.state.get<string[]>(ATTACHED_RUNS, []));
   if (on) keys.add(key);
   else keys.delete(key);
-  await services.context.workspaceState.update(ATTACHED, [...keys]);
+  await services.state.update(ATTACHED_RUNS, [...keys]);
 }
 
-const remembered = (services: Services, key: string) => services.context.workspaceState.get<string[]>(ATTACHED, []).includes(key);
+const remembered = (services: Services, key: string) => services.state.get<string[]>(ATTACHED_RUNS, []).includes(key);
 
 /**
  * After a reload: the runs this workspace followed are followed again (their files caught up). A
@@ -94,7 +92,7 @@ const remembered = (services: Services, key: string) => services.context.workspa
 export async function restoreAttached(services: Services, tree: DetachedRunsTree): Promise<void> {
   const runs = tree.refresh();
   const waiting = new Map<string, string[]>();
-  for (const key of services.context.workspaceState.get<string[]>(ATTACHED, [])) {
+  for (const key of services.state.get<string[]>(ATTACHED_RUNS, [])) {
     const cut = key.lastIndexOf('/');
     if (cut > 0) {
       const login = key.slice(0, cut);
