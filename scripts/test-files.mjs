@@ -23,12 +23,13 @@ const SLOW_FIRST = [
 ];
 
 /**
- * Files at a time by default: one per core of this project's 2-core machines. Three at a time is
- * faster (on a fresh clone: 467 s of tests against 642 s, a third of the suites' time being waits on
- * Slurm's walltimes, code-server and simulated latency) but not stable: in the next fresh-clone run
- * the 10,000 × 1,000 panel test ran past its 300 s limit (Nov 2026).
+ * Files at a time by default: three on this project's 2-core machines, as a third of the suites' time
+ * is waiting (on Slurm's walltimes, code-server and simulated latency), not computing: 467 s of tests
+ * against 642 s at two (Nov 2026). Every time limit is a hang guard stretched by the load (patience()),
+ * so the extra lane makes a loaded machine slower, not red; the 10,000 × 1,000 panel test once ran
+ * past a 300 s guard set below the sum of its own waits, which it no longer is.
  */
-export const CONCURRENCY = 2;
+export const CONCURRENCY = 3;
 
 export function testRun(argv) {
   const args = [...argv];
