@@ -3,6 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import { scatterGather, treeReduce, type PromptResult } from '../src/core/index.ts';
 import { DRAINED, walltimeReached } from '../src/core/run/result.ts';
 import { Fixture, prompts } from './helpers/swarm.ts';
+import { until } from './helpers/patience.ts';
 
 const fx = new Fixture();
 afterEach(() => fx.close());
@@ -84,7 +85,8 @@ describe('drain', () => {
   it('a cancel after a drain aborts what is still in flight: cancelled wins', async () => {
     const sim = await fx.sim(1, { ttftMs: 60_000 });
     const run = scatterGather(fx.pool(sim.endpoints, { concurrency: 2 }), prompts(6), { batch: false, maxTokens: 5 });
-    await new Promise((r) => setTimeout(r, 0));
+    // Drained once both are at the server (drained before any left, the run would end drained at once, with nothing to cancel).
+    await until(() => generation(sim.servers) === 2, 'both requests at the server');
     run.drain();
     // The two requests in flight hang: drain alone would wait for them; cancel ends it now.
     setImmediate(() => run.cancel());
