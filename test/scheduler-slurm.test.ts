@@ -101,14 +101,6 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     assert.match(out, /server 127\.0\.0\.1:\d+ exited before it was healthy/);
   });
 
-  it('--watch warns before the walltime, and sees the job end by it', async () => {
-    const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^ready: job \d+ \(slurm\), 1\/1 server\(s\) healthy.*walltime left \d+ s$/m);
-    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain its runs now \(swarm drain --job \d+/m);
-    assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
-  });
-
   it('scatter --drain-before on the job\'s hostfile drains by itself before the walltime: the rows in flight finish, the rest are drained; drain --job finds no run after', async () => {
     const base = await freePorts(2);
     const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '2', '--interval', '0.3', '--job-name', 'drains'], { env: env(), cwd: dir, timeoutMs: 60_000 });
@@ -131,26 +123,6 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     const none = await runCli(['drain', '--job', id], { cwd: dir });
     assert.equal(none.stderr, `no run on job ${id} is going on from this folder: nothing to drain\n`);
     assert.equal((await runCli(['cancel-job', id], { env: env(), cwd: dir })).code, 0);
-  });
-
-  it('scatter on the job\'s hostfile with no drain stops at the walltime: what is in flight and unsent is cancelled by walltime (none failed over to dead servers or failed), and says how to resume', async () => {
-    const base = await freePorts(2);
-    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '1', '--interval', '0.3', '--job-name', 'walltime-stop'], { env: env(), cwd: dir, timeoutMs: 60_000 });
-    assert.equal(launch.code, 0, launch.stderr);
-    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
-    const prompts = await writeText(dir, 'many-walltime.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
-    const out = join(dir, 'walltime.jsonl');
-    // 10,000 prompts two at a time outlast the minute the job has.
-    const r = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'walltime-stop', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--quiet'], { cwd: dir, timeoutMs: 90_000 });
-    assert.equal(r.code, 1, r.stderr);
-    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
-    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
-    assert.match(r.stderr, new RegExp(`^walltime: [\\d,]+ prompt\\(s\\) cancelled by the walltime; complete them with swarm scatter --resume ${out.replace(/[.]/g, '\\.')} --prompts `, 'm'));
-    const rows = jsonLines(await readFile(out, 'utf8'));
-    assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
-    const ok = rows.filter((row) => row.ok).length;
-    const stopped = rows.filter((row) => row.status === 'cancelled' && row.error === reason).length;
-    assert.ok(ok > 0 && stopped > 0 && ok + stopped === 10_000, `${ok} ok, ${stopped} cancelled by walltime, ${10_000 - ok - stopped} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
   });
 
   it('a job cancelled outside mid-scatter: the run says the job ended early, what was in flight and unsent is cancelled by job end (none failed), and --resume on the next job completes the file in order', async () => {
@@ -188,28 +160,36 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     assert.equal((await runCli(['cancel-job', second.id], { env: env(), cwd: dir })).code, 0);
   });
 
-  it('swarm load on a job\'s hostfile stops at the walltime as scatter does: cancelled by walltime, and says so', async () => {
-    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(await freePorts(2)), '--walltime', '1', '--interval', '0.3', '--job-name', 'load-walltime'], { env: env(), cwd: dir, timeoutMs: 60_000 });
-    assert.equal(launch.code, 0, launch.stderr);
-    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
-    const out = join(dir, 'load-walltime.jsonl');
-    // Ten minutes of load on a job with one minute.
-    const r = await runCli(['load', '--hostfile', join(dir, '.swarm', 'jobs', 'load-walltime', 'hostfile.ready'), '--duration', '600', '--input-len', '8', '--output-len', '4', '--concurrency', '2', '--out', out, '--quiet'], { env: env(), cwd: dir, timeoutMs: 120_000 });
-    assert.equal(r.code, 1, r.stderr);
-    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
-    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
-    assert.match(r.stderr, /^walltime: [\d,]+ prompt\(s\) cancelled by the walltime; complete them with swarm load again on the next job's hostfile$/m);
-    const rows = jsonLines(await readFile(out, 'utf8'));
-    assert.ok(rows.some((row) => row.ok), 'requests answered before the walltime');
-    assert.ok(rows.every((row) => row.ok || (row.status === 'cancelled' && row.error === reason)), JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))]));
-  });
-
   it('the Scheduler over this machine: status of an unknown job is undefined; cancelling a finished one is fine', async () => {
     const scheduler = new Scheduler('slurm', localHost({ ...process.env, ...slurm.env }));
     assert.equal(await scheduler.status('999999'), undefined);
     const id = slurm.client('sbatch', ['--parsable', '--wrap', 'true']).trim();
     await waitFor(async () => ((await scheduler.status(id))?.phase === 'completed' ? true : undefined), 20_000, 'the job to complete');
     await scheduler.cancel(id);
+  });
+
+  it('the Scheduler asks again while the controller is down: a status asked during a slurmctld restart is answered once it is back', async () => {
+    const id = slurm.client('sbatch', ['--parsable', '--wrap', 'sleep 600']).trim();
+    assert.match(id, /^\d+$/);
+    await waitFor(() => (/ JobState=RUNNING /.test(slurm.client('scontrol', ['show', 'job', '-o', id])) ? true : undefined), 30_000, 'the job to run');
+    // The scheduler's commands as it ran them (this machine's host, watched): the first must fail for the test to mean anything.
+    const host = localHost({ ...process.env, ...slurm.env });
+    const codes: Array<number | null> = [];
+    const watched = { ...host, run: async (argv: readonly string[]) => { const r = await host.run(argv); codes.push(r.code); return r; } };
+    await slurm.stopController();
+    try {
+      const asked = new Scheduler('slurm', watched).status(id);
+      await waitFor(() => (codes.length > 0 ? true : undefined), 30_000, 'a first scontrol');
+      assert.notEqual(codes[0], 0, 'scontrol failed while slurmctld was down');
+      slurm.startController();
+      const job = await asked;
+      assert.equal(job?.phase, 'running', JSON.stringify(job));
+      assert.ok(codes.length >= 2 && codes.at(-1) === 0, `asked ${codes.length} times: ${codes.join(', ')}`);
+    } finally {
+      slurm.startController();
+      await waitFor(() => (slurm.client('scontrol', ['ping']).includes('UP') ? true : undefined), 60_000, 'slurmctld back');
+    }
+    slurm.client('scancel', [id]);
   });
 
   it('through --via: submission, queue polling and health ride one SSH login', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, async () => {
@@ -272,5 +252,69 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
     } finally {
       await sshd.stop();
     }
+  });
+});
+
+// Each waits out Slurm's shortest walltime (one minute): side by side, on a node that says it has the
+// CPUs for their five servers, they take one minute instead of three.
+describe('walltimes on a real Slurm: three jobs that run out their minute at once', { skip: slurmUnavailable ?? false, concurrency: true }, () => {
+  const slurm = new TestSlurm(8);
+  let dir = '';
+  let cleanup: () => Promise<void>;
+  const env = () => slurm.env;
+
+  before(async () => {
+    ensureBuilt();
+    await slurm.start();
+    ({ dir, cleanup } = await tempDir());
+  });
+  after(async () => {
+    await killAll();
+    await slurm.stop();
+    await cleanup();
+  });
+
+  it('--watch warns before the walltime, and sees the job end by it', async () => {
+    const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ready: job \d+ \(slurm\), 1\/1 server\(s\) healthy.*walltime left \d+ s$/m);
+    assert.match(r.stderr, /^warning: job \d+ reaches its walltime in \d+ s: drain its runs now \(swarm drain --job \d+/m);
+    assert.match(r.stderr, /^job \d+ ended: timeout \(TIMEOUT/m);
+  });
+
+  it('scatter on the job\'s hostfile with no drain stops at the walltime: what is in flight and unsent is cancelled by walltime (none failed over to dead servers or failed), and says how to resume', async () => {
+    const base = await freePorts(2);
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(base), '--walltime', '1', '--interval', '0.3', '--job-name', 'walltime-stop'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const prompts = await writeText(dir, 'many-walltime.txt', Array.from({ length: 10_000 }, (_, i) => `prompt ${i + 1}`).join('\n'));
+    const out = join(dir, 'walltime.jsonl');
+    // 10,000 prompts two at a time outlast the minute the job has.
+    const r = await runCli(['scatter', '--hostfile', join(dir, '.swarm', 'jobs', 'walltime-stop', 'hostfile.ready'), '--prompts', prompts, '--no-batch', '--concurrency', '2', '--out', out, '--quiet'], { cwd: dir, timeoutMs: 90_000 });
+    assert.equal(r.code, 1, r.stderr);
+    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
+    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
+    assert.match(r.stderr, new RegExp(`^walltime: [\\d,]+ prompt\\(s\\) cancelled by the walltime; complete them with swarm scatter --resume ${out.replace(/[.]/g, '\\.')} --prompts `, 'm'));
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.deepEqual(rows.map((row) => row.index), [...Array(10_000).keys()]);
+    const ok = rows.filter((row) => row.ok).length;
+    const stopped = rows.filter((row) => row.status === 'cancelled' && row.error === reason).length;
+    assert.ok(ok > 0 && stopped > 0 && ok + stopped === 10_000, `${ok} ok, ${stopped} cancelled by walltime, ${10_000 - ok - stopped} other: ${JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))])}`);
+  });
+
+  it('swarm load on a job\'s hostfile stops at the walltime as scatter does: cancelled by walltime, and says so', async () => {
+    const launch = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--servers-per-node', '2', '--port-base', String(await freePorts(2)), '--walltime', '1', '--interval', '0.3', '--job-name', 'load-walltime'], { env: env(), cwd: dir, timeoutMs: 60_000 });
+    assert.equal(launch.code, 0, launch.stderr);
+    const id = /^ready: job (\d+)/m.exec(launch.stdout)![1]!;
+    const out = join(dir, 'load-walltime.jsonl');
+    // Ten minutes of load on a job with one minute.
+    const r = await runCli(['load', '--hostfile', join(dir, '.swarm', 'jobs', 'load-walltime', 'hostfile.ready'), '--duration', '600', '--input-len', '8', '--output-len', '4', '--concurrency', '2', '--out', out, '--quiet'], { env: env(), cwd: dir, timeoutMs: 120_000 });
+    assert.equal(r.code, 1, r.stderr);
+    const reason = `cancelled by walltime: job ${id} reached its walltime (--resume finishes it on the next job)`;
+    assert.ok(r.stderr.split('\n').includes(`${reason}: the requests in flight and the prompts not sent are cancelled`), r.stderr);
+    assert.match(r.stderr, /^walltime: [\d,]+ prompt\(s\) cancelled by the walltime; complete them with swarm load again on the next job's hostfile$/m);
+    const rows = jsonLines(await readFile(out, 'utf8'));
+    assert.ok(rows.some((row) => row.ok), 'requests answered before the walltime');
+    assert.ok(rows.every((row) => row.ok || (row.status === 'cancelled' && row.error === reason)), JSON.stringify([...new Set(rows.filter((row) => !row.ok).map((row) => row.error))]));
   });
 });

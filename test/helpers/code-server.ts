@@ -512,7 +512,9 @@ export async function runExtensionHostTests(opts: ExtensionHostTestOptions): Pro
       );
     });
     clearTimeout(timer);
-    return { code, log: await readLog(logFile, opts.testsEntry) };
+    const log = await readLog(logFile, opts.testsEntry);
+    // A failure says what the extension itself logged (a command that returned nothing logs why).
+    return { code, log: code === 0 ? log : `${log}\n--- the extension's log ---\n${server.extensionLog().slice(-8_000)}` };
   } finally {
     await wb?.close();
     await server.stop();

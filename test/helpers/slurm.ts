@@ -29,8 +29,13 @@ export class TestSlurm {
   readonly dir = mkdtempSync(join(tmpdir(), 'swarm-slurm-'));
   readonly conf = join(this.dir, 'slurm.conf');
   readonly node = hostname().split('.')[0]!;
-  readonly cpus = availableParallelism();
   private readonly daemons: ChildProcess[] = [];
+
+  /**
+   * `cpus`: the CPUs the node says it has (default: this machine's). More than the machine's lets jobs
+   * that mostly wait (on their walltime) run side by side (slurmd takes the configured count as true).
+   */
+  constructor(readonly cpus = availableParallelism()) {}
 
   /** What a client command (sbatch, swarm launch) needs to find this cluster. */
   get env(): Record<string, string> {
@@ -81,14 +86,32 @@ export class TestSlurm {
         `SlurmdLogFile=${join(this.dir, 'slurmd.log')}`,
         `SlurmctldPort=${ctldPort}`,
         `SlurmdPort=${dPort}`,
+        ...(this.cpus > availableParallelism() ? ['SlurmdParameters=config_overrides'] : []),
         `NodeName=${this.node} CPUs=${this.cpus} RealMemory=4000`,
         `PartitionName=debug Nodes=${this.node} Default=YES MaxTime=INFINITE State=UP`,
         '',
       ].join('\n'),
     );
-    this.daemon('/usr/sbin/slurmctld', ['-D', '-f', this.conf]);
+    this.startController();
     this.daemon('/usr/sbin/slurmd', ['-D', '-f', this.conf]);
     await waitUntil(() => this.client('sinfo', ['-h', '-o', '%t']).trim() === 'idle', 30_000, 'the node to be idle');
+  }
+
+  private controller: ChildProcess | undefined;
+
+  /** Starts slurmctld unless it runs (again: on the state the last one saved, its jobs kept). */
+  startController(): void {
+    if (this.controller && this.controller.exitCode === null && this.controller.signalCode === null) return;
+    this.controller = this.daemon('/usr/sbin/slurmctld', ['-D', '-f', this.conf]);
+  }
+
+  /** Stops slurmctld, as a restart or a crash of the controller would: client commands fail until it is started again. */
+  async stopController(): Promise<void> {
+    const ctld = this.controller;
+    if (!ctld || ctld.exitCode !== null || ctld.signalCode !== null) return;
+    const exited = once(ctld, 'exit');
+    ctld.kill('SIGTERM');
+    await exited;
   }
 
   /** Runs a Slurm client command against this cluster; its output, or '' when it failed. */
@@ -101,9 +124,10 @@ export class TestSlurm {
     }
   }
 
-  private daemon(path: string, args: string[], ids: { uid?: number; gid?: number } = {}): void {
+  private daemon(path: string, args: string[], ids: { uid?: number; gid?: number } = {}): ChildProcess {
     const child = spawn(path, args, { stdio: 'ignore', ...ids });
     this.daemons.push(child);
+    return child;
   }
 
   /** Cancels every job, stops the daemons (slurmd first, munged last) and removes the files. */
@@ -140,8 +164,14 @@ export async function freePorts(n: number): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * (32_768 - 20_000 - n));
     let ok = true;
-    for (let i = 0; i < n && ok; i++) ok = await free(base + i);
-    if (ok) return base;
+    for (let i = 0; i < n && ok; i++) ok = !handedOut.has(base + i) && (await free(base + i));
+    if (ok) {
+      for (let i = 0; i < n; i++) handedOut.add(base + i);
+      return base;
+    }
   }
 }
+
+/** Ports this process has handed out: tests run side by side never get the same ones before their servers bind them. */
+const handedOut = new Set<number>();
 
