@@ -17,26 +17,32 @@ const refused = (port: number) =>
     s.once('error', () => resolve(true));
   });
 
-describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, () => {
-  const slurm = new TestSlurm();
-  let dir = '';
-  let cleanup: () => Promise<void>;
-  const env = () => slurm.env;
-
+/** In the suite it is called in: `slurm` started and a scratch folder made (handed to `onDir`) before its tests, both gone after. */
+function withSlurm(slurm: TestSlurm, onDir: (dir: string) => void): void {
+  let cleanup = async () => {};
   before(async () => {
     ensureBuilt();
     await slurm.start();
-    ({ dir, cleanup } = await tempDir());
-  });
-  // A test that failed half-way may leave its job holding the node: the next one starts on an empty queue.
-  afterEach(async () => {
-    slurm.client('scancel', ['--user', 'root']);
-    await waitFor(() => (slurm.client('squeue', ['-h', '-o', '%i']).trim() === '' ? true : undefined), 30_000, 'an empty queue');
+    const made = await tempDir();
+    onDir(made.dir);
+    cleanup = made.cleanup;
   });
   after(async () => {
     await killAll();
     await slurm.stop();
     await cleanup();
+  });
+}
+
+describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, () => {
+  const slurm = new TestSlurm();
+  let dir = '';
+  const env = () => slurm.env;
+  withSlurm(slurm, (made) => (dir = made));
+  // A test that failed half-way may leave its job holding the node: the next one starts on an empty queue.
+  afterEach(async () => {
+    slurm.client('scancel', ['--user', 'root']);
+    await waitFor(() => (slurm.client('squeue', ['-h', '-o', '%i']).trim() === '' ? true : undefined), 30_000, 'an empty queue');
   });
 
   it('launch → queued (behind another job) → running → ready → scatter → jobs → cancel-job, nothing left', async () => {
@@ -260,19 +266,8 @@ describe('swarm launch on a real Slurm', { skip: slurmUnavailable ?? false }, ()
 describe('walltimes on a real Slurm: three jobs that run out their minute at once', { skip: slurmUnavailable ?? false, concurrency: true }, () => {
   const slurm = new TestSlurm(8);
   let dir = '';
-  let cleanup: () => Promise<void>;
   const env = () => slurm.env;
-
-  before(async () => {
-    ensureBuilt();
-    await slurm.start();
-    ({ dir, cleanup } = await tempDir());
-  });
-  after(async () => {
-    await killAll();
-    await slurm.stop();
-    await cleanup();
-  });
+  withSlurm(slurm, (made) => (dir = made));
 
   it('--watch warns before the walltime, and sees the job end by it', async () => {
     const r = await runCli(['launch', '--scheduler', 'slurm', '--engine', 'sim', '--walltime', '1', '--watch', '--warn-before', '0.75', '--port-base', String(await freePorts(1)), '--interval', '0.5', '--job-name', 'walltime'], { env: env(), cwd: dir, timeoutMs: 150_000 });
