@@ -483,7 +483,18 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     for (let attempt = 1; ; attempt++) {
       await runCommand(page, 'Swarm: Scatter Prompts');
       // An extension host serving 1,000 simulated endpoints can take longer than the default 10 s to show its pick on a loaded machine.
-      const picked = await quickPickSelect(page, 'Batched', { timeoutMs: 30_000 }).then(() => true, (err: Error) => (attempt < 3 ? false : Promise.reject(err)));
+      const picked = await quickPickSelect(page, 'Batched', { timeoutMs: 30_000 }).then(
+        () => true,
+        async (err: Error) => {
+          if (attempt < 3) return false;
+          // What showed instead (another pick, an input box, a toast), for the one who reads the failure.
+          await screenshot(page, join(SHOTS, 'panel-1000-no-pick.png'));
+          const shown = ((await page.locator('.quick-input-widget').textContent({ timeout: 2_000 }).catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
+          const toasts = await page.locator('.notification-toast').allTextContents().catch(() => []);
+          const log = server?.extensionLog().split('\n').slice(-30).join('\n');
+          throw new Error(`${err.message}\nthe quick input: "${shown}"; the active tab: ${await activeTabLabel(page)}; toasts: ${JSON.stringify(toasts)}; the extension's log ends:\n${log}`);
+        },
+      );
       if (picked) break;
       await page.keyboard.press('Escape');
       await runCommand(page, 'View: Focus First Editor Group');
