@@ -71,14 +71,18 @@ async function panelOn(page: Page, hostfile: string, healthy: RegExp): Promise<{
   return { app, tab: (name: string) => app.locator('vscode-tab-header', { hasText: name }).first() };
 }
 
-/** `until` that shows the last value on timeout: probe errors count as "not yet". */
+/**
+ * `until` that shows the last value on timeout: probe errors count as "not yet", and so does a probe
+ * that has not answered in 10 s (an evaluate in a webview frame being remade can hang for good; the
+ * next probe finds the new frame).
+ */
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   let v: T | undefined;
   const ready = async () => {
     v = await probe().catch(() => undefined);
     return v !== undefined && ok(v);
   };
-  await poll(ready, what, timeoutMs, { intervalMs: 200 }).catch(() => {
+  await poll(ready, what, timeoutMs, { intervalMs: 200, probeTimeoutMs: 10_000 }).catch(() => {
     throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
   });
   return v as T;
@@ -407,6 +411,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     const page = wb!.page;
     await runCommandAnswering(page, 'Swarm: Start Local Simulator', '1000');
     await statusBarItem(page, /Swarm 1000\/1000/, { timeoutMs: 120_000 });
+    lap('1,000 simulated endpoints up');
     await runCommand(page, 'Notifications: Clear All Notifications');
     // The prompts' file in the first editor group, the panel in the second: both in view, so the webview is never hidden (and remade) mid-run.
     await openFromExplorer(page, 'big.prompts.txt');
@@ -414,6 +419,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
     await runCommand(page, 'View: Move Editor into Next Group');
     const app = panelFrame(page);
     await until(() => app.locator('.conn').textContent(), (t) => /1000 endpoints/.test(t ?? ''), 'the 1,000 endpoints in the panel', 60_000);
+    lap('1,000 endpoints in the panel');
     // Inside the webview: when it first shows a run of big.prompts.txt done, the longest gap between its frames, whether the
     // servers' line showed. Installed by every poll if missing (a webview remade meanwhile starts again; `since` says when).
     // (As text: tsx would wrap a named function inside it with a helper the webview does not have.)
@@ -471,6 +477,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
       return (await frame!.evaluate(`(${watchBig})()`)) as Big;
     };
     await until(poll, (b) => Boolean(b), 'the watch in the webview');
+    lap('the watch in the webview');
     // The workbench's own main thread (the webview draws in a frame of its own): its long tasks, to tell where a late message waited.
     await page.evaluate(`(() => {
       window.__longTasks = [];
@@ -495,6 +502,7 @@ describe('the Swarm Lab panel end to end (packaged extension in code-server)', {
           throw new Error(`${err.message}\nthe quick input: "${shown}"; the active tab: ${await activeTabLabel(page)}; toasts: ${JSON.stringify(toasts)}; the extension's log ends:\n${log}`);
         },
       );
+      lap(`Scatter's pick, attempt ${attempt}: ${picked ? 'shown' : 'not shown'}`);
       if (picked) break;
       await page.keyboard.press('Escape');
       await runCommand(page, 'View: Focus First Editor Group');

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import type { Page } from 'playwright-core';
 import type { PanelMessage, RequestMethod, ResultRow, RunRequest } from '../src/panel/protocol.ts';
 import { buildRunRequest, defaultCompose, summarize } from '../webview/lib/compose.ts';
@@ -20,7 +21,7 @@ import type { PanelPage } from './webview-harness/browser.ts';
 import { clearSent, host, panelSession, SHOTS } from './webview-harness/session.ts';
 import { comparison, comparisonStarted, CONTEXT, ENDPOINTS, finished, HISTORY, initState, jsonl, record, row, started, summary } from './webview-harness/fixtures.ts';
 import { ROOT, type Theme } from './webview-harness/server.ts';
-import { patience } from './helpers/patience.ts';
+import { patience, until } from './helpers/patience.ts';
 
 // The callbacks handed to page.evaluate run in the page, with its globals; they are typed loosely
 // here so that the project's type check (node only, no DOM library) stays as it is.
@@ -253,6 +254,13 @@ const duplicateIds = (page: Page) =>
     return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
   }) as Promise<string[]>;
 const cellTexts = (page: Page, cell: string) => page.locator(`#results-table .vl-row:not([hidden]) .c-${cell}`).allTextContents();
+
+/** The shown rows' `cell` texts are `expected`, once the table has drawn them (a tab just shown draws its rows when its ResizeObserver reports a size, after its header). */
+async function cellsAre(page: Page, cell: string, expected: string[], message?: string): Promise<void> {
+  let shown: string[] = [];
+  await until(async () => isDeepStrictEqual((shown = await cellTexts(page, cell)), expected), `the ${cell} cells`).catch(() => {});
+  assert.deepEqual(shown, expected, message);
+}
 
 describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () => {
   before(async () => {
@@ -527,8 +535,8 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const rows = Array.from({ length: 4 }, (_, i) => row(i, { timings: { queuedMs: 1, sentMs: 10 + i, firstByteMs: 20 + i, firstTokenMs: 50 + i, doneMs: 110 + 2 * i } }));
     await host(page, { type: 'runProgress', runId: 's1', done: 4, ok: 4, failed: 0, total: 4, elapsedMs: 200, resultsJsonl: jsonl(rows) });
     await page.locator('#progress-done', { hasText: '4' }).waitFor();
-    assert.deepEqual(await cellTexts(page, 'ttft'), ['40 ms', '40 ms', '40 ms', '40 ms']);
-    assert.deepEqual(await cellTexts(page, 'tpot'), ['2.1 ms', '2.0 ms', '2.0 ms', '2.0 ms'], '(done − first token) / (tokens − 1)');
+    await cellsAre(page, 'ttft', ['40 ms', '40 ms', '40 ms', '40 ms']);
+    await cellsAre(page, 'tpot', ['2.1 ms', '2.0 ms', '2.0 ms', '2.0 ms'], '(done − first token) / (tokens − 1)');
     assert.ok(await page.locator('#results-table .rt-th.c-ttft').isVisible(), 'the TTFT heading shows at 1,280 px');
     const stats = (mean: number) => ({ meanMs: mean, medianMs: mean + 1, p90Ms: mean + 2, p99Ms: mean + 3 });
     await host(page, finished('s1', { summary: summary({ streamed: true, prompts: 4, ok: 4, failed: 0, e2el: stats(100), ttft: stats(40), tpot: stats(2), itl: stats(3) }) }));
@@ -722,7 +730,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     await page.locator('#regex').click();
     await page.locator('#search input').fill('^answer 1[0-2]:');
     await page.waitForFunction(() => document.querySelector('#results-table')?.getAttribute('data-count') === '3');
-    assert.deepEqual(await cellTexts(page, 'idx'), ['11', '12', '13'], 'prompts are numbered from 1');
+    await cellsAre(page, 'idx', ['11', '12', '13'], 'prompts are numbered from 1');
     await page.locator('#search input').fill('answer (');
     await page.locator('#search-error').waitFor();
     await page.locator('#search input').fill('');
@@ -1154,7 +1162,6 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
       ).map((r) =>
         arm === 'batched' || round !== 1 ? r : r.index === 2 ? { ...r, text: 'another answer 2' } : r.index === 3 ? { ...r, status: 'failed' as const, ok: false, text: '', error: 'HTTP 500: boom' } : r,
       );
-    const tokens = () => cellTexts(page, 'tok');
     await host(page, comparisonStarted('cmp-t', 4, 'compare 4 prompts', 3));
     for (const figures of full.rounds) {
       await host(page, { type: 'armStarted', runId: 'cmp-t', arm: figures.arm, round: figures.round });
@@ -1165,13 +1172,13 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     // Live, the table is the arm going, and says so.
     await page.locator('#arm-header[data-arm="individual"][data-round="2"]').waitFor();
     assert.match((await page.locator('#arm-header').textContent())!.replace(/\s+/g, ' '), /Rows of the individual arm, round 3 of 3 · live/);
-    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    await cellsAre(page, 'tok', ['27', '43', '59', '75']);
     const kept = { ...full, kept: { batched: 1, individual: 1 } };
     const record = { label: 'compare 4 prompts', mode: 'compare' as const, summary: full.rounds[3]!.summary };
     await host(page, finished('cmp-t', { ...record, comparison: kept, rows: { arm: { arm: 'batched', round: 1 }, resultsJsonl: jsonl(rowsOf('batched', 1)) } }));
     await page.locator('#arm-header[data-arm="batched"][data-round="1"]').waitFor();
     assert.match((await page.locator('#arm-header .arm-title').textContent())!.replace(/\s+/g, ' '), /Rows of the batched arm, round 2 of 3 \(its median round\)/);
-    assert.deepEqual(await tokens(), ['110', '111', '112', '113'], 'the batched median round\'s rows, not the last individual round\'s');
+    await cellsAre(page, 'tok', ['110', '111', '112', '113'], 'the batched median round\'s rows, not the last individual round\'s');
     assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*2/);
     const sentText = async (i: number) => {
       const rowEl = visibleRows(page).nth(i);
@@ -1193,7 +1200,7 @@ describe('webview: the panel in Chromium', { timeout: patience(300_000) }, () =>
     const asked = await answer(page, 'openRun', { record: { ...record, id: 'cmp-t', startedAt: '2026-11-02T11:00:00.000Z', pattern: 'scatter', file: 'cmp-t.jsonl' }, resultsJsonl: jsonl(rowsOf('individual', 1)), comparison: kept, arm: { arm: 'individual', round: 1 } });
     assert.deepEqual(asked.params, { id: 'cmp-t', arm: 'individual' });
     await page.locator('#arm-header[data-arm="individual"][data-round="1"]').waitFor();
-    assert.deepEqual(await tokens(), ['27', '43', '59', '75']);
+    await cellsAre(page, 'tok', ['27', '43', '59', '75']);
     assert.match((await page.locator('#run-figures').textContent())!.replace(/\s+/g, ' '), /HTTP requests\s*4/, 'the individual round\'s figures');
     const individualSent = await sentText(1);
     assert.match(individualSent, /^POST http:\/\/gpu02:8000\/v1\/chat\/completions\n/);

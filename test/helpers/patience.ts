@@ -14,22 +14,40 @@ export interface PollOptions<T> {
   /** Whether a value is the one waited for (default: anything but undefined, null or false). */
   ready?: (value: T) => boolean;
   intervalMs?: number;
+  /**
+   * A probe that has not answered after this long (stretched by patience) counts as "not yet" and the
+   * next one is asked: for probes that can hang rather than fail (an evaluate in a webview frame that
+   * is being remade never returns). Without it, a probe may take until the deadline.
+   */
+  probeTimeoutMs?: number;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== false;
+const NO_ANSWER = Symbol('no answer');
+
+/** `value`, or NO_ANSWER if it has not settled within `ms` (a late rejection is dropped). */
+function within<T>(value: T | Promise<T>, ms: number): Promise<T | typeof NO_ANSWER> {
+  if (!(value instanceof Promise)) return Promise.resolve(value);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof NO_ANSWER>((r) => (timer = setTimeout(() => r(NO_ANSWER), Math.max(0, ms))));
+  value.catch(() => {});
+  return Promise.race([value, late]).finally(() => clearTimeout(timer));
+}
 
 /**
  * Polls `probe` until it gives a value that is `ready`, every `intervalMs` (25); rejects naming
  * `what` once `timeoutMs` (stretched by patience) has passed. The one polling loop of the tests:
- * every wait for a condition goes through it.
+ * every wait for a condition goes through it. A probe that hangs cannot hold it past its deadline.
  */
 export async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 15_000, options: PollOptions<T> = {}): Promise<Exclude<T, undefined | null | false>> {
   const ready = options.ready ?? present;
   const deadline = Date.now() + patience(timeoutMs);
+  const probeLimit = options.probeTimeoutMs === undefined ? Infinity : patience(options.probeTimeoutMs);
   for (;;) {
-    const value = await probe();
-    if (ready(value)) return value as Exclude<T, undefined | null | false>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    const left = deadline - Date.now();
+    const value = await within(probe(), Math.min(left, probeLimit));
+    if (value !== NO_ANSWER && ready(value)) return value as Exclude<T, undefined | null | false>;
+    if (Date.now() >= deadline) throw new Error(`timed out waiting for ${what}${value === NO_ANSWER ? ' (its last probe had not answered)' : ''}`);
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
   }
 }
