@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { endpointId, scatterGather, subpool, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
 import { closedPort } from './helpers/cli.ts';
+import { patience } from './helpers/patience.ts';
 import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -236,6 +237,19 @@ describe('retries and failover', () => {
     assert.equal(r!.status, 'failed');
     assert.match(r!.error!, /timed out after 0\.1 s/);
     assert.equal(r!.attempts, 1, 'a timeout is not retried on the same endpoint: another may answer');
+  });
+
+  it('requests hung on an endpoint do not hold the run, even when they fill its concurrency: their hedges still leave', { timeout: patience(60_000) }, async () => {
+    for (const batch of [false, true]) {
+      const live = await fx.sim(1, { ttftMs: 20 });
+      const hung = await fx.sim(1, { hang: true });
+      // Concurrency 1: the request on the hung endpoint is the whole cap. Before, its hedge waited behind it until it timed out (300 s).
+      const pool = fx.pool([...live.endpoints, ...hung.endpoints], { concurrency: 1, hedgeMinMs: 100 });
+      const report = await scatterGather(pool, prompts(6), { batch, maxTokens: 5 }).done;
+      assert.equal(report.summary.ok, 6, `batch=${batch}: ${report.error ?? ''}`);
+      assert.ok(report.results.every((r) => r.endpoint === endpointId(live.endpoints[0]!)), `batch=${batch}`);
+      assert.equal(hung.servers[0]!.stats().generationRequests, 1, `batch=${batch}: the hung endpoint got one request, then was benched`);
+    }
   });
 });
 

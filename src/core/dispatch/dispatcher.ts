@@ -56,6 +56,8 @@ class Dispatcher implements FlightOwner {
   /** Round-robin lists waiting for their endpoint to have room, by endpoint slot. */
   private readonly queued = new Map<number, Group[]>();
   readonly active = new Set<Flight>();
+  /** Flights of `active` judged hung, which no longer count against the concurrency. */
+  private freed = 0;
   private scraper: NodeJS.Timeout | undefined;
   /** Notes from the pool already passed on to the run. */
   private readonly noted = new Set<string>();
@@ -111,6 +113,19 @@ class Dispatcher implements FlightOwner {
     return newGroup([slot], this.placement.homeOf(slot, i));
   }
 
+  /**
+   * A hung request, raced by hedges of its prompts, gives its place under the concurrency (the run's
+   * and the pool's) back: it holds a socket, not a server's work. Otherwise requests stuck on a hung
+   * endpoint could fill the cap, and their hedges would wait behind them until the hung server
+   * answered or timed out (as many as `concurrency` went to one before it was judged hung).
+   */
+  free(flight: Flight): void {
+    if (flight.freed) return;
+    flight.freed = true;
+    this.freed++;
+    flight.release();
+  }
+
   again(group: Group, first: boolean): void {
     if (first) this.queue.unshift(group);
     else this.queue.push(group);
@@ -153,7 +168,7 @@ class Dispatcher implements FlightOwner {
     if (this.ctx.drain.aborted) return this.drained();
     this.release();
     const limit = this.plan.pool.options.concurrency;
-    while (!this.finished && this.active.size < limit) {
+    while (!this.finished && this.active.size - this.freed < limit) {
       const group = this.next();
       if (!group) return;
       if (group.slots.every((s) => this.isSettled(s))) continue;
@@ -200,7 +215,12 @@ class Dispatcher implements FlightOwner {
     this.hedging.launched(flight);
     this.placement.left(member.slot, group.slots.length);
     const prompts = group.slots.map((s) => s.prompt);
-    pool.limit(() => pool.send(member, selection.model, prompts, this.shape, gen, flight, flight)).then(
+    pool.limit((release) => {
+      flight.release = release;
+      // Judged hung while it waited in line behind another run's requests: it starts outside the cap.
+      if (flight.freed) release();
+      return pool.send(member, selection.model, prompts, this.shape, gen, flight, flight);
+    }).then(
       () => this.succeeded(flight),
       (err: unknown) => this.failed(flight, RequestFailure.from(err)),
     );
@@ -268,6 +288,7 @@ class Dispatcher implements FlightOwner {
 
   private retire(flight: Flight): void {
     this.active.delete(flight);
+    if (flight.freed) this.freed--;
     this.hedging.retired(flight);
     this.placement.back(flight.member.slot, flight.group.slots.length);
     // Drained: the last request through ends the dispatch, also when its prompts wait for a retry that will not come.

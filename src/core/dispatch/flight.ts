@@ -50,6 +50,8 @@ export interface FlightOwner {
   promptError(flight: Flight, i: number, failure: RequestFailure): void;
 }
 
+const noRelease = (): void => {};
+
 /**
  * A group on its way: one `pool.send` in flight. It is that call's signal, tallies and sink at once
  * (prototype methods, no closures: individual mode makes one per prompt).
@@ -63,6 +65,10 @@ export class Flight implements SendCall, SendSink {
   gapMs = 0;
   /** Its prompts were also sent elsewhere (a hedge). */
   hedged = false;
+  /** Judged hung: it races its hedges outside the run's concurrency (see Dispatcher.free). */
+  freed = false;
+  /** Gives its place under the pool's request cap back before it settles. */
+  release: () => void = noRelease;
   ownUsage: Usage | null = null;
 
   constructor(

@@ -13,6 +13,7 @@ export interface HedgingHost {
   hasQueued(): boolean;
   isSettled(slot: Slot): boolean;
   again(group: Group, first: boolean): void;
+  free(flight: Flight): void;
   pump(): void;
 }
 
@@ -89,6 +90,7 @@ export class Hedging {
       for (const part of spread(unanswered, hung ? targets.length : Math.min(share, targets.length))) this.host.again(derive(copy, part), false);
       const why = late(flight) ? 'no answer in time' : `its tokens come ${(flight.gapMs / flight.gaps / (lagAfter / pool.options.hedgeFactor)).toFixed(1)}× slower than the swarm's`;
       moved.set(flight.member, { count: (moved.get(flight.member)?.count ?? 0) + unanswered.length, why });
+      if (hung) this.host.free(flight);
       if (hung && pool.admits(flight.member.slot, now) === 'yes') {
         pool.failed(flight.member.slot, new RequestFailure('stalled', `no answer for ${((now - flight.startedAt) / 1000).toFixed(1)} s while the other endpoints answered`));
       }

@@ -1,5 +1,8 @@
-/** Runs `work` once the cap allows; resolves or rejects as it does. */
-export type Capped = <T>(work: () => Promise<T>) => Promise<T>;
+/**
+ * Runs `work` once the cap allows; resolves or rejects as it does. `work` may give its place back
+ * early with `release` (a hung request raced by a hedge holds a socket, not a server's work).
+ */
+export type Capped = <T>(work: (release: () => void) => Promise<T>) => Promise<T>;
 
 /**
  * The pool's cap on requests in flight, shared by every run on it. Under the cap, `work` starts at
@@ -15,18 +18,24 @@ export function requestCap(concurrency: number): Capped {
     active--;
     waiting.shift()?.();
   };
-  const start = <T>(work: () => Promise<T>): Promise<T> => {
+  const start = <T>(work: (release: () => void) => Promise<T>): Promise<T> => {
     active++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      done();
+    };
     let running: Promise<T>;
     try {
-      running = work();
+      running = work(release);
     } catch (err) {
       running = Promise.reject(err);
     }
-    running.then(done, done);
+    running.then(release, release);
     return running;
   };
-  return <T>(work: () => Promise<T>): Promise<T> => {
+  return <T>(work: (release: () => void) => Promise<T>): Promise<T> => {
     if (active < concurrency) return start(work);
     return new Promise<T>((resolve, reject) => waiting.push(() => start(work).then(resolve, reject)));
   };
