@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { endpointId, scatterGather, subpool, type EndpointEvent, type PromptResult } from '../src/core/index.ts';
 import { closedPort } from './helpers/cli.ts';
-import { patience } from './helpers/patience.ts';
+import { patience, until } from './helpers/patience.ts';
 import { FAST_RETRY, Fixture, prompts } from './helpers/swarm.ts';
 
 const fx = new Fixture();
@@ -274,7 +273,7 @@ describe('one request count: the summary, the rows and the servers agree', () =>
   /** Requests the servers received (a request written just before a cancel may land after the run ends). */
   const received = async (sims: { servers: { stats(): { generationRequests: number } }[] }[], expected: number): Promise<number> => {
     const count = () => sims.flatMap((s) => s.servers).reduce((n, s) => n + s.stats().generationRequests, 0);
-    for (const until = performance.now() + 5_000; count() !== expected && performance.now() < until; ) await sleep(20);
+    await until(count, 'the servers to count what the rows carried', 5_000, { ready: (n) => n === expected }).catch(() => {});
     return count();
   };
 

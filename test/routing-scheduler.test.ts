@@ -3,6 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import { request } from 'undici';
 import { scatterGather, type Endpoint, type RouteStrategy } from '../src/core/index.ts';
 import { sharedPrefixPrompts } from '../src/cli/commands/bench-prefix.ts';
+import { until } from './helpers/patience.ts';
 import { Fixture } from './helpers/swarm.ts';
 
 // Routing against the vLLM scheduler model: the strategies read the servers' real queue and KV
@@ -41,10 +42,10 @@ describe('routing against the vLLM scheduler model', () => {
         .catch(() => undefined);
     // One sequence with a 6,000-token prompt fills a third of the hog's cache; four short ones barely touch the other's.
     const holding = [hold(hog, 'abcd '.repeat(6_000)), ...Array.from({ length: 4 }, (_, i) => hold(busy, `Hi ${i}.`))];
-    while (sim.servers[0]!.stats().running < 1 || sim.servers[1]!.stats().running < 4) {
+    await until(() => {
       assert.equal(answered, 0, 'a held request was answered before the others ran');
-      await new Promise((r) => setTimeout(r, 5));
-    }
+      return sim.servers[0]!.stats().running >= 1 && sim.servers[1]!.stats().running >= 4;
+    }, 'the held requests to run', 15_000, { intervalMs: 5 });
     try {
       const [kvHog] = await counters([hog], 'vllm:kv_cache_usage_perc');
       const [kvBusy] = await counters([busy], 'vllm:kv_cache_usage_perc');

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { request } from 'undici';
 import { resolveSimOptions, SimServer, type SimOptions } from '../src/sim/index.ts';
 import { kvCacheTokens } from '../src/sim/step-model.ts';
+import { until } from './helpers/patience.ts';
 
 // The vLLM scheduler model, seen from outside: real HTTP to the simulator, figures read from its /metrics.
 // slowFactor 0 runs the modeled GPU as fast as the process can; the modeled time still counts in
@@ -120,13 +121,13 @@ test('kv_cache_usage_perc is blocks held over blocks; cache_config_info states t
     assert.match(text, /^vllm:cache_config_info\{engine="0",model_name="sim-model",block_size="16",num_gpu_blocks="1024"\} 1\.0$/m);
     const controller = new AbortController();
     const held = request(origin + '/v1/completions', { method: 'POST', body: JSON.stringify({ prompt: longPrompt(0, 1_000), max_tokens: 4_000, ignore_eos: true }), signal: controller.signal }).catch(() => undefined);
-    while (server.stats().running === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => server.stats().running > 0, 'the request to run');
     const usage = await metric(origin, 'vllm:kv_cache_usage_perc');
     // The prompt's ~1,004 tokens and its answer so far, in 16-token blocks, out of 1,024 blocks.
     assert.ok(usage >= 63 / 1024 && usage < 0.5, String(usage));
     controller.abort();
     await held;
-    while (server.stats().running > 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => server.stats().running === 0, 'the cancelled request to end');
     assert.equal(await metric(origin, 'vllm:kv_cache_usage_perc'), 0, 'a cancelled request gives its blocks back');
   });
 });

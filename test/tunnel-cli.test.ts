@@ -15,6 +15,12 @@ function processesWith(needle: string): string[] {
     .filter((l) => l.includes(needle) && !l.trim().startsWith('Z') && !l.includes('ps -eo'));
 }
 
+/** Sequences a simulator is running now, from its own `/metrics` (`host:port`). */
+async function running(endpoint: string): Promise<number> {
+  const text = await (await fetch(`http://${endpoint}/metrics`)).text();
+  return [...text.matchAll(/^vllm:num_requests_running\{[^}]*\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
 describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is not installed (scripts/install-test-deps.sh)' }, () => {
   const sshd = new TestSshd();
   let dir = '';
@@ -161,7 +167,8 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
         await waitFor(() => (stderr.includes('tunnel:') ? true : undefined), 15_000, 'the tunnel');
         const [master] = masters(sshd.port);
         if (!batch) await waitFor(async () => ((await stat(`${out}.partial`).catch(() => undefined))?.size ? true : undefined), 15_000, 'a first result');
-        else await new Promise((r) => setTimeout(r, 500)); // the batches are in flight (1.5 s each)
+        // Batched: both servers hold their list (1.5 s each), as their own /metrics say.
+        else await waitFor(async () => ((await Promise.all(slow.endpoints.map(running))).every((n) => n > 0) ? true : undefined), 15_000, 'a list running on each server');
         process.kill(master!, 'SIGKILL');
         const r = await done;
         assert.equal(r.code, 0, r.stderr);
