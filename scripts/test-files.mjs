@@ -23,14 +23,13 @@ const SLOW_FIRST = [
 ];
 
 /**
- * Files at a time by default: one per core of this project's 2-core machines. Three at a time is
- * faster, as a third of the suites' time is waiting (on Slurm's walltimes, code-server and simulated
- * latency), not computing: 439 s of tests against 568–721 s at two, and two runs of three side by side
- * passed in 654 and 641 s (Nov 2026). But in 2 of 8 such runs the 10,000 × 1,000 panel test stalled
- * before its Scatter pick showed (once for 490 s), which no run at two has done; until that is
- * understood (the test now says what showed instead), two.
+ * Files at a time by default: three on this project's 2-core machines, as a third of the suites' time
+ * is waiting (on Slurm's walltimes, code-server and simulated latency), not computing: 426–444 s of
+ * tests against 568–721 s at two (Nov 2026). The stalls three lanes once showed were the tests' own:
+ * a wait whose probe never answered (the 10,000 × 1,000 panel test) and a pool test whose hedges
+ * queued behind hung requests (a real bug, fixed in the pool).
  */
-export const CONCURRENCY = 2;
+export const CONCURRENCY = 3;
 
 export function testRun(argv) {
   const args = [...argv];

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // README's test run (`npm test` runs it after the typecheck and the build): every test/*.test.ts, N
-// files at a time (default 2: CONCURRENCY in scripts/test-files.mjs says why), the slow ones first (a plain `node --test` sorts its files by
+// files at a time (default 3: CONCURRENCY in scripts/test-files.mjs says why), the slow ones first (a plain `node --test` sorts its files by
 // name, which put the eight code-server suites last). The extension is packaged once here for every UI
 // suite (SWARM_UI_VSIX) instead of once per suite.
 //   node --import tsx scripts/test.mjs [--concurrency N] [files…]

@@ -17,13 +17,16 @@ export interface PollOptions<T> {
   /**
    * A probe that has not answered after this long (stretched by patience) counts as "not yet" and the
    * next one is asked: for probes that can hang rather than fail (an evaluate in a webview frame that
-   * is being remade never returns). Without it, a probe may take until the deadline.
+   * is being remade never returns). Without it, a slow probe may answer past the deadline (its answer
+   * counts), and one silent for HUNG_PROBE_MS past it ends the wait.
    */
   probeTimeoutMs?: number;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== false;
 const NO_ANSWER = Symbol('no answer');
+/** How long past its deadline a wait gives a probe that has not answered yet (stretched by patience). */
+const HUNG_PROBE_MS = 30_000;
 
 /** `value`, or NO_ANSWER if it has not settled within `ms` (a late rejection is dropped). */
 function within<T>(value: T | Promise<T>, ms: number): Promise<T | typeof NO_ANSWER> {
@@ -37,15 +40,14 @@ function within<T>(value: T | Promise<T>, ms: number): Promise<T | typeof NO_ANS
 /**
  * Polls `probe` until it gives a value that is `ready`, every `intervalMs` (25); rejects naming
  * `what` once `timeoutMs` (stretched by patience) has passed. The one polling loop of the tests:
- * every wait for a condition goes through it. A probe that hangs cannot hold it past its deadline.
+ * every wait for a condition goes through it. A probe that hangs cannot hold it for good.
  */
 export async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 15_000, options: PollOptions<T> = {}): Promise<Exclude<T, undefined | null | false>> {
   const ready = options.ready ?? present;
   const deadline = Date.now() + patience(timeoutMs);
-  const probeLimit = options.probeTimeoutMs === undefined ? Infinity : patience(options.probeTimeoutMs);
+  const ownLimit = options.probeTimeoutMs === undefined ? undefined : patience(options.probeTimeoutMs);
   for (;;) {
-    const left = deadline - Date.now();
-    const value = await within(probe(), Math.min(left, probeLimit));
+    const value = await within(probe(), ownLimit ?? Math.max(deadline - Date.now(), patience(HUNG_PROBE_MS)));
     if (value !== NO_ANSWER && ready(value)) return value as Exclude<T, undefined | null | false>;
     if (Date.now() >= deadline) throw new Error(`timed out waiting for ${what}${value === NO_ANSWER ? ' (its last probe had not answered)' : ''}`);
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));

@@ -70,10 +70,13 @@ export function vsixCommands(vsix: string): string[] {
 export async function pollUntil<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs: number, intervalMs = 150): Promise<T> {
   let last: T | undefined;
   let lastError: unknown;
+  let answered = false;
+  let timedOut: unknown;
   const settled = await until(
     async () => {
       try {
         last = await probe();
+        answered = true;
         lastError = undefined;
         return ok(last);
       } catch (e) {
@@ -84,8 +87,13 @@ export async function pollUntil<T>(probe: () => Promise<T> | T, ok: (v: T) => bo
     'a condition',
     timeoutMs,
     { intervalMs },
-  ).catch(() => false);
+  ).catch((e: unknown) => {
+    timedOut = e;
+    return false;
+  });
   if (!settled && last === undefined && lastError) throw lastError;
+  // No probe ever answered (one hung): there is no last value to give.
+  if (!settled && !answered) throw timedOut;
   return last as T;
 }
 
