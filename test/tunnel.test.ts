@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { checkHealth, endpointId, scatterGather, SharedLogins, SshArgumentError, SshLogin, Tunnel, hostfileFromText, type Endpoint, type LoginCommand, type TunnelOptions } from '../src/core/index.ts';
 import { freeLocalPort } from '../src/core/tunnels/local-port.ts';
@@ -171,6 +172,24 @@ describe('SSH tunnels against a real sshd', { skip: haveSshd ? false : 'openssh-
       await assert.rejects(login.readRemoteFile(`${path}; touch /tmp/pwned`), SshArgumentError);
       await assert.rejects(login.readRemoteFile('relative/path'), SshArgumentError);
       assert.equal(sshd.logins() - before, 1);
+    } finally {
+      await login.close();
+    }
+  });
+
+  it("a command's output copied into a slow writer arrives whole, and the writer ends: its last bytes may drain well after ssh exits", async () => {
+    const path = join(sshd.dir, 'rows.jsonl');
+    const text = Array.from({ length: 20_000 }, (_, i) => `{"index":${i}}`).join('\n');
+    writeFileSync(path, text);
+    const login = await SshLogin.create(options());
+    try {
+      // 250 ms per chunk written: ssh's last 64 KB or so are still in the pipe when it exits, as when a loaded machine reads them.
+      let got = '';
+      const slow = new Writable({ highWaterMark: 1, write: (chunk: Buffer, _enc, done) => void setTimeout(() => ((got += chunk), done()), 250) });
+      const r = await login.commands().run(['cat', path], { stdout: slow });
+      assert.equal(r.code, 0, r.stderr);
+      await until(() => slow.writableFinished, 'the writer to end', 30_000);
+      assert.equal(got.length, text.length, 'every byte copied');
     } finally {
       await login.close();
     }

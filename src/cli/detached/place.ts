@@ -126,6 +126,8 @@ export async function remotePlace(login: SshLogin, node: string, runsDir = '.swa
     async copy(path, to) {
       const file = createWriteStream(to);
       const r = await login.commands().run(['cat', '--', shellWord(posix.resolve(root, path))], { stdout: file, timeoutMs: COPY_MS });
+      // Ended by the pipe when the output came whole; not when ssh was cut off (then r.code says so).
+      if (!file.writableEnded) file.end();
       await finished(file).catch(() => undefined);
       if (r.code !== 0) throw new CliError(`cannot copy ${path} from ${host.label}: ${r.stderr || `exit ${r.code}`}`, 1);
     },

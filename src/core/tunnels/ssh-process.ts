@@ -73,6 +73,8 @@ export function runSsh(
     const timer = setTimeout(() => {
       stderr += `\n(ssh gave no answer within ${options.timeoutMs / 1000} s)`;
       child.kill('SIGKILL');
+      // A copy whose reader is stuck: let go of its pipe too, so the call ends.
+      if (options.stdout) child.stdout?.destroy();
     }, options.timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
@@ -81,12 +83,20 @@ export function runSsh(
     // A master forked by -f inherits our pipes and holds them for its lifetime: after the
     // process we started exits, take what output arrives promptly and let go of the pipes.
     child.once('exit', (code) => {
-      clearTimeout(timer);
       const finish = () => {
+        clearTimeout(timer);
         child.stdout?.destroy();
         child.stderr?.destroy();
         resolve({ code, stdout, stderr: stderr.trim() });
       };
+      // Output copied into `stdout` is read to its end: its last bytes may still be in the pipe when
+      // ssh exits (long after 100 ms when the reader is slow), and cutting the pipe cut the copy and
+      // left the writer open for good. A command through a master forks nothing to hold the pipe.
+      if (options.stdout) {
+        child.once('close', finish);
+        return;
+      }
+      clearTimeout(timer);
       const grace = setTimeout(finish, 100);
       child.once('close', () => {
         clearTimeout(grace);
