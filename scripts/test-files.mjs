@@ -3,21 +3,22 @@
 // and runs alone at the end; the rest keep their names' order. Bad input: one line, exit 2.
 import { readdirSync } from 'node:fs';
 
-// Longest wall time first, as scripts/test-times.mjs measured them on a loaded 2-core machine (Nov 2026).
+// Longest wall time first, as a fresh clone's run of three lanes measured them on a 2-core machine (Nov 2026).
 const SLOW_FIRST = [
-  'test/vscode-detached-runs.test.ts',
   'test/vscode-panel-ui.test.ts',
+  'test/slurm-walltimes.test.ts',
+  'test/vscode-detached-runs.test.ts',
+  'test/vscode-launch.test.ts',
+  'test/scheduler-slurm.test.ts',
+  'test/vscode-experiment-ui.test.ts',
+  'test/vscode-launched-jobs.test.ts',
   'test/vscode-ui.test.ts',
   'test/chaos.test.ts',
   'test/detached-runs.test.ts',
-  'test/scheduler-slurm.test.ts',
-  'test/vscode-launched-jobs.test.ts',
   'test/cli-resume.test.ts',
   'test/cli-port.test.ts',
   'test/cli-properties.test.ts',
   'test/cli.test.ts',
-  'test/vscode-experiment-ui.test.ts',
-  'test/vscode-launch.test.ts',
   'test/vscode-extension.test.ts',
   'test/vscode-harness.test.ts',
 ];

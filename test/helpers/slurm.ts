@@ -6,6 +6,8 @@ import { availableParallelism, hostname, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { freeLocalPort } from '../../src/core/tunnels/local-port.ts';
+import { after, before } from 'node:test';
+import { ensureBuilt, killAll, tempDir } from './cli.ts';
 import { until } from './patience.ts';
 
 const DAEMONS = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
@@ -175,3 +177,19 @@ export async function freePorts(n: number): Promise<number> {
 /** Ports this process has handed out: tests run side by side never get the same ones before their servers bind them. */
 const handedOut = new Set<number>();
 
+/** In the suite it is called in: `slurm` started and a scratch folder made (handed to `onDir`) before its tests, both gone after. */
+export function withSlurm(slurm: TestSlurm, onDir: (dir: string) => void): void {
+  let cleanup = async () => {};
+  before(async () => {
+    ensureBuilt();
+    await slurm.start();
+    const made = await tempDir();
+    onDir(made.dir);
+    cleanup = made.cleanup;
+  });
+  after(async () => {
+    await killAll();
+    await slurm.stop();
+    await cleanup();
+  });
+}
