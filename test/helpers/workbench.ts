@@ -74,7 +74,6 @@ export function workbenchUrl(server: CodeServer, folder: string, opts: OpenOptio
   return url;
 }
 
-/** Opens `folder` in code-server's workbench in a fresh headless Chromium with a private profile and HOME. */
 /** What VS Code's default `files.exclude` hides from the Explorer. */
 const EXCLUDED = new Set(['.git', '.svn', '.hg', 'CVS', '.DS_Store', 'Thumbs.db']);
 
@@ -87,6 +86,7 @@ function hasShownEntries(folder: string): boolean {
   }
 }
 
+/** Opens `folder` in code-server's workbench in a fresh headless Chromium with a private profile and HOME. */
 export async function openWorkbench(server: CodeServer, folder: string, opts: OpenOptions = {}): Promise<Workbench> {
   const dir = await mkdtemp('/tmp/pw-');
   const forget = removeOnExit(dir);
