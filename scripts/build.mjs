@@ -1,7 +1,25 @@
 // Bundles with esbuild: the CLI (its npm packages inlined but the native engine and the SDK) and the
 // VS Code extension (everything inlined but `vscode`, so the .vsix needs no node_modules).
-import { copyFile } from 'node:fs/promises';
-import { build } from 'esbuild';
+import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { build as esbuild } from 'esbuild';
+
+/**
+ * esbuild's own write truncates each file, then fills it: a `swarm` started meanwhile (the test run
+ * starts CLIs and code-servers while a suite rebuilds) loads an empty or half bundle and quietly does
+ * nothing. Each file is therefore written beside itself and renamed over the old one, so a reader gets
+ * the old bundle or the new, whole.
+ */
+const tmpOf = (path) => `${path}.${process.pid}.tmp`;
+async function replace(path, write) {
+  await mkdir(dirname(path), { recursive: true });
+  await write(tmpOf(path));
+  await rename(tmpOf(path), path);
+}
+async function build(options) {
+  const { outputFiles } = await esbuild({ ...options, write: false });
+  await Promise.all(outputFiles.map((f) => replace(f.path, (tmp) => writeFile(tmp, f.contents))));
+}
 
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 /** The llama engine is the CLI's alone: its native binding must never be inlined into the extension. */
@@ -48,7 +66,7 @@ await Promise.all([
   build({ ...extension, entryPoints: ['src/sim/cluster-worker.ts'], outfile: 'dist/sim-worker.cjs', plugins: [noNativeEngine] }),
   // The panel's front end (webview/): browser IIFE + its CSS, and the codicon font its icons need.
   build({ entryPoints: ['webview/main.ts'], outfile: 'dist/webview/panel.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }).then(() =>
-    Promise.all(['codicon.css', 'codicon.ttf'].map((f) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`))),
+    Promise.all(['codicon.css', 'codicon.ttf'].map((f) => replace(`dist/webview/${f}`, (tmp) => copyFile(`node_modules/@vscode/codicons/dist/${f}`, tmp)))),
   ),
   // The experiment view (webview/experiment/): a page of its own, JS + CSS.
   build({ entryPoints: ['webview/experiment/main.ts'], outfile: 'dist/webview/experiment.js', bundle: true, format: 'iife', platform: 'browser', target: 'chrome120', minify: true, sourcemap: true, logLevel: 'warning' }),
