@@ -174,7 +174,11 @@ describe('retries and failover', () => {
     assert.equal(report.summary.ok, 4);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, new RegExp(`${endpointId(booting.endpoints[0]!)} \\(ECONNREFUSED`));
-    assert.ok(report.summary.wallMs < 10_000, 'no long sleep on refused connections');
+    // Left out at the start, not tried and backed off from: every prompt went to the live one, first time.
+    assert.deepEqual(
+      report.results.map((r) => [r.endpoint, r.attempts]),
+      report.results.map(() => [endpointId(live.endpoints[0]!), 1]),
+    );
   });
 
   it('a start where hundreds of endpoints refuse asks each of them once, by a bare connect: no HTTP client, no retry', async () => {
