@@ -21,6 +21,13 @@ export class TestSshd {
   readonly clientConfig = join(this.dir, 'ssh_config');
   /** The server's log (its logins: `logins()`); read by suites running in another process too. */
   readonly log = join(this.dir, 'sshd.log');
+  /**
+   * The login's home (HOME in its sessions): its own, so what a test leaves there (`~/.swarm/jobs/NAME`
+   * of a launch, `~/.cache`) goes with the server, and two test runs side by side never write one
+   * job's folder (both runs' `share-a` made a 4-line hostfile of a 2-server job). The user's start-up
+   * files stay out of the logins too.
+   */
+  readonly home = join(this.dir, 'home');
   private child: ChildProcess | undefined;
   port = 0;
 
@@ -58,7 +65,7 @@ export class TestSshd {
           // start-up files stay out of the tests' logins. This machine's runs pyenv's rehash, whose
           // lock, left by a session killed mid-start, made every later login wait 60 s (CI failed 16
           // SSH tests on it).
-          `SetEnv ${Object.entries({ SHLVL: '1', ...this.env }).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+          `SetEnv ${Object.entries({ SHLVL: '1', HOME: this.home, ...this.env }).map(([k, v]) => `${k}=${v}`).join(' ')}`,
           '',
         ].join('\n'),
       );
@@ -75,6 +82,7 @@ export class TestSshd {
           '',
         ].join('\n'),
       );
+      mkdirSync(this.home);
       mkdirSync('/run/sshd', { recursive: true });
     }
     this.child = spawn(SSHD, ['-D', '-f', join(this.dir, 'sshd_config'), '-E', this.log], { stdio: 'ignore' });
