@@ -59,15 +59,16 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
     const scatter = await runCli(['scatter', '--hostfile', out, '--prompts', await writeText(dir, 'p.txt', 'a\nb\nc\n'), '--quiet']);
     assert.equal(scatter.code, 0, scatter.stderr);
     assert.deepEqual(jsonLines(scatter.stdout).map((r) => r.text), ['completion: a', 'completion: b', 'completion: c']);
-    assert.ok(processesWith(`-p ${sshd.port}`).length > 0, 'an ssh master runs while the tunnel is up');
+    assert.ok(processesWith(`-p ${sshd.port} `).length > 0, 'an ssh master runs while the tunnel is up');
 
     child.kill('SIGINT');
     const result = await done;
     assert.equal(result.code, 130, result.stderr);
     assert.match(result.stderr, /tunnel closed/);
     assert.equal(sshd.logins() - before, 1);
-    assert.deepEqual(processesWith('-O forward'), []);
-    assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+    // Any ssh of this file's login (the master, an `-O forward`, a check) names its port; other files'
+    // tunnels, running beside this one, have `-O forward`s of their own.
+    assert.deepEqual(processesWith(`-p ${sshd.port} `), [], 'no ssh process left');
     const listening = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' });
     for (const p of localPorts) assert.ok(!listening.includes(`127.0.0.1:${p} `), `port ${p} closed`);
   });
@@ -129,7 +130,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
     child.kill('SIGTERM');
     const result = await done;
     assert.equal(result.code, 143, stderr);
-    assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+    assert.deepEqual(processesWith(`-p ${sshd.port} `), [], 'no ssh process left');
   });
 
   it('Ctrl-C while health or wait waits on a silent endpoint: exit 130 and no ssh process left', async () => {
@@ -146,7 +147,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
         child.kill('SIGINT');
         const r = await done;
         assert.equal(r.code, 130, `${args[0]}: ${r.stderr}`);
-        await waitFor(() => (processesWith(`-p ${sshd.port}`).length ? undefined : true), 5_000, `${args[0]}: no ssh process left`);
+        await waitFor(() => (processesWith(`-p ${sshd.port} `).length ? undefined : true), 5_000, `${args[0]}: no ssh process left`);
       }
     } finally {
       silent.close();
@@ -175,7 +176,7 @@ describe('swarm tunnel and --via', { skip: haveSshd ? false : 'openssh-server is
         const rows = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
         assert.deepEqual(rows.map((x) => [x.index, x.status]), rows.map((_, i) => [i, 'ok']));
         assert.equal(sshd.logins() - before, 2, 'one login, one reconnect');
-        assert.deepEqual(processesWith(`-p ${sshd.port}`), [], 'no ssh process left');
+        assert.deepEqual(processesWith(`-p ${sshd.port} `), [], 'no ssh process left');
       } finally {
         await slow.stop();
       }
